@@ -1,0 +1,57 @@
+// Lint is where the house rules live: the workflow sandbox and promise hygiene are enforced here,
+// not kept in prose.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+// Code that runs inside the Temporal workflow sandbox (or is imported by it) must be deterministic:
+// no Node built-ins, no worker/client/activity SDK packages, no clocks or randomness.
+const sandboxRules = {
+  'no-restricted-imports': [
+    'error',
+    {
+      paths: [
+        ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code runs in a deterministic sandbox.' })),
+        { name: '@temporalio/activity', message: 'Workflows import activities as types only.' },
+        { name: '@temporalio/client', message: 'Not available in the workflow sandbox.' },
+        { name: '@temporalio/worker', message: 'Not available in the workflow sandbox.' },
+        { name: '@anthropic-ai/sdk', message: 'I/O belongs in activities.', allowTypeImports: true },
+        { name: '@modelcontextprotocol/sdk', message: 'I/O belongs in activities.', allowTypeImports: true },
+      ],
+      patterns: [
+        { group: ['../src/!(core)/**', '../../src/!(core)/**', '../!(core)/**'], message: 'Workflows may import only src/core (sandbox-safe).', allowTypeImports: true },
+        { group: ['../activities', '../activities/**'], message: 'Import activities as types only.', allowTypeImports: true },
+        { group: ['@anthropic-ai/sdk/**', '@modelcontextprotocol/sdk/**'], message: 'I/O belongs in activities.', allowTypeImports: true },
+      ],
+    },
+  ],
+  'no-restricted-globals': [
+    'error',
+    { name: 'console', message: 'Use log from @temporalio/workflow.' },
+    { name: 'process', message: 'Not deterministic.' },
+    { name: 'setTimeout', message: 'Use sleep from @temporalio/workflow.' },
+  ],
+  'no-restricted-properties': [
+    'error',
+    { object: 'Date', property: 'now', message: 'Use workflow time only via the SDK.' },
+    { object: 'Math', property: 'random', message: 'Not deterministic.' },
+  ],
+};
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.mcp-turns/**', 'coverage/**', 'bin/**', 'test-artifacts/**', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  { files: ['workflows/**/*.ts', 'src/core/**/*.ts'], rules: sandboxRules },
+);

@@ -1,0 +1,33 @@
+/** The `mcp-turns` command line. Each command lives in commands/<name>.ts. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { packageRoot } from '../temporal/project-paths';
+import { CliError } from './cli-error';
+import { serverCommand } from './commands/server';
+
+function version(): string {
+  const pkg = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('mcp-turns')
+    .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
+    .version(version());
+  program.addCommand(serverCommand());
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CliError) {
+      console.error(`mcp-turns: ${err.message}`);
+      for (const line of err.lines) console.error(`  ${line}`);
+      process.exit(err.exitCode);
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The shapes that cross the workflow/activity boundary. Everything here is recorded in workflow
+ * history, so nothing secret may ever be part of these types: server commands, URLs, headers, API
+ * keys and injected values stay in the worker's configuration.
+ */
+import type {
+  ContentBlock,
+  ContentBlockParam,
+  MessageParam,
+  TextBlockParam,
+  ImageBlockParam,
+  Tool,
+  ToolChoice,
+  StopReason,
+  ThinkingConfigParam,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { TokenUsage } from './usage';
+import type { Artifact } from './response';
+import type { FormatterOutput } from './formatter-schema';
+
+export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason };
+
+/** A JSON Schema object as MCP servers publish it in `inputSchema`. */
+export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; required?: string[] } & Record<
+  string,
+  unknown
+>;
+
+/** One tool as a server lists it (after the server's allowed/exclude filters). */
+export interface McpToolDescriptor {
+  /** Configured server name. */
+  server: string;
+  /** The tool's own name on that server (up to 128 chars, may contain `.`). */
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchemaObject;
+}
+
+export interface ListToolsInput {
+  /** Server names to list; undefined = every configured server. */
+  servers?: string[];
+}
+
+export interface ServerUnavailable {
+  server: string;
+  /** Human-readable reason, e.g. "circuit open, next probe in 24 s" or "connect failed: ECONNREFUSED". */
+  reason: string;
+}
+
+/**
+ * How the workflow should schedule `callTool` for one server: the worker's per-server config, minus
+ * anything secret. Recorded once per turn with the tool list, so replay does not depend on config.
+ */
+export interface ServerCallPolicy {
+  /** Activity start-to-close; always above the MCP request timeout. */
+  startToCloseTimeoutMs: number;
+  /** Heartbeat timeout (progress notifications and a periodic beat keep it alive). */
+  heartbeatTimeoutMs: number;
+  retry: { maximumAttempts: number; initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number };
+}
+
+export interface ListToolsOutput {
+  tools: McpToolDescriptor[];
+  /** Scheduling policy per listed server name. */
+  policies: Record<string, ServerCallPolicy>;
+  /** Servers that were asked for but could not be listed. The turn goes on without their tools. */
+  unavailable: ServerUnavailable[];
+  /** Names in `servers` that the worker's config does not know. */
+  unknownServers: string[];
+}
+
+export interface CallToolInput {
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** Claude's tool_use id, for logs and MCP progress tokens. */
+  toolUseId: string;
+}
+
+/** Content that can go into a tool_result block. */
+export type ToolResultContent = TextBlockParam | ImageBlockParam;
+
+export interface CallToolOutput {
+  content: ToolResultContent[];
+  /** True for a tool-level failure (MCP `isError`), an open circuit, or bad arguments. */
+  isError: boolean;
+  /** Images and binary resources the tool returned, kept for the final answer. */
+  artifacts: Artifact[];
+  /** Bytes removed by the per-result size cap (0 when nothing was cut). */
+  truncatedBytes: number;
+  /** The activity attempt that produced this result (set by the activity). */
+  attempt?: number;
+}
+
+export interface ClaudeCallInput {
+  model: string;
+  system?: string;
+  messages: MessageParam[];
+  tools: Tool[];
+  maxTokens: number;
+  toolChoice?: ToolChoice;
+  thinking?: ThinkingConfigParam;
+  /** 1-based loop step, for the activity summary and logs. */
+  step: number;
+}
+
+export interface ClaudeCallOutput {
+  /** The assistant content, unchanged: it is sent back byte-for-byte. */
+  content: ContentBlock[];
+  stopReason: StopReason | null;
+  usage: TokenUsage;
+  model: string;
+  requestId?: string;
+  /** Cost of this call from the worker's price table (0 for unknown models). */
+  costUsd?: number;
+}
+
+export interface FormatResponseInput {
+  model: string;
+  system?: string;
+  messages: MessageParam[];
+  maxTokens: number;
+  /** With extended thinking on, forced tool_choice is refused by the API, so use the auto path. */
+  thinking?: ThinkingConfigParam;
+}
+
+/** How the formatter arrived at its answer. */
+export type FormatMode = 'forced' | 'repaired' | 'auto' | 'fallback';
+
+export interface FormatResponseOutput {
+  output: FormatterOutput;
+  mode: FormatMode;
+  usage: TokenUsage;
+  /** Claude calls made (1 normally, 2 with a repair or a fallback to auto). */
+  calls: number;
+  /** Why a repair or fallback happened. */
+  notes: string[];
+  /** Cost of the formatter's calls from the worker's price table. */
+  costUsd?: number;
+}
+
+/**
+ * The activities a chat turn schedules. Workflows see this interface only as a type; the worker
+ * registers an implementation that `satisfies` it (activities/index.ts).
+ */
+export interface ChatTurnActivities {
+  listTools(input: ListToolsInput): Promise<ListToolsOutput>;
+  callTool(input: CallToolInput): Promise<CallToolOutput>;
+  claude(input: ClaudeCallInput): Promise<ClaudeCallOutput>;
+  formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput>;
+}

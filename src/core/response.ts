@@ -1,0 +1,76 @@
+/**
+ * The final answer of a turn (design note 05's "final output format"): markdown conversation with
+ * each artifact referenced where it stood, and the artifacts listed beside it.
+ */
+import type { FormatterOutput } from './formatter-schema';
+
+export interface Artifact {
+  /** Unique within the answer. */
+  id: string;
+  /** The id the model gave the artifact, when it differs from `id`. */
+  artifactId?: string;
+  /** MIME-like type, e.g. `application/vnd.ant.code` or `image/png`. */
+  type: string;
+  title: string;
+  /** Text, or base64 for binary artifacts (images from tools). */
+  content: string;
+  /** Index of the conversation part it stood at (tool artifacts follow the text). */
+  position: number;
+  language?: string;
+}
+
+export interface TurnResponse {
+  thinking?: string;
+  /** Markdown; artifacts appear as `[artifact: <title>](#artifact-<id>)` references. */
+  conversation: string;
+  artifacts: Artifact[];
+}
+
+export function artifactReference(a: Pick<Artifact, 'id' | 'title'>): string {
+  return `[artifact: ${a.title}](#artifact-${a.id})`;
+}
+
+/**
+ * Builds the final response from the formatter's output plus artifacts that tools produced (images),
+ * keeping artifact ids unique.
+ */
+export function buildResponse(output: FormatterOutput, toolArtifacts: Artifact[] = []): TurnResponse {
+  const parts: string[] = [];
+  const artifacts: Artifact[] = [];
+  const used = new Set<string>();
+  const uniqueId = (wanted: string): string => {
+    let id = wanted;
+    for (let n = 2; used.has(id); n++) id = `${wanted}-${n}`;
+    used.add(id);
+    return id;
+  };
+  output.conversation.forEach((item, position) => {
+    if (item.type === 'text') {
+      parts.push(item.content);
+      return;
+    }
+    const a = item.artifact;
+    const id = uniqueId(a.id);
+    const artifact: Artifact = { id, type: a.type, title: a.title, content: a.content, position };
+    if (id !== a.id) artifact.artifactId = a.id;
+    if (a.language !== undefined) artifact.language = a.language;
+    artifacts.push(artifact);
+    parts.push(artifactReference(artifact));
+  });
+  for (const t of toolArtifacts) {
+    const id = uniqueId(t.id);
+    const artifact: Artifact = { ...t, id, position: output.conversation.length + artifacts.length };
+    artifacts.push(artifact);
+    parts.push(artifactReference(artifact));
+  }
+  const response: TurnResponse = { conversation: parts.join('\n\n'), artifacts };
+  if (output.thinking !== undefined) response.thinking = output.thinking;
+  return response;
+}
+
+/** A formatter output holding just one markdown text (format: false, or the last-resort fallback). */
+export function textOutput(text: string, thinking?: string): FormatterOutput {
+  const out: FormatterOutput = { conversation: [{ type: 'text', content: text }] };
+  if (thinking !== undefined) out.thinking = thinking;
+  return out;
+}

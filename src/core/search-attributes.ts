@@ -1,0 +1,43 @@
+/**
+ * The dev server (SQLite) allows at most 3 Int and 3 Double attributes per namespace, so the list
+ * stays within that.
+ *
+ * The search attributes mcp-turns sets on its workflows, kept in one place: `mcp-turns server`
+ * registers exactly this list on the dev server, and the README lists it for real clusters.
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const SA_BATCH = defineSearchAttributeKey('McpTurnsBatch', SearchAttributeType.KEYWORD);
+export const SA_STATUS = defineSearchAttributeKey('McpTurnsStatus', SearchAttributeType.KEYWORD);
+export const SA_STOP_REASON = defineSearchAttributeKey('McpTurnsStopReason', SearchAttributeType.KEYWORD);
+export const SA_MODEL = defineSearchAttributeKey('McpTurnsModel', SearchAttributeType.KEYWORD);
+export const SA_TOOL_CALLS = defineSearchAttributeKey('McpTurnsToolCalls', SearchAttributeType.INT);
+export const SA_INPUT_TOKENS = defineSearchAttributeKey('McpTurnsInputTokens', SearchAttributeType.INT);
+export const SA_OUTPUT_TOKENS = defineSearchAttributeKey('McpTurnsOutputTokens', SearchAttributeType.INT);
+export const SA_COST_USD = defineSearchAttributeKey('McpTurnsCostUsd', SearchAttributeType.DOUBLE);
+
+export const SEARCH_ATTRIBUTES = [
+  SA_BATCH,
+  SA_STATUS,
+  SA_STOP_REASON,
+  SA_MODEL,
+  SA_TOOL_CALLS,
+  SA_INPUT_TOKENS,
+  SA_OUTPUT_TOKENS,
+  SA_COST_USD,
+] as const;
+
+/** `temporal server start-dev --search-attribute` wants `Name=Type` with these type names. */
+const CLI_TYPE_NAMES: Record<string, string> = {
+  [SearchAttributeType.KEYWORD]: 'Keyword',
+  [SearchAttributeType.TEXT]: 'Text',
+  [SearchAttributeType.INT]: 'Int',
+  [SearchAttributeType.DOUBLE]: 'Double',
+  [SearchAttributeType.BOOL]: 'Bool',
+  [SearchAttributeType.DATETIME]: 'Datetime',
+  [SearchAttributeType.KEYWORD_LIST]: 'KeywordList',
+};
+
+export function searchAttributeCliArgs(): string[] {
+  return SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${CLI_TYPE_NAMES[k.type]}`]);
+}

@@ -1,0 +1,86 @@
+/**
+ * MCP tools become Claude tools named `server__tool`. Claude wants `^[a-zA-Z0-9_-]{1,64}$`; MCP
+ * allows 128 characters and dots, so names are sanitised and, when anything had to change, given a
+ * hash suffix of the original name: two different MCP tools never collapse into one Claude name.
+ */
+import type { McpToolDescriptor, Tool } from './contracts';
+import { shortHash } from './hash';
+
+export const CLAUDE_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const SEPARATOR = '__';
+const MAX = 64;
+
+export function claudeToolName(server: string, tool: string): string {
+  const raw = `${server}${SEPARATOR}${tool}`;
+  if (CLAUDE_TOOL_NAME.test(raw)) return raw;
+  const suffix = `_${shortHash(raw)}`;
+  const sanitized = raw.replace(/[^a-zA-Z0-9_-]/g, '_');
+  return sanitized.slice(0, MAX - suffix.length) + suffix;
+}
+
+export interface ToolTarget {
+  server: string;
+  tool: string;
+}
+
+export interface DroppedTool {
+  name: string;
+  reason: string;
+}
+
+export interface ToolCatalog {
+  /** Tool definitions for the Claude request, in a stable order. */
+  tools: Tool[];
+  /** Claude tool name → the MCP server and tool it calls. */
+  targets: Record<string, ToolTarget>;
+  /** Tools not offered to Claude, and why. */
+  dropped: DroppedTool[];
+}
+
+export interface ToolFilter {
+  /** Only these (by `server__tool`, bare tool name, or `server__*`). */
+  allow?: string[];
+  /** Never these (same forms). */
+  deny?: string[];
+}
+
+function matches(pattern: string, server: string, tool: string, name: string): boolean {
+  if (pattern === name || pattern === tool || pattern === `${server}${SEPARATOR}${tool}`) return true;
+  if (pattern.endsWith('*')) return `${server}${SEPARATOR}${tool}`.startsWith(pattern.slice(0, -1));
+  return false;
+}
+
+/**
+ * Turns listed MCP tools into Claude tool definitions: allow/deny first, then at most
+ * `maxTools` (in list order), with everything left out reported in `dropped`.
+ */
+export function buildToolCatalog(descriptors: McpToolDescriptor[], filter: ToolFilter, maxTools: number): ToolCatalog {
+  const tools: Tool[] = [];
+  const targets: Record<string, ToolTarget> = {};
+  const dropped: DroppedTool[] = [];
+  for (const d of descriptors) {
+    let name = claudeToolName(d.server, d.name);
+    if (targets[name]) name = claudeToolName(d.server, `${d.name}#${tools.length}`);
+    const hit = (p: string): boolean => matches(p, d.server, d.name, name);
+    if (filter.allow && !filter.allow.some(hit)) {
+      dropped.push({ name, reason: 'not in tools.allow' });
+      continue;
+    }
+    if (filter.deny?.some(hit)) {
+      dropped.push({ name, reason: 'in tools.deny' });
+      continue;
+    }
+    if (tools.length >= maxTools) {
+      dropped.push({ name, reason: `over maxToolsPerRequest (${maxTools})` });
+      continue;
+    }
+    const description = d.description ?? d.title;
+    tools.push({
+      name,
+      ...(description !== undefined ? { description } : {}),
+      input_schema: d.inputSchema as Tool['input_schema'],
+    });
+    targets[name] = { server: d.server, tool: d.name };
+  }
+  return { tools, targets, dropped };
+}

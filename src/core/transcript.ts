@@ -1,0 +1,75 @@
+/**
+ * Transcript rules of the Messages API that the loop must keep (REFERENCE.md): assistant content goes
+ * back unchanged; after an assistant message with tool_use blocks comes ONE user message holding a
+ * tool_result for every tool_use, in order, before any text.
+ */
+import type { ContentBlock, MessageParam, ToolResultContent } from './contracts';
+
+export type ToolUseBlock = Extract<ContentBlock, { type: 'tool_use' }>;
+
+export function toolUses(content: ContentBlock[]): ToolUseBlock[] {
+  return content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+}
+
+/** The text of a reply (text blocks joined), ignoring thinking and tool blocks. */
+export function textOf(content: ContentBlock[] | MessageParam['content']): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((b) => (b.type === 'text' ? (b as { text: string }).text : ''))
+    .filter((t) => t.length > 0)
+    .join('\n\n');
+}
+
+/** The last non-empty assistant text in a transcript ('' when none). */
+export function lastAssistantText(messages: MessageParam[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role !== 'assistant') continue;
+    const text = textOf(m.content);
+    if (text.trim()) return text;
+  }
+  return '';
+}
+
+export interface ToolResultEntry {
+  toolUseId: string;
+  content: ToolResultContent[];
+  isError: boolean;
+}
+
+/** The user message that answers a step's tool_use blocks, in their order. */
+export function toolResultsMessage(results: ToolResultEntry[]): MessageParam {
+  return {
+    role: 'user',
+    content: results.map((r) => ({
+      type: 'tool_result' as const,
+      tool_use_id: r.toolUseId,
+      content: r.content,
+      ...(r.isError ? { is_error: true } : {}),
+    })),
+  };
+}
+
+export function errorText(text: string): ToolResultContent[] {
+  return [{ type: 'text', text }];
+}
+
+/**
+ * Drops the oldest prior-history messages to fit a context window, keeping the turn's own messages
+ * (from `keepFrom` on) and never separating a tool_use from its tool_result: the kept history starts
+ * at a user message that carries no tool_result. Returns undefined when nothing can be dropped.
+ */
+export function trimHistory(messages: MessageParam[], keepFrom: number): MessageParam[] | undefined {
+  if (keepFrom <= 0) return undefined;
+  // Drop about half of the history, then move forward to a clean user message.
+  let cut = Math.max(1, Math.floor(keepFrom / 2));
+  while (cut < keepFrom && !isCleanUserStart(messages[cut])) cut++;
+  if (cut >= keepFrom) return messages.slice(keepFrom);
+  return messages.slice(cut);
+}
+
+function isCleanUserStart(m: MessageParam | undefined): boolean {
+  if (!m || m.role !== 'user') return false;
+  if (typeof m.content === 'string') return true;
+  return !m.content.some((b) => b.type === 'tool_result');
+}

@@ -1,0 +1,77 @@
+/**
+ * The input of one chat turn. Server commands, URLs and credentials are worker-side config and are
+ * deliberately absent: everything here is recorded in workflow history.
+ */
+import { z } from 'zod';
+import type { MessageParam } from './contracts';
+
+export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+/** design note 01's MAX_THINKING_STEPS. */
+export const DEFAULT_MAX_STEPS = 5;
+export const DEFAULT_MAX_TOOLS_PER_REQUEST = 15;
+export const DEFAULT_MAX_TOKENS_PER_CALL = 4096;
+
+/** A prior message, as the Messages API takes it; content blocks are passed through unchanged. */
+const MessageParamSchema = z.object({
+  role: z.enum(['user', 'assistant']),
+  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+});
+
+export const ChatTurnInputSchema = z
+  .object({
+    /** The user's question for this turn. */
+    question: z.string().trim().min(1, 'question must not be empty'),
+    /** Prior conversation (`result.messages` of the previous turn), sent to Claude before the question. */
+    history: z.array(MessageParamSchema).optional(),
+    /** System prompt. */
+    system: z.string().optional(),
+    /** Configured MCP server names to use; default all. */
+    servers: z.array(z.string().min(1)).optional(),
+    /** Tool allow/deny lists by `server__tool`, bare tool name, or `server__*`. */
+    tools: z
+      .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+      .strict()
+      .optional(),
+    /** Claude model id. @default "claude-sonnet-4-5" */
+    model: z.string().min(1).optional(),
+    /** Claude calls in the tool loop (the formatter not counted). @default 5 */
+    maxSteps: z.number().int().min(1).max(100).default(DEFAULT_MAX_STEPS),
+    /** Tool calls in the turn. */
+    maxToolCalls: z.number().int().min(1).optional(),
+    /** Token budget for the whole turn (input + output of every call); checked between steps. */
+    maxTokens: z.number().int().min(1).optional(),
+    /** max_tokens of each Claude call. @default 4096 */
+    maxTokensPerCall: z.number().int().min(1).max(128_000).default(DEFAULT_MAX_TOKENS_PER_CALL),
+    /** Run the forced response formatter at the end. @default true */
+    format: z.boolean().default(true),
+    /** `native`: loop until Claude stops calling tools; `gather-then-format`: design note 01's gathering loop. */
+    loopPolicy: z.enum(['native', 'gather-then-format']).default('native'),
+    /** Tools offered per Claude request after allow/deny. @default 15 */
+    maxToolsPerRequest: z.number().int().min(1).max(128).default(DEFAULT_MAX_TOOLS_PER_REQUEST),
+    /** Extended thinking budget; when set, thinking blocks are kept and sent back unchanged. */
+    thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
+  })
+  .strict();
+
+/** What callers pass (defaults optional). */
+export type ChatTurnInput = z.input<typeof ChatTurnInputSchema>;
+/** What the workflow works with (defaults applied). */
+export type ChatTurnParams = z.output<typeof ChatTurnInputSchema> & { history?: MessageParam[] };
+
+export class ChatTurnInputError extends Error {
+  override name = 'ChatTurnInputError';
+  constructor(readonly problems: string[]) {
+    super(`invalid chat turn input: ${problems.join('; ')}`);
+  }
+}
+
+/** Validates and applies defaults; the error names every bad field. */
+export function parseChatTurnInput(input: unknown): ChatTurnParams {
+  const parsed = ChatTurnInputSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ChatTurnInputError(
+      parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`),
+    );
+  }
+  return parsed.data as ChatTurnParams;
+}

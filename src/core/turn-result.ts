@@ -1,0 +1,69 @@
+/** The result of one chat turn: the answer plus what operators need to trust and bill it. */
+import type { FormatMode, MessageParam, ServerUnavailable } from './contracts';
+import type { TurnResponse } from './response';
+import type { DroppedTool } from './tool-naming';
+import type { TokenUsage } from './usage';
+
+export type TurnStopReason =
+  /** Claude answered without asking for more tools (or, gather-then-format, without NEED MORE DATA). */
+  | 'completed'
+  | 'max_steps'
+  | 'max_tool_calls'
+  /** The turn's token budget was reached, or Claude's reply was cut at max_tokens. */
+  | 'max_tokens'
+  /** Claude repeated a call it had already made with the same arguments. */
+  | 'repeated_call'
+  | 'refusal'
+  /** The conversation did not fit the model's context window even after trimming history. */
+  | 'context_window';
+
+export interface ToolCallRecord {
+  /** Claude's tool_use id. */
+  id: string;
+  step: number;
+  /** MCP server and tool; undefined for a name Claude made up. */
+  server?: string;
+  tool?: string;
+  /** The Claude-side tool name. */
+  name: string;
+  input: unknown;
+  isError: boolean;
+  /** Short error text when isError. */
+  error?: string;
+  /** Answered from an earlier identical call, not executed. */
+  repeated?: boolean;
+  /** Workflow-observed time from scheduling to result, retries included. */
+  durationMs: number;
+  /** Activity attempts (0 when not executed). */
+  attempts: number;
+}
+
+export interface ChatTurnResult {
+  response: TurnResponse;
+  stopReason: TurnStopReason;
+  /** Claude calls in the tool loop. */
+  steps: number;
+  toolCalls: ToolCallRecord[];
+  /** Every Claude call of the turn, formatter included, retried attempts excluded. */
+  usage: TokenUsage;
+  /** From the worker's price table; 0 for unknown models. */
+  costUsd: number;
+  model: string;
+  /** The full updated conversation: pass it as `history` to the next turn. */
+  messages: MessageParam[];
+  /** How the formatter produced the answer; absent with `format: false`. */
+  formatMode?: FormatMode;
+  /** Servers whose tools were not available to this turn. */
+  unavailableServers: ServerUnavailable[];
+  /** Tools not offered to Claude, and why. */
+  droppedTools: DroppedTool[];
+}
+
+/** Live progress, answered by the `progress` query. */
+export interface TurnProgress {
+  phase: 'listing-tools' | 'thinking' | 'calling-tools' | 'formatting' | 'done';
+  step: number;
+  toolCalls: Array<Pick<ToolCallRecord, 'id' | 'name' | 'step' | 'isError' | 'durationMs'> & { status: 'running' | 'ok' | 'error' }>;
+  usage: TokenUsage;
+  costUsd: number;
+}

@@ -1,0 +1,143 @@
+/**
+ * Starts the Temporal dev server (`temporal server start-dev`) from the resolved CLI, with a persistent
+ * SQLite file, the Web UI, and mcp-turns' search attributes registered.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { searchAttributeCliArgs } from '../core/search-attributes';
+import { resolveTemporalCli } from './temporal-cli';
+
+export interface DevServerOptions {
+  /** gRPC port. @default 7233 */
+  port?: number;
+  /** Web UI port. @default 8233 */
+  uiPort?: number;
+  /** SQLite file; undefined = in-memory (tests). */
+  dbFile?: string;
+  /** @default 127.0.0.1 */
+  ip?: string;
+  /** @default "default" */
+  namespace?: string;
+  /** Path of the `temporal` binary; resolved (and installed if needed) when absent. */
+  cliPath?: string;
+  /** Where the server's own log lines go. @default discarded */
+  onLog?: (line: string) => void;
+  /** How long to wait for the server to answer. @default 60 s */
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  pid: number | undefined;
+  /** Resolves with the exit code when the process ends. */
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export class DevServerError extends Error {
+  override name = 'DevServerError';
+}
+
+/** True when a TCP connection to host:port is accepted. */
+export function portIsOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (open: boolean): void => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** True when a Temporal frontend answers gRPC health checks at the address. */
+export async function temporalAnswers(address: string, timeoutMs = 3000): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    const res = await connection.healthService.check({}, );
+    return res.status === 1; // SERVING
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+function checkDbWritable(dbFile: string): void {
+  const dir = path.dirname(path.resolve(dbFile));
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.accessSync(dir, fs.constants.W_OK);
+    if (fs.existsSync(dbFile)) fs.accessSync(dbFile, fs.constants.W_OK | fs.constants.R_OK);
+  } catch (err) {
+    throw new DevServerError(`database file ${dbFile} is not writable: ${(err as Error).message}`);
+  }
+}
+
+/** Starts the dev server and waits until it answers. Fails clearly if a port is taken. */
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const ip = opts.ip ?? '127.0.0.1';
+  const port = opts.port ?? 7233;
+  const uiPort = opts.uiPort ?? 8233;
+  const address = `${ip}:${port}`;
+  if (opts.dbFile) checkDbWritable(opts.dbFile);
+  for (const [what, p] of [['gRPC', port], ['UI', uiPort]] as const) {
+    if (await portIsOpen(ip, p)) throw new DevServerError(`${what} port ${p} on ${ip} is already in use`);
+  }
+  const cli = opts.cliPath ?? resolveTemporalCli({ log: opts.onLog }).path;
+  const args = [
+    'server', 'start-dev',
+    '--ip', ip,
+    '--port', String(port),
+    '--ui-port', String(uiPort),
+    '--namespace', opts.namespace ?? 'default',
+    '--log-level', 'warn',
+    ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
+    ...searchAttributeCliArgs(),
+  ];
+  const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const onData = (buf: Buffer): void => {
+    for (const line of buf.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      tail.push(line);
+      if (tail.length > 20) tail.shift();
+      opts.onLog?.(line);
+    }
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
+  while (!(await temporalAnswers(address, 1000))) {
+    if (hasExited) throw new DevServerError(`temporal server exited during start-up: ${tail.slice(-5).join(' | ')}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new DevServerError(`temporal server did not answer on ${address} in time: ${tail.slice(-5).join(' | ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    address,
+    uiUrl: `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${uiPort}`,
+    pid: child.pid,
+    exited,
+    async stop() {
+      if (hasExited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,470 @@
+/**
+ * One chat turn as a durable workflow: list tools once, then Claude ⇄ MCP tool rounds until Claude
+ * stops asking for tools or a budget is reached, then the forced response formatter. Every Claude
+ * call and every tool call is its own activity, so each retries on its own and shows in the UI.
+ *
+ * Deterministic code only: time comes from the workflow clock, and I/O from activities.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  defineQuery,
+  log,
+  proxyActivities,
+  setHandler,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type {
+  ChatTurnActivities,
+  ClaudeCallOutput,
+  ContentBlock,
+  ListToolsOutput,
+  MessageParam,
+  ServerUnavailable,
+  ToolResultContent,
+} from '../src/core/contracts';
+import { canonicalJson } from '../src/core/canonical-json';
+import { GATHER_SYSTEM_PROMPT, NEED_MORE_DATA, joinSystem, unavailableServersNote } from '../src/core/prompts';
+import { buildResponse, textOutput, type Artifact } from '../src/core/response';
+import {
+  SA_COST_USD,
+  SA_INPUT_TOKENS,
+  SA_MODEL,
+  SA_OUTPUT_TOKENS,
+  SA_STATUS,
+  SA_STOP_REASON,
+  SA_TOOL_CALLS,
+} from '../src/core/search-attributes';
+import { buildToolCatalog, type ToolCatalog } from '../src/core/tool-naming';
+import {
+  errorText,
+  lastAssistantText,
+  textOf,
+  toolResultsMessage,
+  toolUses,
+  trimHistory,
+  type ToolResultEntry,
+  type ToolUseBlock,
+} from '../src/core/transcript';
+import { ChatTurnInputError, DEFAULT_MODEL, parseChatTurnInput, type ChatTurnInput, type ChatTurnParams } from '../src/core/turn-input';
+import type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } from '../src/core/turn-result';
+import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
+
+export const progressQuery = defineQuery<TurnProgress>('progress');
+
+/** Claude calls: retried by Temporal alone (the SDK runs with maxRetries 0). */
+const CLAUDE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+};
+const LIST_TOOLS_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+};
+/** Used only if the worker did not send a policy for a server. */
+const DEFAULT_TOOL_POLICY = {
+  startToCloseTimeoutMs: 40_000,
+  heartbeatTimeoutMs: 15_000,
+  retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
+};
+/** max_tokens retry after a cut tool_use: at most this many tokens per call. */
+const MAX_TOKENS_CEILING = 64_000;
+
+function activities(options: ActivityOptions, summary: string): ChatTurnActivities {
+  return proxyActivities<ChatTurnActivities>({ ...options, summary });
+}
+
+function now(): number {
+  return new Date().getTime(); // workflow time: deterministic on replay
+}
+
+function failureText(err: unknown): string {
+  if (err instanceof ActivityFailure && err.cause) return err.cause.message;
+  return err instanceof Error ? err.message : String(err);
+}
+
+function isPromptTooLong(err: unknown): boolean {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return (
+    cause instanceof ApplicationFailure &&
+    (cause.type === 'ClaudePromptTooLong' || /prompt is too long|context window/i.test(cause.message))
+  );
+}
+
+/** The tool loop's state; one instance per workflow run. */
+class Turn {
+  readonly messages: MessageParam[];
+  /** Index of the question in `messages`; everything before is prior history. */
+  historyLength: number;
+  readonly model: string;
+  step = 0;
+  usage: TokenUsage = ZERO_USAGE;
+  costUsd = 0;
+  readonly toolCalls: ToolCallRecord[] = [];
+  readonly toolArtifacts: Artifact[] = [];
+  readonly progress: TurnProgress = { phase: 'listing-tools', step: 0, toolCalls: [], usage: ZERO_USAGE, costUsd: 0 };
+  /** Signature → result of every tool call run in this turn (design note 01's repeated-call check). */
+  private readonly seen = new Map<string, Promise<ToolResultEntry>>();
+  catalog: ToolCatalog = { tools: [], targets: {}, dropped: [] };
+  listed: ListToolsOutput = { tools: [], policies: {}, unavailable: [], unknownServers: [] };
+  unavailable: ServerUnavailable[] = [];
+
+  constructor(readonly input: ChatTurnParams) {
+    this.model = input.model ?? DEFAULT_MODEL;
+    this.messages = [...(input.history ?? []), { role: 'user', content: input.question }];
+    this.historyLength = input.history?.length ?? 0;
+  }
+
+  addUsage(usage: TokenUsage, costUsd = 0): void {
+    this.usage = addUsage(this.usage, usage);
+    this.costUsd += costUsd;
+    this.progress.usage = this.usage;
+    this.progress.costUsd = this.costUsd;
+  }
+
+  setPhase(phase: TurnProgress['phase']): void {
+    this.progress.phase = phase;
+    this.progress.step = this.step;
+    const calls = this.progress.toolCalls;
+    const errors = calls.filter((c) => c.status === 'error').length;
+    setCurrentDetails(
+      `**${phase}** · step ${this.step}/${this.input.maxSteps} · ${calls.length} tool call(s)` +
+        (errors ? `, ${errors} failed` : '') +
+        ` · ${this.usage.inputTokens} in / ${this.usage.outputTokens} out tokens`,
+    );
+  }
+
+  async listTools(): Promise<void> {
+    this.listed = await activities(LIST_TOOLS_OPTIONS, 'list tools').listTools(
+      this.input.servers ? { servers: this.input.servers } : {},
+    );
+    this.catalog = buildToolCatalog(this.listed.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest);
+    this.unavailable = [
+      ...this.listed.unavailable,
+      ...this.listed.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
+    ];
+    if (this.catalog.dropped.length) log.info('tools not offered to Claude', { dropped: this.catalog.dropped });
+  }
+
+  system(): string | undefined {
+    const note = this.unavailable.length ? unavailableServersNote(this.unavailable) : undefined;
+    const gather = this.input.loopPolicy === 'gather-then-format' ? GATHER_SYSTEM_PROMPT : undefined;
+    return joinSystem(gather, this.input.system, note);
+  }
+
+  /**
+   * One Claude call of the loop. Handles the two cases where the same step is asked again: a reply
+   * cut at max_tokens inside a tool_use (once, with more tokens), and a context-window overflow
+   * (once, with the oldest history trimmed).
+   */
+  async callClaude(): Promise<ClaudeCallOutput> {
+    let maxTokens = this.input.maxTokensPerCall;
+    let raisedTokens = false;
+    let trimmed = false;
+    for (;;) {
+      const summary = `Claude · step ${this.step}`;
+      let reply: ClaudeCallOutput;
+      try {
+        reply = await activities(CLAUDE_OPTIONS, summary).claude({
+          model: this.model,
+          ...(this.system() !== undefined ? { system: this.system() } : {}),
+          messages: this.messages,
+          tools: this.catalog.tools,
+          maxTokens,
+          ...(this.input.thinking
+            ? { thinking: { type: 'enabled' as const, budget_tokens: this.input.thinking.budgetTokens } }
+            : {}),
+          step: this.step,
+        });
+      } catch (err) {
+        if (isPromptTooLong(err) && !trimmed && this.trim()) {
+          trimmed = true;
+          continue;
+        }
+        if (isPromptTooLong(err)) throw this.fail('context_window', err);
+        throw this.fail('claude', err);
+      }
+      this.addUsage(reply.usage, reply.costUsd);
+      if (reply.stopReason === 'model_context_window_exceeded' && !trimmed && this.trim()) {
+        trimmed = true;
+        continue;
+      }
+      const last = reply.content[reply.content.length - 1];
+      if (reply.stopReason === 'max_tokens' && last?.type === 'tool_use' && !raisedTokens && maxTokens < MAX_TOKENS_CEILING) {
+        raisedTokens = true;
+        maxTokens = Math.min(maxTokens * 2, MAX_TOKENS_CEILING);
+        log.info('reply cut inside a tool_use; asking again with more tokens', { step: this.step, maxTokens });
+        continue;
+      }
+      return reply;
+    }
+  }
+
+  private trim(): boolean {
+    const trimmed = trimHistory(this.messages, this.historyLength);
+    if (!trimmed) return false;
+    const dropped = this.messages.length - trimmed.length;
+    this.messages.splice(0, this.messages.length, ...trimmed);
+    this.historyLength -= dropped;
+    log.warn('context window exceeded; trimmed prior history', { dropped });
+    return true;
+  }
+
+  private fail(what: 'claude' | 'context_window', err: unknown): ApplicationFailure {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    const type = cause instanceof ApplicationFailure && cause.type ? cause.type : 'ClaudeCallFailed';
+    const message =
+      what === 'context_window'
+        ? `the conversation does not fit the model's context window, even with prior history trimmed (step ${this.step}): ${failureText(err)}`
+        : `Claude call failed at step ${this.step}: ${failureText(err)}`;
+    return ApplicationFailure.create({ type, message, nonRetryable: true, cause: err instanceof Error ? err : undefined });
+  }
+
+  /** Runs every tool_use of a reply in parallel; results come back in tool_use order. */
+  async runTools(uses: ToolUseBlock[]): Promise<{ results: ToolResultEntry[]; repeated: boolean; overBudget: boolean }> {
+    const budget = this.input.maxToolCalls;
+    let executed = this.toolCalls.filter((c) => !c.repeated && c.attempts > 0).length;
+    let repeated = false;
+    let overBudget = false;
+    const pending = uses.map((use) => {
+      const signature = `${use.name}\u0000${canonicalJson(use.input)}`;
+      const earlier = this.seen.get(signature);
+      if (earlier) {
+        repeated = true;
+        return this.answerRepeated(use, earlier);
+      }
+      if (budget !== undefined && executed >= budget) {
+        overBudget = true;
+        return this.answerNotRun(use, `not run: this turn's tool-call budget (${budget}) is used up`);
+      }
+      executed++;
+      const result = this.runTool(use);
+      this.seen.set(signature, result);
+      return result;
+    });
+    const results = await Promise.all(pending);
+    if (budget !== undefined && executed >= budget) overBudget = true;
+    return { results, repeated, overBudget };
+  }
+
+  private record(use: ToolUseBlock, fields: Partial<ToolCallRecord>): ToolCallRecord {
+    const target = this.catalog.targets[use.name];
+    const record: ToolCallRecord = {
+      id: use.id,
+      step: this.step,
+      ...(target ? { server: target.server, tool: target.tool } : {}),
+      name: use.name,
+      input: use.input,
+      isError: false,
+      durationMs: 0,
+      attempts: 0,
+      ...fields,
+    };
+    this.toolCalls.push(record);
+    return record;
+  }
+
+  private progressEntry(record: ToolCallRecord, status: 'running' | 'ok' | 'error'): void {
+    const entry = { id: record.id, name: record.name, step: record.step, isError: record.isError, durationMs: record.durationMs, status };
+    const i = this.progress.toolCalls.findIndex((c) => c.id === record.id);
+    if (i >= 0) this.progress.toolCalls[i] = entry;
+    else this.progress.toolCalls.push(entry);
+  }
+
+  private async runTool(use: ToolUseBlock): Promise<ToolResultEntry> {
+    const target = this.catalog.targets[use.name];
+    if (!target) {
+      const available = Object.keys(this.catalog.targets);
+      return this.answerNotRun(
+        use,
+        `Unknown tool "${use.name}". Available tools: ${available.length ? available.join(', ') : 'none'}.`,
+      );
+    }
+    const record = this.record(use, {});
+    this.progressEntry(record, 'running');
+    const policy = this.listed.policies[target.server] ?? DEFAULT_TOOL_POLICY;
+    const started = now();
+    let content: ToolResultContent[];
+    let isError: boolean;
+    try {
+      const out = await activities(
+        {
+          startToCloseTimeout: policy.startToCloseTimeoutMs,
+          heartbeatTimeout: policy.heartbeatTimeoutMs,
+          retry: {
+            maximumAttempts: policy.retry.maximumAttempts,
+            initialInterval: policy.retry.initialIntervalMs,
+            backoffCoefficient: policy.retry.backoffCoefficient,
+            maximumInterval: policy.retry.maximumIntervalMs,
+          },
+        },
+        `${target.server} · ${target.tool}`,
+      ).callTool({
+        server: target.server,
+        tool: target.tool,
+        arguments: (use.input ?? {}) as Record<string, unknown>,
+        toolUseId: use.id,
+      });
+      content = out.content;
+      isError = out.isError;
+      record.attempts = out.attempt ?? 1;
+      this.toolArtifacts.push(...out.artifacts);
+      if (isError) record.error = textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, 500);
+    } catch (err) {
+      // Retries are exhausted or the error cannot succeed on retry: Claude sees the failure as data.
+      const text = failureText(err);
+      content = errorText(`Tool ${target.server}/${target.tool} failed: ${text}`);
+      isError = true;
+      record.error = text.slice(0, 500);
+      record.attempts = policy.retry.maximumAttempts;
+    }
+    record.isError = isError;
+    record.durationMs = now() - started;
+    this.progressEntry(record, isError ? 'error' : 'ok');
+    return { toolUseId: use.id, content, isError };
+  }
+
+  private async answerRepeated(use: ToolUseBlock, earlier: Promise<ToolResultEntry>): Promise<ToolResultEntry> {
+    const first = await earlier;
+    const record = this.record(use, { repeated: true, isError: first.isError });
+    this.progressEntry(record, first.isError ? 'error' : 'ok');
+    return {
+      toolUseId: use.id,
+      isError: first.isError,
+      content: [
+        { type: 'text', text: '(Repeated call: this tool was already called with the same arguments in this turn; here is that result again. It was not run again.)' },
+        ...first.content,
+      ],
+    };
+  }
+
+  private async answerNotRun(use: ToolUseBlock, text: string): Promise<ToolResultEntry> {
+    const record = this.record(use, { isError: true, error: text });
+    this.progressEntry(record, 'error');
+    return { toolUseId: use.id, content: errorText(text), isError: true };
+  }
+}
+
+/**
+ * The chat-turn workflow. Input is validated here too (the client validates first), so a bad input
+ * fails the run at once with every bad field named instead of retrying a workflow task.
+ */
+export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult> {
+  let input: ChatTurnParams;
+  try {
+    input = parseChatTurnInput(rawInput);
+  } catch (err) {
+    if (err instanceof ChatTurnInputError) {
+      throw ApplicationFailure.create({ type: 'InvalidTurnInput', message: err.message, nonRetryable: true, details: err.problems });
+    }
+    throw err;
+  }
+  const turn = new Turn(input);
+  setHandler(progressQuery, () => turn.progress);
+  upsertSearchAttributes([
+    { key: SA_STATUS, value: 'running' },
+    { key: SA_MODEL, value: turn.model },
+  ]);
+  turn.setPhase('listing-tools');
+  await turn.listTools();
+
+  let stopReason: TurnStopReason | undefined;
+  while (!stopReason) {
+    if (turn.step >= input.maxSteps) {
+      stopReason = 'max_steps';
+      break;
+    }
+    turn.step++;
+    turn.setPhase('thinking');
+    const reply = await turn.callClaude();
+    const uses = toolUses(reply.content);
+
+    if (reply.stopReason === 'pause_turn') {
+      // A server-side tool paused the turn: send the reply back as-is so Claude continues.
+      turn.messages.push({ role: 'assistant', content: reply.content });
+      continue;
+    }
+    if (reply.stopReason === 'max_tokens' && reply.content[reply.content.length - 1]?.type === 'tool_use') {
+      // Still cut inside a tool_use after the retry: keep what was said, drop the unfinished call.
+      const said = reply.content.filter((b) => b.type !== 'tool_use');
+      if (said.length) turn.messages.push({ role: 'assistant', content: said });
+      stopReason = 'max_tokens';
+      break;
+    }
+    turn.messages.push({ role: 'assistant', content: reply.content });
+    if (reply.stopReason === 'refusal') stopReason = 'refusal';
+    else if (uses.length === 0) stopReason = reply.stopReason === 'max_tokens' ? 'max_tokens' : 'completed';
+    if (stopReason) break;
+
+    turn.setPhase('calling-tools');
+    const { results, repeated, overBudget } = await turn.runTools(uses);
+    turn.messages.push(toolResultsMessage(results));
+
+    // Budgets stop only here, between whole steps: every tool_use above has its tool_result.
+    if (repeated) stopReason = 'repeated_call';
+    else if (overBudget) stopReason = 'max_tool_calls';
+    else if (input.maxTokens !== undefined && turn.usage.inputTokens + turn.usage.outputTokens >= input.maxTokens) {
+      stopReason = 'max_tokens';
+    } else if (input.loopPolicy === 'gather-then-format' && !textOf(reply.content).includes(NEED_MORE_DATA)) {
+      stopReason = 'completed';
+    }
+  }
+
+  const result = await finish(turn, stopReason);
+  upsertSearchAttributes([
+    { key: SA_STATUS, value: 'completed' },
+    { key: SA_STOP_REASON, value: result.stopReason },
+    { key: SA_TOOL_CALLS, value: result.toolCalls.length },
+    { key: SA_INPUT_TOKENS, value: result.usage.inputTokens + result.usage.cacheReadInputTokens + result.usage.cacheCreationInputTokens },
+    { key: SA_OUTPUT_TOKENS, value: result.usage.outputTokens },
+    { key: SA_COST_USD, value: result.costUsd },
+  ]);
+  return result;
+}
+
+async function finish(turn: Turn, stopReason: TurnStopReason): Promise<ChatTurnResult> {
+  const { input } = turn;
+  let response;
+  let formatMode: ChatTurnResult['formatMode'];
+  const lastText = lastAssistantText(turn.messages.slice(turn.historyLength));
+  if (input.format && stopReason !== 'refusal') {
+    turn.setPhase('formatting');
+    const system = joinSystem(input.system, turn.unavailable.length ? unavailableServersNote(turn.unavailable) : undefined);
+    const formatted = await activities(CLAUDE_OPTIONS, 'format response').formatResponse({
+      model: turn.model,
+      ...(system !== undefined ? { system } : {}),
+      messages: turn.messages,
+      maxTokens: input.maxTokensPerCall,
+      ...(input.thinking ? { thinking: { type: 'enabled' as const, budget_tokens: input.thinking.budgetTokens } } : {}),
+    });
+    turn.addUsage(formatted.usage, formatted.costUsd);
+    formatMode = formatted.mode;
+    response = buildResponse(formatted.output, turn.toolArtifacts);
+  } else {
+    response = buildResponse(textOutput(lastText || `(no answer: the turn stopped with ${stopReason})`), turn.toolArtifacts);
+  }
+  if (turn.unavailable.length && !turn.catalog.tools.length) {
+    response.conversation += `\n\n_Tools unavailable for this answer: ${turn.unavailable.map((u) => `${u.server} (${u.reason})`).join(', ')}._`;
+  }
+  // Keep the history valid for the next turn: it must not end on an unanswered user message.
+  const messages = [...turn.messages];
+  if (messages[messages.length - 1]?.role === 'user') {
+    messages.push({ role: 'assistant', content: response.conversation || '(no answer)' });
+  }
+  turn.setPhase('done');
+  return {
+    response,
+    stopReason,
+    steps: turn.step,
+    toolCalls: turn.toolCalls,
+    usage: turn.usage,
+    costUsd: turn.costUsd,
+    model: turn.model,
+    messages,
+    ...(formatMode ? { formatMode } : {}),
+    unavailableServers: turn.unavailable,
+    droppedTools: turn.catalog.dropped,
+  };
+}
