@@ -1,0 +1,59 @@
+/** Runs the real `mcp-turns` CLI (bin/mcp-turns.js → dist/) as a user would. */
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export const BIN = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...opts.env }, cwd: opts.cwd });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`mcp-turns ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, opts.timeoutMs ?? 60_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts a long-running CLI command and resolves once `ready` matches its stdout. */
+export function startCli(
+  args: string[],
+  ready: RegExp,
+  opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...opts.env } });
+    let out = '';
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`mcp-turns ${args.join(' ')} not ready in time:\n${out}`));
+    }, opts.timeoutMs ?? 60_000);
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        resolve({ child, output: () => out, exited });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      if (!ready.test(out)) reject(new Error(`mcp-turns ${args.join(' ')} exited (${code}) before ready:\n${out}`));
+    });
+  });
+}

