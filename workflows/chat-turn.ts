@@ -14,6 +14,7 @@ import {
   setHandler,
   setCurrentDetails,
   upsertSearchAttributes,
+  workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type {
@@ -26,6 +27,7 @@ import type {
   ToolResultContent,
 } from '../src/core/contracts';
 import { canonicalJson } from '../src/core/canonical-json';
+import { claudeTaskQueue } from '../src/core/task-queue-names';
 import { GATHER_SYSTEM_PROMPT, NEED_MORE_DATA, joinSystem, unavailableServersNote } from '../src/core/prompts';
 import { buildResponse, textOutput, type Artifact } from '../src/core/response';
 import {
@@ -54,11 +56,19 @@ import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
 
 export const progressQuery = defineQuery<TurnProgress>('progress');
 
-/** Claude calls: retried by Temporal alone (the SDK runs with maxRetries 0). */
-const CLAUDE_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
-};
+/**
+ * Claude calls: retried by Temporal alone (the SDK runs with maxRetries 0), on their own task queue
+ * so workers can cap their rate. The activity heartbeats while it waits, so a dead worker is noticed
+ * within the heartbeat timeout rather than after start-to-close.
+ */
+function claudeOptions(): ActivityOptions {
+  return {
+    taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  };
+}
 const LIST_TOOLS_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
@@ -167,7 +177,7 @@ class Turn {
       const summary = `Claude · step ${this.step}`;
       let reply: ClaudeCallOutput;
       try {
-        reply = await activities(CLAUDE_OPTIONS, summary).claude({
+        reply = await activities(claudeOptions(), summary).claude({
           model: this.model,
           ...(this.system() !== undefined ? { system: this.system() } : {}),
           messages: this.messages,
@@ -432,7 +442,7 @@ async function finish(turn: Turn, stopReason: TurnStopReason): Promise<ChatTurnR
   if (input.format && stopReason !== 'refusal') {
     turn.setPhase('formatting');
     const system = joinSystem(input.system, turn.unavailable.length ? unavailableServersNote(turn.unavailable) : undefined);
-    const formatted = await activities(CLAUDE_OPTIONS, 'format response').formatResponse({
+    const formatted = await activities(claudeOptions(), 'format response').formatResponse({
       model: turn.model,
       ...(system !== undefined ? { system } : {}),
       messages: turn.messages,

@@ -4,7 +4,13 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { packageRoot } from '../temporal/project-paths';
 import { CliError } from './cli-error';
+import { batchCommand } from './commands/batch';
+import { demoCommand } from './commands/demo';
+import { runCommand } from './commands/run';
 import { serverCommand } from './commands/server';
+import { showCommand } from './commands/show';
+import { stubModelCommand } from './commands/stub-model';
+import { workerCommand } from './commands/worker';
 
 function version(): string {
   const pkg = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
@@ -16,6 +22,12 @@ export function buildProgram(): Command {
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
     .version(version());
   program.addCommand(serverCommand());
+  program.addCommand(workerCommand());
+  program.addCommand(runCommand());
+  program.addCommand(showCommand());
+  program.addCommand(batchCommand());
+  program.addCommand(demoCommand());
+  program.addCommand(stubModelCommand());
   return program;
 }
 

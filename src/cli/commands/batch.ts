@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { SingleBar, Presets } from 'cli-progress';
+import { connectClient, loadConnectConfig } from '../../temporal/connection';
+import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
+import { parseBatchLines } from '../../core/batch';
+import { taskQueueFromEnv } from '../../worker/task-queues';
+import { CliError, parsePositiveInt } from '../cli-error';
+import { batchSummary, resultLine, type ResultLine } from '../batch-results';
+
+interface BatchOptions {
+  concurrency: string;
+  out?: string;
+  name?: string;
+  model?: string;
+  taskQueue?: string;
+  address?: string;
+  namespace?: string;
+}
+
+function readResults(file: string): ResultLine[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as ResultLine];
+      } catch {
+        return []; // a line cut short by a crash is fetched again
+      }
+    });
+}
+
+export function batchCommand(): Command {
+  return new Command('batch')
+    .description('run every query of a JSONL file as a durable batch; safe to run again after any crash')
+    .argument('<file>', 'JSONL: one {"id"?, "question", ...overrides} per line')
+    .option('--concurrency <n>', 'turns running at once', '10')
+    .option('--out <file>', 'results JSONL (default <file>.results.jsonl)')
+    .option('--name <name>', 'batch name (default: the file name); child workflow ids are <name>-<id or line>')
+    .option('--model <model>', 'model for lines that name none')
+    .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
+    .option('--address <host:port>', 'Temporal address')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .action(async (file: string, opts: BatchOptions) => {
+      const concurrency = parsePositiveInt(opts.concurrency, '--concurrency');
+      let text: string;
+      try {
+        text = fs.readFileSync(file, 'utf8');
+      } catch (err) {
+        throw new CliError(`cannot read ${file}: ${(err as Error).message}`, 2);
+      }
+      const name = opts.name ?? path.basename(file).replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9._-]/g, '-');
+      if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new CliError(`--name must be 1-100 characters of A-Z a-z 0-9 . _ -, got "${name}"`, 2);
+      const { items, problems } = parseBatchLines(text);
+      for (const p of problems) console.error(`${file}:${p.line}: ${p.message} (skipped)`);
+      if (opts.model) for (const item of items) item.input.model ??= opts.model;
+      if (!items.length) throw new CliError(`${file}: no valid query lines`, 2);
+
+      const out = opts.out ?? `${file.replace(/\.jsonl?$/, '')}.results.jsonl`;
+      const earlier = readResults(out);
+      const known = new Set(items.map((i) => i.id));
+      const reported = new Set(earlier.filter((l) => known.has(l.id)).map((l) => l.id));
+      // Rewrite the file with whole lines only, so a line cut short by a crash does not linger.
+      fs.writeFileSync(out, earlier.filter((l) => known.has(l.id)).map((l) => JSON.stringify(l) + '\n').join(''));
+      const lines: ResultLine[] = earlier.filter((l) => known.has(l.id));
+
+      const overrides = { address: opts.address, namespace: opts.namespace };
+      const address = loadConnectConfig(overrides).connectionOptions.address;
+      let client;
+      try {
+        client = await connectClient(overrides);
+      } catch (err) {
+        throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message}`);
+      }
+      const tty = process.stderr.isTTY;
+      const bar = tty
+        ? new SingleBar(
+            { format: 'batch {bar} {value}/{total} · {failed} failed · {running} running · {rate}/s · ETA {eta_formatted}', hideCursor: true },
+            Presets.shades_classic,
+          )
+        : undefined;
+      const started = Date.now();
+      bar?.start(items.length, reported.size, { failed: 0, running: 0, rate: '0.0' });
+      if (!tty) console.error(`batch ${name}: ${items.length} queries (${reported.size} already in ${out}), concurrency ${concurrency}`);
+      try {
+        await runBatch(client, {
+          name,
+          items,
+          concurrency,
+          taskQueue: taskQueueFromEnv(opts.taskQueue),
+          alreadyReported: reported,
+          onResult: (o: BatchItemOutcome) => {
+            const line = resultLine(o);
+            lines.push(line);
+            fs.appendFileSync(out, JSON.stringify(line) + '\n');
+          },
+          onProgress: (p) => {
+            const failed = lines.filter((l) => l.status === 'failed').length;
+            const rate = (lines.length - reported.size) / Math.max(0.001, (Date.now() - started) / 1000);
+            bar?.update(lines.length, { failed, running: p.running.length, rate: rate.toFixed(1) });
+          },
+        });
+      } finally {
+        bar?.stop();
+        await client.connection.close();
+      }
+      console.log(batchSummary(lines, out));
+    });
+}

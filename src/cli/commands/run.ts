@@ -1,0 +1,116 @@
+import { Command } from 'commander';
+import { WorkflowFailedError } from '@temporalio/client';
+import { connectClient, loadConnectConfig } from '../../temporal/connection';
+import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../client/chat-turn-client';
+import { workflowUrl } from '../../client/ui-link';
+import { ChatTurnInputError, type ChatTurnInput } from '../../core/turn-input';
+import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
+import { taskQueueFromEnv } from '../../worker/task-queues';
+import { CliError, parsePositiveInt } from '../cli-error';
+import { renderResult, toolCallLine } from '../render';
+import { describeFailure } from '../../client/describe-failure';
+
+interface RunOptions {
+  server?: string[];
+  maxSteps?: string;
+  model?: string;
+  id?: string;
+  wait: boolean;
+  json?: boolean;
+  format: boolean;
+  system?: string;
+  taskQueue?: string;
+  address?: string;
+  namespace?: string;
+}
+
+/** Prints each step and tool call as it happens, by polling the turn's progress query. */
+async function followProgress(handle: ChatTurnHandle, done: () => boolean): Promise<void> {
+  const printed = new Set<string>();
+  let lastPhase = '';
+  while (!done()) {
+    let p: TurnProgress | undefined;
+    try {
+      p = await getTurnProgress(handle);
+    } catch {
+      // The first workflow task may not have run yet.
+    }
+    if (p) {
+      const phase = `${p.phase}:${p.step}`;
+      if (phase !== lastPhase && p.phase !== 'done') {
+        lastPhase = phase;
+        process.stderr.write(p.phase === 'thinking' ? `Claude · step ${p.step}\n` : p.phase === 'formatting' ? 'formatting the answer\n' : '');
+      }
+      for (const c of p.toolCalls) {
+        if (c.status === 'running' || printed.has(c.id)) continue;
+        printed.add(c.id);
+        process.stderr.write(`${toolCallLine(c)}\n`);
+      }
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+export function runCommand(): Command {
+  return new Command('run')
+    .description('run one chat turn and print its answer')
+    .argument('<question>', 'the question')
+    .option('--server <name...>', 'MCP servers to use (default: all the worker has)')
+    .option('--max-steps <n>', 'Claude calls in the tool loop')
+    .option('--model <model>', 'Claude model')
+    .option('--system <prompt>', 'system prompt')
+    .option('--no-format', 'skip the response formatter')
+    .option('--id <workflowId>', 'workflow id (default turn-<time-sortable id>)')
+    .option('--no-wait', 'print the workflow id and return at once')
+    .option('--json', 'print only the result object as JSON')
+    .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
+    .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .action(async (question: string, opts: RunOptions) => {
+      const input: ChatTurnInput = { question, format: opts.format };
+      if (opts.server) input.servers = opts.server;
+      if (opts.maxSteps) input.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
+      if (opts.model) input.model = opts.model;
+      if (opts.system) input.system = opts.system;
+      const overrides = { address: opts.address, namespace: opts.namespace };
+      const { connectionOptions, namespace } = loadConnectConfig(overrides);
+      let client;
+      try {
+        client = await connectClient(overrides);
+      } catch (err) {
+        throw new CliError(`cannot reach Temporal at ${connectionOptions.address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
+      }
+      try {
+        let handle: ChatTurnHandle;
+        try {
+          handle = await startChatTurn(client, input, {
+            taskQueue: taskQueueFromEnv(opts.taskQueue),
+            ...(opts.id ? { workflowId: opts.id } : {}),
+          });
+        } catch (err) {
+          if (err instanceof ChatTurnInputError) throw new CliError(err.message, 2);
+          throw err;
+        }
+        const link = workflowUrl(connectionOptions.address ?? '', namespace, handle.workflowId);
+        if (!opts.wait) {
+          console.log(opts.json ? JSON.stringify({ workflowId: handle.workflowId, url: link }) : `started ${handle.workflowId}\n${link}`);
+          return;
+        }
+        let finished = false;
+        const follow = !opts.json && process.stderr.isTTY ? followProgress(handle, () => finished) : Promise.resolve();
+        let result: ChatTurnResult;
+        try {
+          result = await handle.result();
+        } catch (err) {
+          if (err instanceof WorkflowFailedError) throw new CliError(`turn ${handle.workflowId} failed: ${describeFailure(err)}`);
+          throw err;
+        } finally {
+          finished = true;
+          await follow;
+        }
+        console.log(opts.json ? JSON.stringify(result, null, 2) : renderResult(result, link));
+      } finally {
+        await client.connection.close();
+      }
+    });
+}

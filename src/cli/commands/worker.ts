@@ -1,0 +1,68 @@
+import { Command } from 'commander';
+import { connectWorker, loadConnectConfig } from '../../temporal/connection';
+import { createClaudeClient, ClaudeClientConfigError } from '../../claude/client';
+import { McpPool } from '../../mcp';
+import { createTurnWorkers } from '../../worker/turn-worker';
+import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
+import { taskQueueFromEnv, claudeTaskQueue } from '../../worker/task-queues';
+import { CliError } from '../cli-error';
+
+export function workerCommand(): Command {
+  return new Command('worker')
+    .description('run an mcp-turns worker (turn workflows, MCP calls, Claude calls)')
+    .option('--config <file>', 'config file (JSON or YAML; default MCP_TURNS_CONFIG)')
+    .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
+    .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .action(async (opts: { config?: string; taskQueue?: string; address?: string; namespace?: string }) => {
+      let config;
+      try {
+        config = loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG);
+      } catch (err) {
+        if (err instanceof WorkerConfigError) throw new CliError(err.message, 2, err.problems);
+        throw err;
+      }
+      let claudeClient;
+      try {
+        claudeClient = createClaudeClient();
+      } catch (err) {
+        if (err instanceof ClaudeClientConfigError) throw new CliError(err.message, 2);
+        throw err;
+      }
+      const taskQueue = taskQueueFromEnv(opts.taskQueue);
+      const overrides = { address: opts.address, namespace: opts.namespace };
+      const address = loadConnectConfig(overrides).connectionOptions.address;
+      let conn;
+      try {
+        conn = await connectWorker(overrides);
+      } catch (err) {
+        throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
+      }
+      const pool = new McpPool(config.mcp.servers);
+      const workers = await createTurnWorkers({
+        connection: conn.connection,
+        namespace: conn.namespace,
+        taskQueue,
+        pool,
+        claudeClient,
+        claudeConfig: config.claude,
+      });
+      const stop = (signal: string): void => {
+        console.error(`${signal}: shutting the worker down (in-flight activities finish or are retried elsewhere)`);
+        workers.shutdown();
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      console.log(
+        `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
+          `MCP servers: ${config.mcp.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source})`,
+      );
+      try {
+        await workers.run();
+      } finally {
+        await pool.close();
+        await conn.connection.close();
+      }
+      console.log('worker stopped');
+    });
+}

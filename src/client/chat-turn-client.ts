@@ -1,0 +1,87 @@
+/**
+ * Starting and reading chat turns from code. Plain-JS friendly: every function takes a Temporal
+ * `Client` and plain objects.
+ */
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { chatTurn } from '../../workflows/chat-turn';
+import { parseChatTurnInput, DEFAULT_MODEL, type ChatTurnInput } from '../core/turn-input';
+import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
+import { SA_BATCH, SA_MODEL, SA_STATUS } from '../core/search-attributes';
+import { DEFAULT_TASK_QUEUE } from '../worker/task-queues';
+import { newTurnId } from './turn-id';
+
+export type ChatTurnHandle = WorkflowHandle<typeof chatTurn>;
+
+export interface StartChatTurnOptions {
+  /** Workflow id; default `turn-<time-sortable id>`. Starting an id that is already running fails. */
+  workflowId?: string;
+  /** @default "mcp-turns" */
+  taskQueue?: string;
+  /** Batch name, set as the `McpTurnsBatch` search attribute. */
+  batch?: string;
+}
+
+/** Shortens text to one line of at most `max` characters, for UI summaries. */
+export function oneLine(text: string, max = 120): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function staticDetails(input: ReturnType<typeof parseChatTurnInput>): string {
+  const lines = [
+    `**model** ${input.model ?? DEFAULT_MODEL}`,
+    `**servers** ${input.servers?.join(', ') ?? 'all configured'}`,
+    `**loop** ${input.loopPolicy}, max ${input.maxSteps} steps` +
+      (input.maxToolCalls ? `, max ${input.maxToolCalls} tool calls` : '') +
+      (input.maxTokens ? `, max ${input.maxTokens} tokens` : ''),
+    `**formatter** ${input.format ? 'on' : 'off'}`,
+  ];
+  if (input.tools?.allow) lines.push(`**allow** ${input.tools.allow.join(', ')}`);
+  if (input.tools?.deny) lines.push(`**deny** ${input.tools.deny.join(', ')}`);
+  if (input.history?.length) lines.push(`**history** ${input.history.length} prior messages`);
+  return lines.join('\n');
+}
+
+/**
+ * Starts one chat turn. The input is validated first: a bad field throws `ChatTurnInputError`
+ * naming it, before anything is started.
+ */
+export async function startChatTurn(
+  client: Client,
+  input: ChatTurnInput,
+  options: StartChatTurnOptions = {},
+): Promise<ChatTurnHandle> {
+  const params = parseChatTurnInput(input);
+  return client.workflow.start<typeof chatTurn>('chatTurn', {
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    workflowId: options.workflowId ?? newTurnId(),
+    args: [input],
+    staticSummary: oneLine(params.question),
+    staticDetails: staticDetails(params),
+    typedSearchAttributes: [
+      { key: SA_STATUS, value: 'running' },
+      { key: SA_MODEL, value: params.model ?? DEFAULT_MODEL },
+      ...(options.batch ? [{ key: SA_BATCH, value: options.batch }] : []),
+    ],
+  });
+}
+
+/** Starts a turn and waits for its result. */
+export async function executeChatTurn(
+  client: Client,
+  input: ChatTurnInput,
+  options: StartChatTurnOptions = {},
+): Promise<ChatTurnResult> {
+  const handle = await startChatTurn(client, input, options);
+  return handle.result();
+}
+
+/** Live progress of a running (or finished) turn: phase, step, tool calls so far, usage so far. */
+export async function getTurnProgress(handle: WorkflowHandle): Promise<TurnProgress> {
+  return handle.query<TurnProgress>('progress');
+}
+
+/** Cancels a turn; activities in flight are cancelled through their heartbeats. */
+export async function cancelTurn(handle: WorkflowHandle): Promise<void> {
+  await handle.cancel();
+}

@@ -1,0 +1,29 @@
+/**
+ * mcp-turns' public API for code: start and read durable chat turns and batches. Everything takes a
+ * Temporal `Client` (see `connectClient`), so it works against the dev server and real clusters.
+ */
+export {
+  startChatTurn,
+  executeChatTurn,
+  getTurnProgress,
+  cancelTurn,
+  type ChatTurnHandle,
+  type StartChatTurnOptions,
+} from './client/chat-turn-client';
+export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome } from './client/batch-client';
+export { getTurnTranscript, type TurnTranscript } from './client/turn-transcript';
+export { newTurnId } from './client/turn-id';
+export { workflowUrl } from './client/ui-link';
+export { connectClient, loadConnectConfig, type ConnectOverrides } from './temporal/connection';
+export {
+  ChatTurnInputSchema,
+  ChatTurnInputError,
+  parseChatTurnInput,
+  type ChatTurnInput,
+  type ChatTurnParams,
+} from './core/turn-input';
+export type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } from './core/turn-result';
+export type { TurnResponse, Artifact } from './core/response';
+export type { TokenUsage } from './core/usage';
+export { parseBatchLines, type BatchItem, type BatchProgress } from './core/batch';
+export { SEARCH_ATTRIBUTES } from './core/search-attributes';

@@ -1,0 +1,67 @@
+/**
+ * Assembles an mcp-turns worker process: one Temporal worker for turn workflows and MCP calls, one
+ * for Claude calls (its own queue, its own concurrency and rate caps), sharing one MCP pool and one
+ * Anthropic client.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { makeClaudeActivities } from '../../activities/claude';
+import { makeMcpActivities } from '../../activities/mcp';
+import type { ClaudeConfig } from '../claude/config';
+import type { McpPool } from '../mcp/pool';
+import { claudeTaskQueue } from './task-queues';
+import { workflowsPath } from './workflows-path';
+
+export interface TurnWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue: string;
+  pool: McpPool;
+  claudeClient: Anthropic;
+  claudeConfig: ClaudeConfig;
+  /** Pre-built workflow bundle (tests share one); default: bundle `workflows/` at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Extra options for the turn worker (e.g. concurrency in benchmarks). */
+  turnWorkerOptions?: Partial<WorkerOptions>;
+}
+
+export interface TurnWorkers {
+  turnWorker: Worker;
+  claudeWorker: Worker;
+  /** Runs both until shutdown; rejects if either fails. */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWorkers> {
+  const namespace = opts.namespace ?? 'default';
+  const workflowSource = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() };
+  const turnWorker = await Worker.create({
+    connection: opts.connection,
+    namespace,
+    taskQueue: opts.taskQueue,
+    ...workflowSource,
+    activities: makeMcpActivities(opts.pool),
+    ...opts.turnWorkerOptions,
+  });
+  const claudeWorker = await Worker.create({
+    connection: opts.connection,
+    namespace,
+    taskQueue: claudeTaskQueue(opts.taskQueue),
+    activities: makeClaudeActivities({ client: opts.claudeClient, config: opts.claudeConfig }),
+    maxConcurrentActivityTaskExecutions: opts.claudeConfig.maxConcurrentCalls,
+    ...(opts.claudeConfig.rateLimitPerSecond !== undefined
+      ? { maxTaskQueueActivitiesPerSecond: opts.claudeConfig.rateLimitPerSecond }
+      : {}),
+  });
+  return {
+    turnWorker,
+    claudeWorker,
+    async run() {
+      await Promise.all([turnWorker.run(), claudeWorker.run()]);
+    },
+    shutdown() {
+      for (const w of [turnWorker, claudeWorker]) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+/**
+ * Recorded histories of real turns (recorded by test/workflow tests with MCP_TURNS_RECORD=1) must
+ * replay against today's workflow code; an incompatible change must be caught.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Worker, DefaultLogger, Runtime } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { workflowsPath } from '../../src/worker/workflows-path';
+
+jest.setTimeout(120_000);
+
+const dir = path.join(__dirname, 'histories');
+const files = fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+function load(file: string): { workflowId: string; history: ReturnType<typeof historyFromJSON> } {
+  return { workflowId: path.basename(file, '.json'), history: historyFromJSON(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))) };
+}
+
+beforeAll(() => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // installed already
+  }
+});
+
+describe('replay of recorded chat turns', () => {
+  it('has recorded histories to replay', () => {
+    expect(files.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('replays every recorded history against the current workflow code', async () => {
+    const results = [];
+    for await (const r of Worker.runReplayHistories({ workflowsPath: workflowsPath() }, files.map(load))) results.push(r);
+    expect(results.map((r) => ({ id: r.workflowId, error: r.error?.message }))).toEqual(files.map((f) => ({ id: path.basename(f, '.json'), error: undefined })));
+  });
+
+  it('fails replay when the workflow changes incompatibly', async () => {
+    const [first] = files;
+    const { history } = load(first!);
+    await expect(
+      Worker.runReplayHistory({ workflowsPath: require.resolve('./incompatible-workflows') }, history),
+    ).rejects.toBeInstanceOf(DeterminismViolationError);
+  });
+});

@@ -1,0 +1,15 @@
+/** Real MCP servers from npm (and our counting fixture), spawned with node and a resolved path. */
+import path from 'node:path';
+
+export const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+export const COUNTING = path.join(__dirname, 'counting-mcp-server.js');
+
+/** `mcp_servers` entry for server-everything over stdio. */
+export function everythingStdio(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], ...extra };
+}
+
+/** `mcp_servers` entry for the counting fixture; every call appends a line to countFile. */
+export function countingStdio(countFile: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'stdio', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: countFile }, ...extra };
+}

@@ -1,0 +1,78 @@
+/**
+ * Everything a chat-turn test needs, real on every edge but Claude's network: the shared dev server,
+ * an MCP pool over real servers, the scripted stub behind the real Anthropic SDK, and the two
+ * workers (turns + MCP, Claude) exactly as `mcp-turns worker` assembles them.
+ */
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import type { temporal } from '@temporalio/proto';
+import { startStubModel, type Scenario, type StubModel } from '../../src/stub';
+import { McpPool, parseConfig } from '../../src/mcp';
+import { createClaudeClient } from '../../src/claude/client';
+import { resolveClaudeConfig, type ClaudeConfigInput } from '../../src/claude/config';
+import { createTurnWorkers, type TurnWorkers } from '../../src/worker/turn-worker';
+import { executeChatTurn, startChatTurn } from '../../src/client/chat-turn-client';
+import type { ChatTurnInput } from '../../src/core/turn-input';
+import type { ChatTurnResult } from '../../src/core/turn-result';
+import { quietRuntime, testClient, uniqueQueue } from './temporal';
+import { NativeConnection as NC } from '@temporalio/worker';
+
+/** Looks like a key, is not one; the secret-scan test searches histories for it. */
+export const TEST_API_KEY = 'test-anthropic-key-4f2b9d-never-in-history';
+
+export interface TurnHarness {
+  stub: StubModel;
+  pool: McpPool;
+  client: Client;
+  taskQueue: string;
+  run(input: ChatTurnInput, workflowId?: string): Promise<ChatTurnResult>;
+  runWithHistory(input: ChatTurnInput, workflowId: string): Promise<{ result: ChatTurnResult; history: temporal.api.history.v1.IHistory }>;
+  close(): Promise<void>;
+}
+
+export async function startTurnHarness(opts: {
+  scenarios: Record<string, Scenario>;
+  servers: Record<string, unknown>;
+  claude?: ClaudeConfigInput;
+  env?: NodeJS.ProcessEnv;
+}): Promise<TurnHarness> {
+  quietRuntime();
+  const stub = await startStubModel({ scenarios: opts.scenarios });
+  const config = parseConfig(JSON.stringify({ mcp_servers: opts.servers }), 'json', { ...process.env, ...opts.env }, 'test config');
+  const pool = new McpPool(config.servers);
+  const claudeClient = createClaudeClient({ apiKey: TEST_API_KEY, baseURL: stub.url });
+  const taskQueue = uniqueQueue('turns');
+  const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
+  const connection: NativeConnection = await NC.connect({ address });
+  const workers: TurnWorkers = await createTurnWorkers({
+    connection,
+    taskQueue,
+    pool,
+    claudeClient,
+    claudeConfig: resolveClaudeConfig(opts.claude ?? {}),
+    workflowBundle: { codePath: process.env.MCP_TURNS_TEST_BUNDLE! },
+  });
+  const running = workers.run();
+  const client = await testClient();
+  return {
+    stub,
+    pool,
+    client,
+    taskQueue,
+    run: (input, workflowId) => executeChatTurn(client, input, { taskQueue, ...(workflowId ? { workflowId } : {}) }),
+    async runWithHistory(input, workflowId) {
+      const handle = await startChatTurn(client, input, { taskQueue, workflowId: `${workflowId}-${Date.now()}` });
+      const result = await handle.result();
+      const history = await handle.fetchHistory();
+      return { result, history };
+    },
+    async close() {
+      workers.shutdown();
+      await running;
+      await connection.close();
+      await client.connection.close();
+      await pool.close();
+      await stub.close();
+    },
+  };
+}

@@ -1,0 +1,208 @@
+/**
+ * The chat turn end to end: a real Temporal dev server, real server-everything over stdio, and the
+ * real Anthropic SDK over HTTP to the scripted stub (which validates every request like the API).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Scenario } from '../../src/stub';
+import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
+import { everythingStdio } from '../support/mcp-servers';
+
+jest.setTimeout(120_000);
+
+const text = (t: string) => ({ type: 'text' as const, text: t });
+const use = (name: string, input: Record<string, unknown>) => ({ type: 'tool_use' as const, name, input });
+const answer = (content: string) => ({ conversation: [{ type: 'text', content }] });
+
+const scenarios: Record<string, Scenario> = {
+  'two-round': {
+    steps: [
+      { content: [text('Let me echo first.'), use('everything__echo', { message: 'alpha' })] },
+      { content: [text('Now the sum.'), use('everything__get-sum', { a: 2, b: 3 })] },
+      { content: [text('Both done: {{toolResults}}')] },
+    ],
+    formatter: answer('Results: {{toolResults}}'),
+  },
+  parallel: {
+    steps: [
+      { content: [use('everything__echo', { message: 'one' }), use('everything__get-sum', { a: 40, b: 2 })] },
+      { content: [text('Parallel results: {{toolResults}}')] },
+    ],
+    formatter: answer('{{toolResults}}'),
+  },
+  failures: {
+    steps: [
+      {
+        content: [
+          use('everything__gzip-file-as-resource', { name: 'x.gz', data: 'https://example.com/not-allowed' }),
+          use('nowhere__missing', { q: 1 }),
+          use('everything__echo', { message: 42 }),
+        ],
+      },
+      { content: [text('Errors seen: {{toolResults}}')] },
+    ],
+    formatter: answer('{{toolResults}}'),
+  },
+  'max-steps': {
+    steps: [0, 1, 2, 3, 4].map((i) => ({ content: [use('everything__echo', { message: `m${i}` })] })),
+    formatter: answer('stopped early'),
+  },
+  repeat: {
+    steps: [
+      { content: [use('everything__echo', { message: 'same' })] },
+      { content: [use('everything__echo', { message: 'same' })] },
+      { content: [text('should not be reached')] },
+    ],
+    formatter: answer('{{toolResults}}'),
+  },
+  'formatter-repair': {
+    steps: [{ content: [text('plain answer')] }],
+    formatter: [{ conversation: 'not an array' }, answer('repaired answer')],
+  },
+  'formatter-fallback': {
+    steps: [{ content: [text('the last text Claude said')] }],
+    formatter: [{ conversation: 'bad' }, { thinking: 'still bad' }],
+  },
+  'forced-refusal': {
+    steps: [{ content: [text('answer before formatting')] }],
+    formatter: answer('formatted without forcing'),
+    formatterRefusesForcedTool: true,
+  },
+  gather: {
+    steps: [
+      { content: [text('NEED MORE DATA: I also need a sum.'), use('everything__echo', { message: 'g1' })] },
+      { content: [text('That is all I need.'), use('everything__get-sum', { a: 1, b: 1 })] },
+      { content: [use('everything__echo', { message: 'never' })] },
+    ],
+    formatter: answer('gathered: {{toolResults}}'),
+  },
+};
+
+let h: TurnHarness;
+
+beforeAll(async () => {
+  h = await startTurnHarness({ scenarios, servers: { everything: everythingStdio() } });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+function requestsFor(model: string) {
+  return h.stub.requests.filter((r) => r.scenario === model);
+}
+
+it('runs a two-round turn whose answer holds both tools’ outputs', async () => {
+  const result = await h.run({ question: 'echo alpha, then add 2 and 3', model: 'two-round' });
+  expect(result.stopReason).toBe('completed');
+  expect(result.steps).toBe(3);
+  expect(result.toolCalls.map((c) => [c.server, c.tool, c.isError])).toEqual([
+    ['everything', 'echo', false],
+    ['everything', 'get-sum', false],
+  ]);
+  expect(result.response.conversation).toContain('Echo: alpha');
+  expect(result.response.conversation).toMatch(/sum of 2 and 3 is 5/i);
+  expect(result.formatMode).toBe('forced');
+  // The transcript handed to the next turn: question, 3 assistant replies, 2 tool_result messages.
+  expect(result.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+  // Usage is the exact sum of what the stub reported for every answered request.
+  const reported = requestsFor('two-round').filter((r) => r.status === 200);
+  expect(reported).toHaveLength(4);
+  const sum = (k: 'input_tokens' | 'output_tokens') => reported.reduce((n, r) => n + (r.usage?.[k] ?? 0), 0);
+  expect(result.usage.inputTokens).toBe(sum('input_tokens'));
+  expect(result.usage.outputTokens).toBe(sum('output_tokens'));
+});
+
+it('runs parallel tool calls of one step and answers them in one user message, in order', async () => {
+  const result = await h.run({ question: 'both at once', model: 'parallel' });
+  expect(result.toolCalls).toHaveLength(2);
+  expect(result.toolCalls.every((c) => c.step === 1)).toBe(true);
+  const second = requestsFor('parallel').find((r) => r.kind === 'step' && r.step === 1)!;
+  const results = second.body.messages[2].content;
+  expect(results.map((b: { type: string }) => b.type)).toEqual(['tool_result', 'tool_result']);
+  expect(results.map((b: { tool_use_id: string }) => b.tool_use_id)).toEqual(
+    second.body.messages[1].content.map((b: { id: string }) => b.id),
+  );
+  expect(result.response.conversation).toContain('Echo: one');
+  expect(result.response.conversation).toMatch(/42/);
+});
+
+it('turns a failing tool, an unknown tool and bad arguments into is_error results Claude sees', async () => {
+  const result = await h.run({ question: 'break things', model: 'failures' });
+  expect(result.stopReason).toBe('completed');
+  expect(result.toolCalls.map((c) => c.isError)).toEqual([true, true, true]);
+  const [gzip, unknown, badArgs] = result.toolCalls;
+  expect(gzip!.error).toMatch(/not in the allowed domains/);
+  expect(unknown!.server).toBeUndefined();
+  expect(unknown!.error).toMatch(/Unknown tool "nowhere__missing"/);
+  expect(badArgs!.error).toMatch(/Invalid arguments/);
+  const second = requestsFor('failures').find((r) => r.kind === 'step' && r.step === 1)!;
+  const blocks = second.body.messages[2].content as Array<{ is_error?: boolean }>;
+  expect(blocks.map((b) => b.is_error)).toEqual([true, true, true]);
+  expect(result.response.conversation).toMatch(/Unknown tool/);
+});
+
+it('stops at the max-steps budget between whole steps', async () => {
+  const result = await h.run({ question: 'loop', model: 'max-steps', maxSteps: 2 });
+  expect(result.stopReason).toBe('max_steps');
+  expect(result.steps).toBe(2);
+  expect(result.toolCalls.map((c) => (c.input as { message: string }).message)).toEqual(['m0', 'm1']);
+  // The transcript ends with the results of the last step: no tool_use is left unanswered.
+  const last = result.messages[result.messages.length - 2]!;
+  expect(last.role).toBe('user');
+  expect(result.response.conversation).toBe('stopped early');
+});
+
+it('answers a repeated call from the earlier result and stops with repeated_call', async () => {
+  const result = await h.run({ question: 'same twice', model: 'repeat' });
+  expect(result.stopReason).toBe('repeated_call');
+  expect(result.toolCalls.map((c) => !!c.repeated)).toEqual([false, true]);
+  expect(result.toolCalls[1]!.attempts).toBe(0);
+  expect(result.response.conversation).toContain('Echo: same');
+  expect(requestsFor('repeat').filter((r) => r.kind === 'step')).toHaveLength(2);
+});
+
+it('repairs a malformed formatter answer once', async () => {
+  const result = await h.run({ question: 'format me', model: 'formatter-repair' });
+  expect(result.formatMode).toBe('repaired');
+  expect(result.response.conversation).toBe('repaired answer');
+  expect(requestsFor('formatter-repair').filter((r) => r.kind === 'formatter')).toHaveLength(2);
+});
+
+it('falls back to the last text when the repair fails too', async () => {
+  const result = await h.run({ question: 'format me badly', model: 'formatter-fallback' });
+  expect(result.formatMode).toBe('fallback');
+  expect(result.response.conversation).toBe('the last text Claude said');
+});
+
+it('falls back to tool_choice auto when forced tool use is refused', async () => {
+  const result = await h.run({ question: 'no forcing', model: 'forced-refusal' });
+  expect(result.formatMode).toBe('auto');
+  expect(result.response.conversation).toBe('formatted without forcing');
+});
+
+it('gather-then-format continues only while Claude says NEED MORE DATA', async () => {
+  const result = await h.run({ question: 'gather', model: 'gather', loopPolicy: 'gather-then-format' });
+  expect(result.stopReason).toBe('completed');
+  expect(result.steps).toBe(2);
+  expect(result.toolCalls.map((c) => c.tool)).toEqual(['echo', 'get-sum']);
+  const first = requestsFor('gather').find((r) => r.kind === 'step' && r.step === 0)!;
+  expect(JSON.stringify(first.body.system)).toContain('NEED MORE DATA:');
+  expect(result.response.conversation).toContain('Echo: g1');
+});
+
+it('format: false answers with Claude’s last text and makes no formatter call', async () => {
+  const before = requestsFor('two-round').length;
+  const result = await h.run({ question: 'no formatter please', model: 'two-round', format: false });
+  expect(result.formatMode).toBeUndefined();
+  expect(result.response.conversation).toMatch(/^Both done: /);
+  expect(requestsFor('two-round').slice(before).filter((r) => r.kind === 'formatter')).toHaveLength(0);
+});
+
+it('records a multi-step history for the replay tests', async () => {
+  const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3', model: 'two-round' }, 'replay-two-round');
+  expect(result.steps).toBe(3);
+  if (process.env.MCP_TURNS_RECORD) {
+    fs.writeFileSync(path.join(__dirname, '..', 'replay', 'histories', 'two-round.json'), JSON.stringify(history, null, 1));
+  }
+  expect(history.events?.length).toBeGreaterThan(20);
+});

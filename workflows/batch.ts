@@ -1,0 +1,128 @@
+/**
+ * A batch of chat turns: child `chatTurn` workflows in a sliding window of bounded concurrency.
+ * Child ids are `<batch>-<item id>`, so a batch run again never runs a finished query twice: Temporal
+ * refuses a second start of a completed id (failed ones may run again). Large batches
+ * continue-as-new, after draining the window, so no run's history grows without bound.
+ */
+import {
+  ApplicationFailure,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  condition,
+  continueAsNew,
+  defineQuery,
+  log,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  isCancellation,
+  workflowInfo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { ChatTurnInput } from '../src/core/turn-input';
+import { SA_BATCH, SA_STATUS } from '../src/core/search-attributes';
+import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
+import type { chatTurn } from './chat-turn';
+
+export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
+
+/** Children started per run before continuing as new (each child's result lands in this history). */
+const CHILDREN_PER_RUN = 250;
+
+function summary(question: string): string {
+  const flat = question.replace(/\s+/g, ' ').trim();
+  return flat.length <= 120 ? flat : `${flat.slice(0, 119)}…`;
+}
+
+export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
+  if (!input.name || !/^[A-Za-z0-9._-]{1,100}$/.test(input.name)) {
+    throw ApplicationFailure.nonRetryable(`batch name must match [A-Za-z0-9._-]{1,100}, got "${input.name}"`, 'InvalidBatchInput');
+  }
+  if (!Number.isInteger(input.concurrency) || input.concurrency < 1) {
+    throw ApplicationFailure.nonRetryable(`concurrency must be a positive integer, got ${input.concurrency}`, 'InvalidBatchInput');
+  }
+  const taskQueue = input.taskQueue ?? workflowInfo().taskQueue;
+  const progress: BatchProgress = {
+    name: input.name,
+    total: input.total,
+    nextIndex: input.nextIndex,
+    completed: input.completed,
+    failed: input.failed,
+    skipped: input.skipped,
+    running: [],
+  };
+  setHandler(batchProgressQuery, () => progress);
+  upsertSearchAttributes([
+    { key: SA_BATCH, value: input.name },
+    { key: SA_STATUS, value: 'running' },
+  ]);
+  const report = (): void =>
+    setCurrentDetails(
+      `**batch ${input.name}** · ${progress.completed} done, ${progress.failed} failed, ${progress.skipped} skipped, ` +
+        `${progress.running.length} running of ${progress.total}`,
+    );
+
+  let startedThisRun = 0;
+  const runOne = async (index: number, item: { id: string; input: ChatTurnInput }): Promise<void> => {
+    const workflowId = batchChildId(input.name, item.id);
+    progress.running.push(item.id);
+    try {
+      const handle = await startChild<typeof chatTurn>('chatTurn', {
+        workflowId,
+        taskQueue,
+        args: [item.input],
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        staticSummary: summary(item.input.question),
+        staticDetails: `batch **${input.name}**, item ${item.id} (#${index + 1})`,
+        typedSearchAttributes: [{ key: SA_BATCH, value: input.name }],
+      });
+      await handle.result();
+      progress.completed++;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        // Finished (or still running) from an earlier run of this batch: not run again.
+        progress.skipped++;
+      } else if (isCancellation(err)) {
+        throw err;
+      } else {
+        progress.failed++;
+        log.warn('batch item failed', { item: item.id, workflowId, error: (err as Error).message });
+      }
+    } finally {
+      progress.running.splice(progress.running.indexOf(item.id), 1);
+      report();
+    }
+  };
+
+  const pending: Array<Promise<void>> = [];
+  while (progress.nextIndex < input.total) {
+    if (startedThisRun >= CHILDREN_PER_RUN || workflowInfo().continueAsNewSuggested) break;
+    await condition(() => progress.running.length < input.concurrency);
+    const index = progress.nextIndex;
+    const item = input.items[index - input.itemsOffset];
+    if (!item) throw ApplicationFailure.nonRetryable(`batch item #${index} is missing`, 'InvalidBatchInput');
+    progress.nextIndex++;
+    startedThisRun++;
+    pending.push(runOne(index, item));
+    report();
+  }
+  await Promise.all(pending);
+
+  if (progress.nextIndex < input.total) {
+    // Drained: carry only what is left and the counts.
+    await continueAsNew<typeof chatBatch>({
+      ...input,
+      items: input.items.slice(progress.nextIndex - input.itemsOffset),
+      itemsOffset: progress.nextIndex,
+      nextIndex: progress.nextIndex,
+      completed: progress.completed,
+      failed: progress.failed,
+      skipped: progress.skipped,
+    });
+  }
+  upsertSearchAttributes([{ key: SA_STATUS, value: 'completed' }]);
+  report();
+  return progress;
+}
