@@ -12,5 +12,6 @@ module.exports = {
     { ...base, displayName: 'replay', testMatch: ['<rootDir>/test/replay/**/*.test.ts'] },
     { ...base, displayName: 'workflow', testMatch: ['<rootDir>/test/workflow/**/*.test.ts'] },
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    { ...base, displayName: 'ui', testMatch: ['<rootDir>/test/ui/**/*.test.ts'] },
   ],
 };

@@ -11,14 +11,18 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import { workflowsPath } from '../../src/worker/workflows-path';
+import { freePort } from './ports';
 
 export default async function globalSetup(): Promise<void> {
   const t0 = Date.now();
   const cli = resolveTemporalCli({ log: (line) => console.log(`[global-setup] ${line}`) });
+  const uiPort = await freePort();
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: cli.path },
       ip: '127.0.0.1',
+      ui: true,
+      uiPort,
       searchAttributes: [...SEARCH_ATTRIBUTES],
       log: { format: 'pretty', level: 'error' },
     },
@@ -26,6 +30,7 @@ export default async function globalSetup(): Promise<void> {
   (globalThis as { __TEMPORAL_ENV__?: TestWorkflowEnvironment }).__TEMPORAL_ENV__ = env;
   const address = env.connection.options.address;
   process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS = address;
+  process.env.MCP_TURNS_TEST_UI_URL = `http://127.0.0.1:${uiPort}`;
 
   const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger });
   const bundlePath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-bundle-')), 'workflows.js');

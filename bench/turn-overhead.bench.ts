@@ -1,0 +1,146 @@
+/**
+ * What durability costs. Runs the same tool loop two ways against the same stub and the same pooled
+ * server-everything: as the chatTurn workflow on a local dev server, and in-process (the same
+ * activity functions called directly, in a mock activity context). Prints the median added time per
+ * tool round at 0 ms and 200 ms stub latency, and the history size of turns of 1, 5 and 20 steps.
+ *
+ *   npm run bench:turns
+ */
+import { Client, Connection } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { NativeConnection, Runtime, DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { startStubModel, type Scenario } from '../src/stub';
+import { McpPool, parseConfig } from '../src/mcp';
+import { makeMcpActivities } from '../activities/mcp';
+import { makeClaudeActivities } from '../activities/claude';
+import { createClaudeClient } from '../src/claude/client';
+import { resolveClaudeConfig } from '../src/claude/config';
+import { createTurnWorkers } from '../src/worker/turn-worker';
+import { workflowsPath } from '../src/worker/workflows-path';
+import { startDevServer } from '../src/temporal/dev-server';
+import { executeChatTurn, startChatTurn } from '../src/client/chat-turn-client';
+import { buildToolCatalog } from '../src/core/tool-naming';
+import { toolResultsMessage, toolUses } from '../src/core/transcript';
+import type { MessageParam } from '../src/core/contracts';
+
+const ROUNDS = 5;
+const TURNS = Number(process.env.BENCH_TURNS ?? 8);
+
+function scenario(rounds: number, latencyMs: number): Scenario {
+  return {
+    latencyMs,
+    steps: [
+      ...Array.from({ length: rounds }, (_, i) => ({
+        content: [{ type: 'tool_use' as const, name: 'everything__echo', input: { message: `round ${i}` } }],
+      })),
+      { content: [{ type: 'text' as const, text: 'done: {{lastToolResult}}' }] },
+    ],
+    formatter: { conversation: [{ type: 'text', content: 'done' }] },
+  };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await startDevServer({ port: 17833, uiPort: 17834 });
+  const scenarios: Record<string, Scenario> = {
+    'lat-0': scenario(ROUNDS, 0),
+    'lat-200': scenario(ROUNDS, 200),
+    'steps-1': scenario(0, 0),
+    'steps-5': scenario(4, 0),
+    'steps-20': scenario(19, 0),
+  };
+  const stub = await startStubModel({ scenarios });
+  const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  const config = parseConfig(
+    JSON.stringify({ mcp_servers: { everything: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } } }),
+    'json',
+    process.env,
+    'bench',
+  );
+  const pool = new McpPool(config.servers);
+  const claudeClient = createClaudeClient({ apiKey: 'bench', baseURL: stub.url });
+  const claudeConfig = resolveClaudeConfig({});
+  const connection = await NativeConnection.connect({ address: server.address });
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  const taskQueue = 'bench-overhead';
+  const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig, workflowBundle: bundle });
+  const running = workers.run();
+  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+
+  // The in-process loop: the same activities, the same transcript rules, no Temporal.
+  const env = new MockActivityEnvironment();
+  const mcp = makeMcpActivities(pool);
+  const claude = makeClaudeActivities({ client: claudeClient, config: claudeConfig });
+  async function inProcess(model: string, question: string): Promise<void> {
+    const listed = await env.run(mcp.listTools, {});
+    const catalog = buildToolCatalog(listed.tools, {}, 15);
+    const messages: MessageParam[] = [{ role: 'user', content: question }];
+    for (let step = 1; step <= 50; step++) {
+      const reply = await env.run(claude.claude, { model, messages, tools: catalog.tools, maxTokens: 4096, step });
+      messages.push({ role: 'assistant', content: reply.content });
+      const uses = toolUses(reply.content);
+      if (!uses.length) return;
+      const results = await Promise.all(
+        uses.map(async (u) => {
+          const t = catalog.targets[u.name]!;
+          const out = await env.run(mcp.callTool, { server: t.server, tool: t.tool, arguments: u.input as Record<string, unknown>, toolUseId: u.id });
+          return { toolUseId: u.id, content: out.content, isError: out.isError };
+        }),
+      );
+      messages.push(toolResultsMessage(results));
+    }
+  }
+
+  // Warm up both paths (workflow cache, pool connection, stub).
+  await executeChatTurn(client, { question: 'warm', model: 'lat-0', format: false, maxSteps: 20 }, { taskQueue });
+  await inProcess('lat-0', 'warm');
+
+  console.log(`\nOverhead per tool round: ${ROUNDS} rounds per turn, ${TURNS} turns each way, median`);
+  for (const model of ['lat-0', 'lat-200']) {
+    const wf: number[] = [];
+    const ip: number[] = [];
+    for (let i = 0; i < TURNS; i++) {
+      let t = performance.now();
+      await executeChatTurn(client, { question: `wf ${model} ${i}`, model, format: false, maxSteps: 20 }, { taskQueue });
+      wf.push(performance.now() - t);
+      t = performance.now();
+      await inProcess(model, `ip ${model} ${i}`);
+      ip.push(performance.now() - t);
+    }
+    const added = (median(wf) - median(ip)) / (ROUNDS + 1);
+    console.log(
+      `  stub latency ${model.slice(4).padStart(3)} ms: workflow ${median(wf).toFixed(1)} ms/turn, in-process ${median(ip).toFixed(1)} ms/turn ` +
+        `→ ${added.toFixed(1)} ms added per round (target ≤ 10 ms)`,
+    );
+  }
+
+  console.log('\nHistory size by steps (format: false)');
+  const sizes: Array<[number, number]> = [];
+  for (const [model, steps] of [['steps-1', 1], ['steps-5', 5], ['steps-20', 20]] as const) {
+    const handle = await startChatTurn(client, { question: `history ${steps}`, model, format: false, maxSteps: 25 }, { taskQueue });
+    await handle.result();
+    const history = await handle.fetchHistory();
+    const bytes = Buffer.byteLength(JSON.stringify(history));
+    sizes.push([steps, bytes]);
+    console.log(`  ${String(steps).padStart(2)} steps: ${(bytes / 1024).toFixed(1)} KiB, ${history.events?.length} events, ${(bytes / steps / 1024).toFixed(1)} KiB/step`);
+  }
+  const [[, b1], [, b5], [, b20]] = sizes as [[number, number], [number, number], [number, number]];
+  const slopeLow = (b5 - b1) / 4;
+  const slopeHigh = (b20 - b5) / 15;
+  console.log(`  bytes per added step: ${(slopeLow / 1024).toFixed(1)} KiB (1→5), ${(slopeHigh / 1024).toFixed(1)} KiB (5→20): ${slopeHigh > slopeLow * 1.5 ? 'growing (super-linear)' : 'about constant (linear)'}`);
+
+  workers.shutdown();
+  await running;
+  await pool.close();
+  await stub.close();
+  await client.connection.close();
+  await connection.close();
+  await server.stop();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

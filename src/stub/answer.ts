@@ -1,0 +1,146 @@
+/**
+ * What the stub answers for one valid request: the scripted step or the formatter call, with
+ * templates expanded, ids and signatures filled in, and deterministic usage.
+ */
+import { createHash } from 'node:crypto';
+import type { ParsedScenario } from './scenario';
+import { thinkingSignature, redactedData } from './signatures';
+
+type Block = { type: string; [k: string]: unknown };
+type Message = { role: string; content: string | Block[] };
+
+export const FORMATTER = 'response_formatter';
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+export interface Answer {
+  kind: 'step' | 'formatter';
+  step: number;
+  content: Block[];
+  stopReason: string;
+  usage: Usage;
+  latencyMs: number;
+}
+
+const contentBlocks = (m: Message): Block[] => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content);
+
+function resultText(b: Block): string {
+  if (typeof b.content === 'string') return b.content;
+  if (Array.isArray(b.content)) {
+    return (b.content as Block[]).map((c) => (c.type === 'text' ? String(c.text) : `[${c.type}]`)).join('\n');
+  }
+  return '';
+}
+
+export function questionOf(messages: Message[]): string {
+  const first = messages[0];
+  return first ? contentBlocks(first).filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n') : '';
+}
+
+export function requestKind(body: Record<string, unknown>): 'step' | 'formatter' {
+  const choice = body.tool_choice as { type?: string; name?: string } | undefined;
+  if (choice?.type === 'tool' && choice.name === FORMATTER) return 'formatter';
+  const tools = (body.tools ?? []) as Array<{ name?: string }>;
+  if (tools.some((t) => t.name === FORMATTER) && (!choice || choice.type === 'auto')) return 'formatter';
+  return 'step';
+}
+
+/** Texts of the tool_results in the request, leaving out the formatter's own repair results. */
+function toolResultTexts(messages: Message[], lastOnly: boolean): string[] {
+  const formatterIds = new Set(
+    messages.flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : [])).filter((b) => b.type === 'tool_use' && b.name === FORMATTER).map((b) => String(b.id)),
+  );
+  const users = messages.filter((m) => m.role === 'user');
+  const scope = lastOnly ? users.slice(-1) : users;
+  return scope.flatMap((m) => contentBlocks(m)).filter((b) => b.type === 'tool_result' && !formatterIds.has(String(b.tool_use_id))).map(resultText);
+}
+
+function expand(value: unknown, vars: Record<string, string>): unknown {
+  if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (all, name: string) => vars[name] ?? all);
+  if (Array.isArray(value)) return value.map((v) => expand(v, vars));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, vars)]));
+  return value;
+}
+
+const tokens = (value: unknown): number => Math.ceil(Buffer.byteLength(JSON.stringify(value ?? null)) / 4);
+
+export function estimateInputTokens(body: Record<string, unknown>): number {
+  return tokens({ system: body.system, messages: body.messages, tools: body.tools });
+}
+
+/**
+ * Usage: input = bytes/4 of {system, messages, tools}; output = bytes/4 of the content. With a
+ * cache_control marker, the tools+system prefix is reported as cache creation the first time this
+ * stub sees that prefix and as a cache read after, and is then not counted in input_tokens.
+ */
+function usageFor(body: Record<string, unknown>, content: Block[], cache: Set<string>): Usage {
+  let input = estimateInputTokens(body);
+  let read = 0;
+  let created = 0;
+  const raw = JSON.stringify({ tools: body.tools, system: body.system });
+  if (raw.includes('"cache_control"')) {
+    const prefix = tokens({ tools: body.tools, system: body.system });
+    const key = createHash('sha1').update(raw).digest('hex');
+    if (cache.has(key)) read = prefix;
+    else {
+      created = prefix;
+      cache.add(key);
+    }
+    input = Math.max(1, input - prefix);
+  }
+  return { input_tokens: input, output_tokens: tokens(content), cache_read_input_tokens: read, cache_creation_input_tokens: created };
+}
+
+export function answer(scenarioName: string, scenario: ParsedScenario, body: Record<string, unknown>, cache: Set<string>): Answer {
+  const messages = body.messages as Message[];
+  const step = messages.filter((m) => m.role === 'assistant').length;
+  const question = questionOf(messages);
+  const vars = {
+    toolResults: toolResultTexts(messages, false).join('\n'),
+    lastToolResult: toolResultTexts(messages, true).join('\n'),
+    question,
+  };
+  const id = (i: number, salt: string): string =>
+    `toolu_${createHash('sha1').update(`${scenarioName}|${step}|${i}|${salt}|${question}`).digest('hex').slice(0, 24)}`;
+
+  if (requestKind(body) === 'formatter') {
+    const attempt = messages.flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : [])).filter((b) => b.type === 'tool_use' && b.name === FORMATTER).length;
+    const forced = (body.tool_choice as { type?: string } | undefined)?.type === 'tool';
+    let content: Block[];
+    if (!forced && scenario.formatterAutoText !== undefined) {
+      content = [{ type: 'text', text: String(expand(scenario.formatterAutoText, vars)), citations: null }];
+    } else {
+      const f = scenario.formatter;
+      const input = Array.isArray(f) ? f[Math.min(attempt, f.length - 1)] : (f ?? { conversation: [{ type: 'text', content: vars.lastToolResult || '(no formatter scripted)' }] });
+      content = [{ type: 'tool_use', id: id(attempt, 'formatter'), name: FORMATTER, input: expand(input, vars) }];
+    }
+    return { kind: 'formatter', step, content, stopReason: forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn', usage: usageFor(body, content, cache), latencyMs: scenario.latencyMs };
+  }
+
+  const scripted = scenario.steps[step] ?? scenario.steps[scenario.steps.length - 1]!;
+  const exhausted = step >= scenario.steps.length && scripted.content.some((b) => b.type === 'tool_use');
+  let content: Block[] = exhausted
+    ? [{ type: 'text', text: '(scenario exhausted)', citations: null }]
+    : scripted.content.map((b, i) => {
+        if (b.type === 'text') return { type: 'text', text: String(expand(b.text, vars)), citations: null };
+        if (b.type === 'tool_use') return { type: 'tool_use', id: b.id ?? id(i, 'tool'), name: b.name, input: expand(b.input, vars) };
+        if (b.type === 'thinking') {
+          const thinking = String(expand(b.thinking, vars));
+          return { type: 'thinking', thinking, signature: thinkingSignature(thinking) };
+        }
+        return { type: 'redacted_thinking', data: redactedData.make(`${scenarioName}|${step}|${i}`) };
+      });
+  let stopReason = exhausted ? 'end_turn' : (scripted.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'));
+  if (!exhausted && scripted.minMaxTokens && Number(body.max_tokens) < scripted.minMaxTokens) {
+    const last = content.map((b) => b.type).lastIndexOf('tool_use');
+    if (last >= 0) content = [...content.slice(0, last), { ...content[last]!, input: {} }];
+    stopReason = 'max_tokens';
+  }
+  const usage = !exhausted && scripted.usage ? { ...scripted.usage } : usageFor(body, content, cache);
+  return { kind: 'step', step, content, stopReason, usage, latencyMs: scripted.latencyMs ?? scenario.latencyMs };
+}

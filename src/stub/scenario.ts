@@ -1,0 +1,110 @@
+/**
+ * The scenario file that scripts the stub model. The zod schema is the reference for every field.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+const BlockSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }).strict(),
+  z
+    .object({
+      type: z.literal('tool_use'),
+      name: z.string(),
+      input: z.record(z.string(), z.unknown()),
+      /** Fixed id; default: derived from scenario, step, index and question. */
+      id: z.string().optional(),
+    })
+    .strict(),
+  /** The stub signs it; a request that sends it back altered is refused. */
+  z.object({ type: z.literal('thinking'), thinking: z.string() }).strict(),
+  z.object({ type: z.literal('redacted_thinking') }).strict(),
+]);
+
+const UsageSchema = z
+  .object({
+    input_tokens: z.number().int().min(0),
+    output_tokens: z.number().int().min(0),
+    cache_read_input_tokens: z.number().int().min(0).default(0),
+    cache_creation_input_tokens: z.number().int().min(0).default(0),
+  })
+  .strict();
+
+const StepSchema = z
+  .object({
+    content: z.array(BlockSchema).min(1),
+    /** Default: `tool_use` when the content has a tool_use, else `end_turn`. */
+    stopReason: z
+      .enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'refusal', 'model_context_window_exceeded', 'stop_sequence'])
+      .optional(),
+    usage: UsageSchema.optional(),
+    /** A request with a smaller max_tokens gets the content cut before its last tool_use, stop `max_tokens`. */
+    minMaxTokens: z.number().int().min(1).optional(),
+    latencyMs: z.number().int().min(0).optional(),
+  })
+  .strict();
+
+const FaultSchema = z
+  .object({
+    step: z.number().int().min(0),
+    status: z.number().int().min(400).max(599),
+    /** How many matching requests fail; -1 = every one. */
+    times: z.number().int().min(-1).default(1),
+    retryAfter: z.number().min(0).optional(),
+    retryAfterMs: z.number().min(0).optional(),
+    shouldRetry: z.boolean().optional(),
+    message: z.string().optional(),
+    kind: z.enum(['step', 'formatter']).default('step'),
+  })
+  .strict();
+
+export const ScenarioSchema = z
+  .object({
+    steps: z.array(StepSchema).min(1),
+    /** The response_formatter input; an array gives one per attempt (the last repeats). */
+    formatter: z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown())).min(1)]).optional(),
+    /** Forced tool_choice gets a 400, as some models answer. */
+    formatterRefusesForcedTool: z.boolean().default(false),
+    /** With tool_choice auto, answer this text instead of calling the formatter. */
+    formatterAutoText: z.string().optional(),
+    latencyMs: z.number().int().min(0).default(0),
+    /** Estimated input tokens above this → 400 "prompt is too long". */
+    contextWindowTokens: z.number().int().min(1).optional(),
+    faults: z.array(FaultSchema).default([]),
+  })
+  .strict();
+
+export type Scenario = z.input<typeof ScenarioSchema>;
+export type ParsedScenario = z.output<typeof ScenarioSchema>;
+export type ScenarioStep = z.output<typeof StepSchema>;
+export type Fault = z.output<typeof FaultSchema>;
+
+export class ScenarioError extends Error {
+  override name = 'ScenarioError';
+}
+
+export function parseScenario(raw: unknown, source: string): ParsedScenario {
+  const parsed = ScenarioSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  throw new ScenarioError(`${source}: ${problems.join('; ')}`);
+}
+
+/** Reads a scenario file (JSON or YAML); errors name the file and the path inside it. */
+export function loadScenarioFile(file: string): Scenario {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ScenarioError(`${file}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = /\.ya?ml$/i.test(path.extname(file)) ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new ScenarioError(`${file}: not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
+  }
+  parseScenario(raw, file);
+  return raw as Scenario;
+}

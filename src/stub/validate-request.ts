@@ -1,0 +1,98 @@
+/**
+ * Checks a Messages API request the way the real API does, so tests catch transcripts Claude would
+ * refuse. Returns the 400 message, or undefined when the request is valid.
+ */
+import { thinkingSignature, redactedData } from './signatures';
+
+type Block = { type: string; [k: string]: unknown };
+type Message = { role: string; content: string | Block[] };
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function blocks(m: Message): Block[] {
+  return typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+}
+
+export function validateRequest(body: Record<string, unknown>, opts: { countTokens?: boolean } = {}): string | undefined {
+  if (typeof body.model !== 'string' || !body.model) return 'model: Field required';
+  if (!opts.countTokens && (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)) {
+    return 'max_tokens: Field required (a positive integer)';
+  }
+  const messages = body.messages as Message[] | undefined;
+  if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
+  for (const [i, m] of messages.entries()) {
+    if (m?.role !== 'user' && m?.role !== 'assistant') return `messages.${i}.role: must be "user" or "assistant"`;
+    if (typeof m.content !== 'string' && !Array.isArray(m.content)) return `messages.${i}.content: must be a string or a list of blocks`;
+    if (Array.isArray(m.content) && m.content.length === 0 && !(m.role === 'assistant' && i === messages.length - 1)) {
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    }
+  }
+  if (messages[0]!.role !== 'user') return 'messages.0.role: the first message must use the "user" role';
+
+  const tools = (body.tools ?? []) as Array<Record<string, unknown>>;
+  if (!Array.isArray(tools)) return 'tools: must be a list';
+  const names = new Set<string>();
+  for (const [i, t] of tools.entries()) {
+    if (t.type && t.type !== 'custom') continue; // server tools
+    if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name)) {
+      return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+    }
+    if (names.has(t.name)) return `tools: Tool names must be unique. Duplicate: ${t.name}`;
+    names.add(t.name);
+    const schema = t.input_schema as { type?: string } | undefined;
+    if (!schema) return `tools.${i}.custom.input_schema: Field required`;
+    if (schema.type !== 'object') return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
+  }
+
+  const thinkingOn = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
+  const choice = body.tool_choice as { type?: string; name?: string } | undefined;
+  if (choice) {
+    if (choice.type === 'tool' && !names.has(choice.name ?? '')) {
+      return `tool_choice.name: Tool '${choice.name}' not found in the provided tools`;
+    }
+    if (thinkingOn && (choice.type === 'tool' || choice.type === 'any')) {
+      return 'Thinking may not be enabled when tool_choice forces tool use.';
+    }
+  }
+
+  for (const [i, m] of messages.entries()) {
+    if (m.role !== 'assistant') continue;
+    const content = blocks(m);
+    for (const [j, b] of content.entries()) {
+      if (b.type === 'thinking' && b.signature !== thinkingSignature(String(b.thinking))) {
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+      }
+      if (b.type === 'redacted_thinking' && (typeof b.data !== 'string' || !redactedData.verify(b.data))) {
+        return `messages.${i}.content.${j}: Invalid \`data\` in \`redacted_thinking\` block`;
+      }
+    }
+    const uses = content.filter((b) => b.type === 'tool_use').map((b) => String(b.id));
+    const next = messages[i + 1];
+    if (!uses.length) {
+      if (next?.role === 'user' && blocks(next).some((b) => b.type === 'tool_result')) {
+        return `messages.${i + 1}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: the previous message has no \`tool_use\` blocks`;
+      }
+      continue;
+    }
+    if (!next) continue; // a final assistant message (prefill) may end in tool_use only for continuation
+    const nextBlocks = next.role === 'user' ? blocks(next) : [];
+    const results = nextBlocks.filter((b) => b.type === 'tool_result').map((b) => String(b.tool_use_id));
+    const missing = uses.filter((id) => !results.includes(id));
+    if (missing.length) {
+      return (
+        `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. ` +
+        'Each `tool_use` block must have a corresponding `tool_result` block in the next message.'
+      );
+    }
+    const extra = results.filter((id) => !uses.includes(id));
+    if (extra.length) {
+      return `messages.${i + 1}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${extra.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+    }
+    const firstOther = nextBlocks.findIndex((b) => b.type !== 'tool_result');
+    const lastResult = nextBlocks.map((b) => b.type).lastIndexOf('tool_result');
+    if (firstOther !== -1 && firstOther < lastResult) {
+      return `messages.${i + 1}.content.${firstOther}: \`tool_result\` blocks must come first in the user message, before any other content`;
+    }
+  }
+  return undefined;
+}

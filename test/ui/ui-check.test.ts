@@ -1,0 +1,57 @@
+/**
+ * The Temporal Web UI tells a turn's story without reading code: headless Chromium opens a finished
+ * run on the test dev server's UI and finds the question as the summary and each activity's
+ * summary; the screenshot is kept in test-artifacts/ for a person to look at.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { ensureChromium, CHROMIUM_ARGS } from '../support/chromium';
+import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
+import { everythingStdio } from '../support/mcp-servers';
+
+jest.setTimeout(300_000);
+
+const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
+const QUESTION = 'UI check: echo the word lighthouse and add 20 and 22';
+
+let h: TurnHarness;
+let browser: Browser;
+
+beforeAll(async () => {
+  const executablePath = ensureChromium();
+  h = await startTurnHarness({
+    scenarios: {
+      ui: {
+        steps: [
+          { content: [{ type: 'text', text: 'Calling both.' }, { type: 'tool_use', name: 'everything__echo', input: { message: 'lighthouse' } }, { type: 'tool_use', name: 'everything__get-sum', input: { a: 20, b: 22 } }] },
+          { content: [{ type: 'text', text: 'Done: {{toolResults}}' }] },
+        ],
+        formatter: { conversation: [{ type: 'text', content: 'Answer: {{toolResults}}' }] },
+      },
+    },
+    servers: { everything: everythingStdio() },
+  });
+  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+it('shows the question, the activity summaries and the progress of a finished run', async () => {
+  const workflowId = `ui-check-${Date.now()}`;
+  await h.run({ question: QUESTION, model: 'ui' }, workflowId);
+  const ui = process.env.MCP_TURNS_TEST_UI_URL!;
+  const page = await browser.newPage({ viewport: { width: 1500, height: 1300 } });
+  await page.goto(`${ui}/namespaces/default/workflows/${workflowId}`, { waitUntil: 'networkidle' });
+  await page.getByText(QUESTION).first().waitFor({ timeout: 30_000 });
+  for (const summary of ['Claude · step 1', 'everything · echo', 'everything · get-sum', 'format response', 'list tools']) {
+    await page.getByText(summary).first().waitFor({ timeout: 30_000 });
+  }
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const shot = path.join(ARTIFACTS, 'ui-check.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  expect(fs.statSync(shot).size).toBeGreaterThan(20_000);
+});

@@ -1,0 +1,95 @@
+/** The scripted Claude, through the real Anthropic SDK over HTTP. */
+import Anthropic from '@anthropic-ai/sdk';
+import { startStubModel, type StubModel } from '../../src/stub';
+
+let stub: StubModel;
+let client: Anthropic;
+const schema = { type: 'object' as const, properties: { message: { type: 'string' } } };
+const tools = [{ name: 'everything__echo', input_schema: schema }];
+
+beforeAll(async () => {
+  stub = await startStubModel({
+    scenarios: {
+      tools: {
+        steps: [
+          { content: [{ type: 'thinking', thinking: 'plan' }, { type: 'text', text: 'calling' }, { type: 'tool_use', name: 'everything__echo', input: { message: 'hi' } }] },
+          { content: [{ type: 'text', text: 'got: {{toolResults}}' }] },
+        ],
+        formatter: [{ conversation: 'bad' }, { conversation: [{ type: 'text', content: 'ok {{toolResults}}' }] }],
+      },
+      faulty: {
+        steps: [{ content: [{ type: 'text', text: 'fine' }] }],
+        faults: [{ step: 0, status: 529, times: 2, retryAfter: 1 }],
+      },
+    },
+  });
+  client = new Anthropic({ apiKey: 'test', baseURL: stub.url, maxRetries: 0 });
+});
+afterAll(() => stub.close());
+
+const ask = (extra: Partial<Anthropic.MessageCreateParamsNonStreaming> = {}) =>
+  client.messages.create({ model: 'tools', max_tokens: 100, tools, messages: [{ role: 'user', content: 'q' }], ...extra });
+
+it('answers a scripted step, with signed thinking and a deterministic tool_use id', async () => {
+  const a = await ask();
+  const b = await ask();
+  expect(a.stop_reason).toBe('tool_use');
+  expect(a.content.map((c) => c.type)).toEqual(['thinking', 'text', 'tool_use']);
+  expect(a.content).toEqual(b.content);
+  expect(a.usage.input_tokens).toBeGreaterThan(0);
+});
+
+it('streams the same message the plain call returns', async () => {
+  const plain = await ask();
+  const streamed = await client.messages.stream({ model: 'tools', max_tokens: 100, tools, messages: [{ role: 'user', content: 'q' }] }).finalMessage();
+  expect(streamed.content).toEqual(plain.content);
+  expect(streamed.stop_reason).toBe(plain.stop_reason);
+  expect(streamed.usage.output_tokens).toBe(plain.usage.output_tokens);
+});
+
+it('expands {{toolResults}} and refuses transcripts the real API refuses', async () => {
+  const first = await ask();
+  const use = first.content.find((c) => c.type === 'tool_use')!;
+  const ok = await ask({
+    messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'Echo: hi' }] },
+    ],
+  });
+  expect(ok.content[0]).toMatchObject({ type: 'text', text: 'got: Echo: hi' });
+
+  const bad = (messages: Anthropic.MessageParam[]) => ask({ messages });
+  await expect(bad([{ role: 'user', content: 'q' }, { role: 'assistant', content: first.content }, { role: 'user', content: 'no results' }])).rejects.toThrow(
+    /tool_use` ids were found without `tool_result` blocks immediately after/,
+  );
+  await expect(
+    bad([
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'tool_result', tool_use_id: use.id, content: 'x' }] },
+    ]),
+  ).rejects.toThrow(/`tool_result` blocks must come first/);
+  const altered = first.content.map((c) => (c.type === 'thinking' ? { ...c, thinking: 'edited' } : c));
+  await expect(
+    bad([{ role: 'user', content: 'q' }, { role: 'assistant', content: altered }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'x' }] }]),
+  ).rejects.toThrow(/Invalid `signature`/);
+  await expect(ask({ tools: [{ name: 'bad.name', input_schema: schema }] })).rejects.toThrow(/String should match pattern/);
+  await expect(ask({ tool_choice: { type: 'tool', name: 'absent' } })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+});
+
+it('answers forced formatter calls attempt by attempt', async () => {
+  const f = await ask({ tools: [{ name: 'response_formatter', input_schema: { type: 'object' } }], tool_choice: { type: 'tool', name: 'response_formatter' } });
+  expect(f.content[0]).toMatchObject({ type: 'tool_use', name: 'response_formatter', input: { conversation: 'bad' } });
+});
+
+it('injects faults with retry-after, counted per question', async () => {
+  const call = (q: string) => client.messages.create({ model: 'faulty', max_tokens: 10, messages: [{ role: 'user', content: q }] });
+  const err = await call('a').catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(Anthropic.InternalServerError);
+  expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(529);
+  expect((err as InstanceType<typeof Anthropic.APIError>).headers?.get('retry-after')).toBe('1');
+  await expect(call('a')).rejects.toThrow();
+  await expect(call('a')).resolves.toMatchObject({ content: [{ type: 'text', text: 'fine' }] });
+  await expect(call('b')).rejects.toThrow(); // another question has its own count
+});
