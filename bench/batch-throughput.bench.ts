@@ -72,7 +72,10 @@ async function main(): Promise<void> {
     items,
     concurrency: CONCURRENCY,
     taskQueue: 'bench-batch',
-    onResult: (o) => (o.status === 'completed' ? completed++ : failed++),
+    onResult: (o) => {
+      if (o.status === 'completed') completed++;
+      else failed++;
+    },
   });
   const wall = (performance.now() - t0) / 1000;
   const { peakRssMb, cpuSeconds } = procStat(worker.pid!);

@@ -74,18 +74,18 @@ async function main(): Promise<void> {
   const mcp = makeMcpActivities(pool);
   const claude = makeClaudeActivities({ client: claudeClient, config: claudeConfig });
   async function inProcess(model: string, question: string): Promise<void> {
-    const listed = await env.run(mcp.listTools, {});
+    const listed = (await env.run(mcp.listTools, {})) as Awaited<ReturnType<typeof mcp.listTools>>;
     const catalog = buildToolCatalog(listed.tools, {}, 15);
     const messages: MessageParam[] = [{ role: 'user', content: question }];
     for (let step = 1; step <= 50; step++) {
-      const reply = await env.run(claude.claude, { model, messages, tools: catalog.tools, maxTokens: 4096, step });
+      const reply = (await env.run(claude.claude, { model, messages, tools: catalog.tools, maxTokens: 4096, step })) as Awaited<ReturnType<typeof claude.claude>>;
       messages.push({ role: 'assistant', content: reply.content });
       const uses = toolUses(reply.content);
       if (!uses.length) return;
       const results = await Promise.all(
         uses.map(async (u) => {
           const t = catalog.targets[u.name]!;
-          const out = await env.run(mcp.callTool, { server: t.server, tool: t.tool, arguments: u.input as Record<string, unknown>, toolUseId: u.id });
+          const out = (await env.run(mcp.callTool, { server: t.server, tool: t.tool, arguments: u.input as Record<string, unknown>, toolUseId: u.id })) as Awaited<ReturnType<typeof mcp.callTool>>;
           return { toolUseId: u.id, content: out.content, isError: out.isError };
         }),
       );

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { Scenario } from '../../src/stub';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
@@ -81,7 +82,8 @@ const scenarios: Record<string, Scenario> = {
 let h: TurnHarness;
 
 beforeAll(async () => {
-  h = await startTurnHarness({ scenarios, servers: { everything: everythingStdio() } });
+  // The gzip tool refuses any domain outside this list: a real tool-level failure.
+  h = await startTurnHarness({ scenarios, servers: { everything: everythingStdio({ env: { GZIP_ALLOWED_DOMAINS: 'allowed.example' } }) } });
 });
 afterAll(async () => {
   await h?.close();
@@ -202,7 +204,7 @@ it('records a multi-step history for the replay tests', async () => {
   const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3', model: 'two-round' }, 'replay-two-round');
   expect(result.steps).toBe(3);
   if (process.env.MCP_TURNS_RECORD) {
-    fs.writeFileSync(path.join(__dirname, '..', 'replay', 'histories', 'two-round.json'), JSON.stringify(history, null, 1));
+    fs.writeFileSync(path.join(__dirname, '..', 'replay', 'histories', 'two-round.json'), historyToJSON(history));
   }
   expect(history.events?.length).toBeGreaterThan(20);
 });

@@ -1,0 +1,141 @@
+/**
+ * One Claude Messages call, as the `claude` activity makes it: the request built from the
+ * activity input (with prompt-caching breakpoints), streamed or not, cancellable, and every error
+ * mapped to a Temporal failure.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import type {
+  Message,
+  MessageCreateParamsNonStreaming,
+  TextBlockParam,
+  ToolUnion,
+} from '@anthropic-ai/sdk/resources/messages';
+import type { ClaudeCallInput, ClaudeCallOutput, ContentBlock } from '../core/contracts';
+import { fromApiUsage } from '../core/usage';
+import { toClaudeFailure, type ClaudeErrorPolicy } from './errors';
+import type { PriceTable } from './pricing';
+
+/** Options of {@link callClaude}; everything here is worker-side, never part of the activity input. */
+export interface CallClaudeOptions {
+  /** Aborts the HTTP request (the activity's cancellation signal). */
+  signal?: AbortSignal;
+  /** Called while the call is in flight, for activity heartbeats. */
+  onProgress?: () => void;
+  /** Use the streaming API; progress then follows the stream's events. @default false */
+  stream?: boolean;
+  /** Prompt-caching breakpoints on the last tool and the system prompt. @default true */
+  cache?: boolean;
+  /** Minimum time between two progress calls for stream events. @default 500 */
+  progressThrottleMs?: number;
+  /** Progress is also reported on this period, so non-streamed calls heartbeat too. @default 5000 */
+  keepaliveMs?: number;
+  /** Retry delays for rate limits. */
+  errorPolicy?: Partial<ClaudeErrorPolicy>;
+  /** When given, the output carries `costUsd`. */
+  prices?: PriceTable;
+}
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+/**
+ * The Messages API request for an activity input. `tool_choice` and `thinking` are left out when
+ * undefined, `tools` when empty. With `cache` (the default) the last tool and the system prompt
+ * (as a text block) carry `cache_control`; the input is never mutated.
+ */
+export function buildMessageParams(
+  input: ClaudeCallInput,
+  { cache = true }: { cache?: boolean } = {},
+): MessageCreateParamsNonStreaming {
+  const params: MessageCreateParamsNonStreaming = {
+    model: input.model,
+    max_tokens: input.maxTokens,
+    messages: input.messages,
+  };
+  if (input.system !== undefined && input.system !== '') {
+    params.system = cache
+      ? [{ type: 'text', text: input.system, cache_control: EPHEMERAL } satisfies TextBlockParam]
+      : input.system;
+  }
+  if (input.tools.length > 0) {
+    const tools: ToolUnion[] = [...input.tools];
+    const last = input.tools[input.tools.length - 1];
+    // Tools come first in the cached prefix, so one breakpoint on the last tool covers them all.
+    if (cache && last) tools[tools.length - 1] = { ...last, cache_control: EPHEMERAL };
+    params.tools = tools;
+  }
+  if (input.toolChoice !== undefined) params.tool_choice = input.toolChoice;
+  if (input.thinking !== undefined) params.thinking = input.thinking;
+  return params;
+}
+
+/**
+ * Makes one Claude call. Returns the assistant content unchanged (it goes back to the API
+ * byte-for-byte), the stop reason, usage and request id. Every error is thrown as the
+ * `ApplicationFailure` from {@link toClaudeFailure}, except cancellation: when `signal` aborted
+ * the call, its reason is thrown as is (Temporal's `CancelledFailure` in an activity).
+ */
+export async function callClaude(
+  client: Anthropic,
+  input: ClaudeCallInput,
+  opts: CallClaudeOptions = {},
+): Promise<ClaudeCallOutput> {
+  const params = buildMessageParams(input, { cache: opts.cache ?? true });
+  const progress = progressReporter(opts.onProgress, opts.progressThrottleMs ?? 500);
+  const keepalive = opts.onProgress ? setInterval(progress.now, opts.keepaliveMs ?? 5000) : undefined;
+  keepalive?.unref();
+  const requestOptions = opts.signal ? { signal: opts.signal } : {};
+  try {
+    let message: Message;
+    let requestId: string | null | undefined;
+    if (opts.stream) {
+      const stream = client.messages.stream(params, requestOptions);
+      stream.on('streamEvent', progress.throttled);
+      message = await stream.finalMessage();
+      requestId = stream.request_id;
+    } else {
+      const created = await client.messages.create(params, requestOptions);
+      message = created;
+      requestId = created._request_id;
+    }
+    const usage = fromApiUsage(message.usage);
+    const output: ClaudeCallOutput = {
+      // A plain JSON copy: the stream accumulator leaves non-enumerable helpers on blocks, and
+      // both modes must hand the workflow the same value.
+      content: JSON.parse(JSON.stringify(message.content)) as ContentBlock[],
+      stopReason: message.stop_reason,
+      usage,
+      model: message.model,
+    };
+    if (requestId) output.requestId = requestId;
+    if (opts.prices) output.costUsd = opts.prices.costOf(usage, message.model || input.model).usd;
+    return output;
+  } catch (err) {
+    if (opts.signal?.aborted) throw opts.signal.reason ?? err;
+    throw toClaudeFailure(err, opts.errorPolicy);
+  } finally {
+    if (keepalive) clearInterval(keepalive);
+  }
+}
+
+/** Progress callbacks that never throw into the SDK, throttled for stream events. */
+function progressReporter(
+  onProgress: (() => void) | undefined,
+  throttleMs: number,
+): { now: () => void; throttled: () => void } {
+  let last = 0;
+  const now = (): void => {
+    if (!onProgress) return;
+    last = Date.now();
+    try {
+      onProgress();
+    } catch {
+      // A failed heartbeat must not fail the call; Temporal notices missing heartbeats itself.
+    }
+  };
+  return {
+    now,
+    throttled: () => {
+      if (Date.now() - last >= throttleMs) now();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * The config file's optional top-level `claude:` section: worker-side settings for Claude calls.
+ * Nothing here is recorded in workflow history, and the API key is never part of it (it comes from
+ * ANTHROPIC_API_KEY).
+ */
+import { z } from 'zod';
+import { DEFAULT_MODEL } from '../core/turn-input';
+import { DEFAULT_CLAUDE_ERROR_POLICY, type ClaudeErrorPolicy } from './errors';
+import { PricingOverridesSchema } from './pricing';
+
+/** Task queue for Claude calls when they run apart from the turn workflows. */
+export const DEFAULT_CLAUDE_TASK_QUEUE = 'mcp-turns-claude';
+
+export const ClaudeConfigSchema = z
+  .object({
+    /** Model for turns that name none. @default "claude-sonnet-4-5" */
+    model: z.string().min(1).default(DEFAULT_MODEL),
+    /** max_tokens of each call. @default 4096 */
+    maxTokens: z.number().int().min(1).max(128_000).default(4096),
+    /** Stream responses: heartbeats on every event, and no SDK limit on long non-streamed calls. @default false */
+    stream: z.boolean().default(false),
+    /** `cache_control` on the last tool and on the system prompt. @default true */
+    promptCaching: z.boolean().default(true),
+    /** Extended thinking for turns that ask for none. */
+    thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
+    /** The task queue Claude calls are scheduled on. @default "mcp-turns-claude" */
+    taskQueue: z.string().min(1).default(DEFAULT_CLAUDE_TASK_QUEUE),
+    /** Claude calls one worker runs at once. @default 10 */
+    maxConcurrentCalls: z.number().int().min(1).default(10),
+    /** Claude calls started per second across the whole task queue (all workers). */
+    rateLimitPerSecond: z.number().positive().optional(),
+    /** Longest `retry-after` honoured before the next attempt. @default 60000 */
+    retryAfterCapMs: z.number().int().min(0).default(DEFAULT_CLAUDE_ERROR_POLICY.retryAfterCapMs),
+    /** Wait after a 429 without `retry-after` (spend cap). @default 30000 */
+    noRetryAfterDelayMs: z.number().int().min(0).default(DEFAULT_CLAUDE_ERROR_POLICY.noRetryAfterDelayMs),
+    /** Price overrides, USD per million tokens, by model id or prefix. */
+    pricing: PricingOverridesSchema.optional(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    // The API requires max_tokens above the thinking budget.
+    if (c.thinking && c.thinking.budgetTokens >= c.maxTokens) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['thinking', 'budgetTokens'],
+        message: `must be less than maxTokens (${c.maxTokens})`,
+      });
+    }
+  });
+
+/** The `claude:` section with defaults applied. */
+export type ClaudeConfig = z.output<typeof ClaudeConfigSchema>;
+/** The `claude:` section as written in the file. */
+export type ClaudeConfigInput = z.input<typeof ClaudeConfigSchema>;
+
+/** A bad `claude:` section; `problems` has one line per issue, each starting with its path. */
+export class ClaudeConfigError extends Error {
+  override name = 'ClaudeConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid claude config: ${problems.join('; ')}`);
+  }
+}
+
+/**
+ * Validates the `claude:` section and applies defaults. `undefined` or `null` (an empty `claude:`
+ * in YAML) gives the defaults. Throws {@link ClaudeConfigError} naming every bad key as
+ * `claude.<path>`.
+ */
+export function resolveClaudeConfig(raw: unknown): ClaudeConfig {
+  const parsed = ClaudeConfigSchema.safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  throw new ClaudeConfigError(describeConfigIssues(parsed.error, 'claude'));
+}
+
+/** One line per issue; unknown keys are listed by their own path. */
+export function describeConfigIssues(error: z.ZodError, prefix: string): string[] {
+  const at = (path: PropertyKey[]): string => [prefix, ...path.map(String)].filter(Boolean).join('.');
+  return error.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys' ? i.keys.map((k) => `${at([...i.path, k])}: unknown key`) : [`${at(i.path)}: ${i.message}`],
+  );
+}
+
+/** The retry delays of a config, for {@link toClaudeFailure}. */
+export function claudeErrorPolicy(config: ClaudeConfig): ClaudeErrorPolicy {
+  return { retryAfterCapMs: config.retryAfterCapMs, noRetryAfterDelayMs: config.noRetryAfterDelayMs };
+}

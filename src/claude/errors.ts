@@ -1,0 +1,263 @@
+/**
+ * The one place where Anthropic SDK errors become Temporal failures. The SDK runs with
+ * `maxRetries: 0`, so Temporal's retry policy is the only retry loop; this mapping decides, per
+ * error, whether that loop may run again and how long it should wait first.
+ */
+import {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+  AnthropicError,
+} from '@anthropic-ai/sdk';
+import { ApplicationFailure } from '@temporalio/common';
+
+/** Failure types thrown by Claude activities (usable in `nonRetryableErrorTypes`). */
+export const ClaudeFailureType = {
+  /** 400, 404, 413, 422 and other request errors: the same request cannot succeed. */
+  InvalidRequest: 'ClaudeInvalidRequest',
+  /** 401 / 403: the key is missing, wrong or lacks access. */
+  Auth: 'ClaudeAuth',
+  /** 402: the organisation cannot be billed. */
+  Billing: 'ClaudeBilling',
+  /** 429 with `retry-after`: wait as long as the API says. */
+  RateLimited: 'ClaudeRateLimited',
+  /** 429 without `retry-after` (e.g. a spend cap): wait long; the workflow bounds the attempts. */
+  RateLimitedNoRetryAfter: 'ClaudeRateLimitedNoRetryAfter',
+  /** 529 or an `overloaded_error` event in a stream. */
+  Overloaded: 'ClaudeOverloaded',
+  /** 500, 502, 503, 504, other 5xx and 409. */
+  ServerError: 'ClaudeServerError',
+  /** No response: connection refused or reset, request timeout (incl. 408). */
+  Connection: 'ClaudeConnection',
+  /** The SDK failed without an HTTP error (e.g. a stream that ended early). */
+  ClientError: 'ClaudeClientError',
+} as const;
+
+export type ClaudeFailureTypeName = (typeof ClaudeFailureType)[keyof typeof ClaudeFailureType];
+
+/** How long rate-limited calls wait before Temporal's next attempt. */
+export interface ClaudeErrorPolicy {
+  /** Upper bound for a `retry-after` / `retry-after-ms` the API asks for. @default 60000 */
+  retryAfterCapMs: number;
+  /** Delay after a 429 that carries no `retry-after` (spend caps do not clear soon). @default 30000 */
+  noRetryAfterDelayMs: number;
+}
+
+export const DEFAULT_CLAUDE_ERROR_POLICY: Readonly<ClaudeErrorPolicy> = Object.freeze({
+  retryAfterCapMs: 60_000,
+  noRetryAfterDelayMs: 30_000,
+});
+
+/** What a Claude failure carries in `details[0]`, for logs, the UI and the workflow. */
+export interface ClaudeFailureDetails {
+  /** HTTP status; for an error event inside a stream, the status its error type stands for. */
+  status?: number;
+  requestId?: string;
+  /** The API's `error.type`, e.g. `overloaded_error`. */
+  errorType?: string;
+  /** The API's `error.details.error_code`, when present. */
+  errorCode?: string;
+  /** The delay the API asked for (`retry-after-ms` or `retry-after`), before capping. */
+  retryAfterMs?: number;
+  /** The `x-should-retry` header, when present. */
+  shouldRetry?: boolean;
+  /** True when the error arrived as an SSE `error` event after a 200. */
+  inStream?: boolean;
+  /** SDK error class, e.g. `RateLimitError`. */
+  sdkError?: string;
+}
+
+/** The status an error event inside a stream stands for (the event itself has no status). */
+const STATUS_OF_ERROR_TYPE: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+const MAX_MESSAGE_CHARS = 1000;
+
+/**
+ * Maps any error from a Claude call to an {@link ApplicationFailure}:
+ *
+ * | status | type | retry |
+ * |---|---|---|
+ * | 400, 404, 413, 422 (other 4xx too) | `ClaudeInvalidRequest` | no |
+ * | 401, 403 | `ClaudeAuth` | no |
+ * | 402 | `ClaudeBilling` | no |
+ * | 429 + retry-after(-ms) | `ClaudeRateLimited` | yes, `nextRetryDelay` = retry-after (capped) |
+ * | 429 without it | `ClaudeRateLimitedNoRetryAfter` | yes, `nextRetryDelay` = noRetryAfterDelayMs |
+ * | 529 | `ClaudeOverloaded` | yes, Temporal backoff |
+ * | 409, 500, 502, 503, 504, other 5xx | `ClaudeServerError` | yes, Temporal backoff |
+ * | 408, connection error, timeout | `ClaudeConnection` | yes, Temporal backoff |
+ *
+ * A `retry-after` on any retryable error is honoured (capped). `x-should-retry: true|false`
+ * overrides the retry column either way. An `ApplicationFailure` passes through unchanged.
+ */
+export function toClaudeFailure(err: unknown, policy: Partial<ClaudeErrorPolicy> = {}): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  const { retryAfterCapMs, noRetryAfterDelayMs } = { ...DEFAULT_CLAUDE_ERROR_POLICY, ...policy };
+
+  if (err instanceof APIConnectionError || err instanceof APIUserAbortError) {
+    // No response at all: nothing says the request was wrong, so another attempt may work.
+    const what =
+      err instanceof APIConnectionTimeoutError
+        ? 'request timed out'
+        : err instanceof APIUserAbortError
+          ? 'request aborted'
+          : 'connection error';
+    const cause = err.cause instanceof Error && err.cause.message ? ` (${oneLine(err.cause.message)})` : '';
+    return ApplicationFailure.create({
+      type: ClaudeFailureType.Connection,
+      message: `Claude API ${what}: ${oneLine(err.message)}${cause}`,
+      nonRetryable: false,
+      details: [{ sdkError: err.name } satisfies ClaudeFailureDetails],
+    });
+  }
+
+  if (err instanceof APIError) return fromApiError(err, retryAfterCapMs, noRetryAfterDelayMs);
+
+  const message = err instanceof Error ? err.message : String(err);
+  return ApplicationFailure.create({
+    type: ClaudeFailureType.ClientError,
+    message: `Claude client error: ${oneLine(message)}`,
+    // An SDK-side failure without an HTTP error (stream cut short, bad JSON chunk) is usually
+    // transient; the workflow's retry policy bounds the attempts.
+    nonRetryable: false,
+    details: [{ sdkError: err instanceof AnthropicError ? err.name : undefined } satisfies ClaudeFailureDetails],
+  });
+}
+
+function fromApiError(err: APIError, retryAfterCapMs: number, noRetryAfterDelayMs: number): ApplicationFailure {
+  const body = (err.error ?? {}) as { error?: { type?: unknown; message?: unknown } };
+  const errorType = err.type ?? (typeof body.error?.type === 'string' ? body.error.type : undefined) ?? undefined;
+  const inStream = err.status === undefined;
+  const status = err.status ?? (errorType ? STATUS_OF_ERROR_TYPE[errorType] : undefined);
+  const requestId = err.requestID ?? err.headers?.get('request-id') ?? undefined;
+  const retryAfterMs = parseRetryAfter(err.headers);
+  const shouldRetryHeader = err.headers?.get('x-should-retry');
+  const shouldRetry = shouldRetryHeader === 'true' ? true : shouldRetryHeader === 'false' ? false : undefined;
+
+  let type: ClaudeFailureTypeName;
+  let retryable: boolean;
+  let hint = '';
+  if (status === 401 || status === 403) {
+    type = ClaudeFailureType.Auth;
+    retryable = false;
+    hint =
+      status === 401
+        ? ' - check ANTHROPIC_API_KEY (missing, mistyped or revoked key)'
+        : ' - the key in ANTHROPIC_API_KEY lacks access to this model or resource';
+  } else if (status === 402) {
+    type = ClaudeFailureType.Billing;
+    retryable = false;
+  } else if (status === 429) {
+    type = retryAfterMs !== undefined ? ClaudeFailureType.RateLimited : ClaudeFailureType.RateLimitedNoRetryAfter;
+    retryable = true;
+  } else if (status === 529) {
+    type = ClaudeFailureType.Overloaded;
+    retryable = true;
+  } else if (status === 408) {
+    type = ClaudeFailureType.Connection;
+    retryable = true;
+  } else if (status === 409 || (status !== undefined && status >= 500)) {
+    type = ClaudeFailureType.ServerError;
+    retryable = true;
+  } else if (status === undefined) {
+    // An error event with an unknown type: the request itself was accepted, so it may work again.
+    type = ClaudeFailureType.ServerError;
+    retryable = true;
+  } else {
+    // 400, 404, 413, 422 and any other 4xx: sending the same request again cannot help.
+    type = ClaudeFailureType.InvalidRequest;
+    retryable = false;
+  }
+  if (shouldRetry !== undefined) retryable = shouldRetry;
+
+  let nextRetryDelay: number | undefined;
+  if (retryable) {
+    if (retryAfterMs !== undefined) nextRetryDelay = Math.min(retryAfterMs, retryAfterCapMs);
+    else if (status === 429) nextRetryDelay = noRetryAfterDelayMs;
+  }
+
+  const apiMessage = err.apiMessage ?? (typeof body.error?.message === 'string' ? body.error.message : undefined);
+  const statusText = inStream ? 'stream error' : String(status);
+  const head = `Claude API ${statusText}${errorType ? ` ${errorType}` : ''}`;
+  const text = apiMessage ?? stripStatus(err.message, err.status);
+  const message = `${head}: ${oneLine(text)}${hint}${requestId ? ` (request-id ${requestId})` : ''}`;
+
+  const details: ClaudeFailureDetails = { sdkError: err.name };
+  if (status !== undefined) details.status = status;
+  if (requestId) details.requestId = requestId;
+  if (errorType) details.errorType = errorType;
+  if (err.errorCode) details.errorCode = err.errorCode;
+  if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
+  if (shouldRetry !== undefined) details.shouldRetry = shouldRetry;
+  if (inStream) details.inStream = true;
+
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: !retryable,
+    details: [details],
+    // 0 means "retry now": leave the delay to Temporal's own backoff instead.
+    ...(nextRetryDelay ? { nextRetryDelay } : {}),
+  });
+}
+
+/**
+ * The delay the response asks for: `retry-after-ms` (milliseconds), else `retry-after` (seconds or
+ * an HTTP date). Undefined when absent or unparsable.
+ */
+export function parseRetryAfter(headers: Headers | undefined, now: number = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms != null && ms.trim() !== '') {
+    const value = Number(ms);
+    if (Number.isFinite(value) && value >= 0) return Math.ceil(value);
+  }
+  const after = headers.get('retry-after');
+  if (after == null || after.trim() === '') return undefined;
+  const seconds = Number(after);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.ceil(seconds * 1000) : undefined;
+  const date = Date.parse(after);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+const PROMPT_TOO_LONG = /prompt is too long|context window|context length|too many (input )?tokens/i;
+
+/**
+ * True for a 400 that says the prompt does not fit the model's context window. Accepts the SDK's
+ * `APIError`, a mapped failure from {@link toClaudeFailure}, or either as the `cause` of another error.
+ */
+export function isPromptTooLong(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof APIError) {
+      const status = e.status ?? (e.type === 'invalid_request_error' ? 400 : undefined);
+      return status === 400 && PROMPT_TOO_LONG.test(e.apiMessage ?? e.message);
+    }
+    if (e instanceof ApplicationFailure && e.type === ClaudeFailureType.InvalidRequest) {
+      const details = e.details?.[0] as ClaudeFailureDetails | undefined;
+      return (details?.status === undefined || details.status === 400) && PROMPT_TOO_LONG.test(e.message);
+    }
+  }
+  return false;
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > MAX_MESSAGE_CHARS ? `${flat.slice(0, MAX_MESSAGE_CHARS)}...` : flat;
+}
+
+/** The SDK prefixes its message with the status ("529 {...}"); the failure message has its own. */
+function stripStatus(message: string, status: number | undefined): string {
+  return status !== undefined && message.startsWith(`${status} `) ? message.slice(String(status).length + 1) : message;
+}
