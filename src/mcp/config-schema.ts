@@ -56,7 +56,7 @@ export const ServerSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    const transport = s.type ?? (s.url ? 'streamable-http' : 'stdio');
+    const transport = s.type === 'http' ? 'streamable-http' : (s.type ?? (s.url ? 'streamable-http' : 'stdio'));
     if (transport === 'stdio') {
       if (!s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for a stdio server' });
       if (s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'not allowed for a stdio server (use type: streamable-http or sse)' });
@@ -69,11 +69,12 @@ export const ServerSchema = z
     }
   });
 
-const NAME = /^[A-Za-z0-9_-]{1,40}$/;
+export const NAME = /^[A-Za-z0-9_-]{1,40}$/;
+export const NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9 _ -';
 
 export const ConfigFileSchema = z
   .object({
-    mcp_servers: z.record(z.string().regex(NAME, 'server names are 1-40 characters of A-Z a-z 0-9 _ -'), ServerSchema).optional(),
+    mcp_servers: z.record(z.string().regex(NAME, NAME_RULE), ServerSchema).optional(),
     /** Validated by src/claude/config.ts. */
     claude: z.unknown().optional(),
   })

@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { ConfigFileSchema, camelEntryToSnake, snakeKeyToCamel, type ServerFileEntry } from './config-schema';
+import { ConfigFileSchema, NAME_RULE, camelEntryToSnake, snakeKeyToCamel, type ServerFileEntry } from './config-schema';
 
 export type Transport = 'stdio' | 'streamable-http' | 'sse';
 
@@ -131,7 +131,8 @@ export function parseConfig(text: string, format: 'json' | 'yaml', env: NodeJS.P
       for (const key of keys) {
         const full = key === undefined ? path : [...path, key];
         const shown = camel ? full.map((p, i) => (i >= 2 ? snakeKeyToCamel(p) : p)) : full;
-        problems.push(`${shown.join('.') || '(file)'}: ${key === undefined ? issue.message : 'unknown key'}`);
+        const message = key !== undefined ? 'unknown key' : issue.code === 'invalid_key' ? NAME_RULE : issue.message;
+        problems.push(`${shown.join('.') || '(file)'}: ${message}`);
       }
     }
   }
