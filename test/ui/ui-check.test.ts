@@ -54,4 +54,21 @@ it('shows the question, the activity summaries and the progress of a finished ru
   const shot = path.join(ARTIFACTS, 'ui-check.png');
   await page.screenshot({ path: shot, fullPage: true });
   expect(fs.statSync(shot).size).toBeGreaterThan(20_000);
+
+  // The static summary (the question), static details (the config in brief) and current details.
+  await page.getByRole('tab', { name: 'User Metadata' }).click();
+  await page.getByText('Current Details').first().waitFor({ timeout: 30_000 });
+  // The UI renders summaries and details as markdown inside sandboxed iframes: read every frame.
+  const allText = async (): Promise<string> =>
+    (await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')))).join('\n');
+  let text = '';
+  for (let i = 0; i < 60 && !/done/.test(text); i++) {
+    text = await allText();
+    if (!/done/.test(text)) await page.waitForTimeout(500);
+  }
+  expect(text).toContain(QUESTION);
+  expect(text).toMatch(/model\s+ui/);
+  expect(text).toMatch(/formatter\s+on/);
+  expect(text).toMatch(/done\s+·\s+step 2.5\s+·\s+2 tool call\(s\)/);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'ui-check-metadata.png'), fullPage: true });
 });
