@@ -10,6 +10,8 @@ export function uiBaseUrl(address: string): string {
   return `http://${host}:${port}`;
 }
 
-export function workflowUrl(address: string, namespace: string, workflowId: string): string {
-  return `${uiBaseUrl(address)}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+/** `uiBase` (e.g. the dev server's UI URL) wins over the guess from the gRPC address. */
+export function workflowUrl(address: string, namespace: string, workflowId: string, uiBase?: string): string {
+  const base = (uiBase ?? uiBaseUrl(address)).replace(/\/$/, '');
+  return `${base}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }

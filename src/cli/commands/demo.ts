@@ -19,6 +19,7 @@ import { workflowUrl } from '../../client/ui-link';
 import { DEFAULT_MODEL } from '../../core/turn-input';
 import { CliError, parsePort } from '../cli-error';
 import { renderResult } from '../render';
+import { installTelemetry } from '../../worker/telemetry';
 
 const DEMO_QUESTION = 'Use the tools: echo "hello from mcp-turns", add 2 and 3, then echo what you found.';
 
@@ -43,6 +44,7 @@ export function demoCommand(): Command {
       const uiPort = parsePort(opts.uiPort, '--ui-port');
       const address = `127.0.0.1:${port}`;
       const say = (line: string): void => console.log(line);
+      installTelemetry({ logLevel: 'ERROR' });
 
       let server: DevServer | undefined;
       if (await temporalAnswers(address)) say(`Reusing the Temporal server on ${address}.`);
@@ -95,7 +97,7 @@ export function demoCommand(): Command {
       try {
         say(`Running one turn (workflow ${workflowId})…\n`);
         const result = await executeChatTurn(client, { question: opts.question, model, servers: ['everything'] }, { taskQueue, workflowId });
-        say(renderResult(result, workflowUrl(address, 'default', workflowId)));
+        say(renderResult(result, workflowUrl(address, 'default', workflowId, server?.uiUrl ?? `http://127.0.0.1:${uiPort}`)));
       } finally {
         workers.shutdown();
         await running;

@@ -6,6 +6,7 @@ import { createTurnWorkers } from '../../worker/turn-worker';
 import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
 import { taskQueueFromEnv, claudeTaskQueue } from '../../worker/task-queues';
 import { CliError } from '../cli-error';
+import { installTelemetry } from '../../worker/telemetry';
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -14,7 +15,9 @@ export function workerCommand(): Command {
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
     .option('--namespace <ns>', 'Temporal namespace')
-    .action(async (opts: { config?: string; taskQueue?: string; address?: string; namespace?: string }) => {
+    .option('--metrics <host:port>', 'serve Prometheus metrics here (default MCP_TURNS_METRICS)')
+    .option('--log-level <level>', 'TRACE, DEBUG, INFO, WARN or ERROR', 'INFO')
+    .action(async (opts: { config?: string; taskQueue?: string; address?: string; namespace?: string; metrics?: string; logLevel: string }) => {
       let config;
       try {
         config = loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG);
@@ -29,6 +32,10 @@ export function workerCommand(): Command {
         if (err instanceof ClaudeClientConfigError) throw new CliError(err.message, 2);
         throw err;
       }
+      const level = opts.logLevel.toUpperCase();
+      if (!['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level)) throw new CliError(`--log-level must be TRACE, DEBUG, INFO, WARN or ERROR, got "${opts.logLevel}"`, 2);
+      const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
+      installTelemetry({ logLevel: level as 'INFO', ...(metricsAddress ? { metricsAddress } : {}) });
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
       const overrides = { address: opts.address, namespace: opts.namespace };
       const address = loadConnectConfig(overrides).connectionOptions.address;
