@@ -13,7 +13,7 @@ export const DEFAULT_CLAUDE_TASK_QUEUE = 'mcp-turns-claude';
 
 export const ClaudeConfigSchema = z
   .object({
-    /** Model for turns that name none. @default "claude-sonnet-4-5" */
+    /** Model for turns that name none. @default "claude-sonnet-4-6" */
     model: z.string().min(1).default(DEFAULT_MODEL),
     /** max_tokens of each call. @default 4096 */
     maxTokens: z.number().int().min(1).max(128_000).default(4096),
@@ -31,6 +31,8 @@ export const ClaudeConfigSchema = z
     rateLimitPerSecond: z.number().positive().optional(),
     /** Longest `retry-after` honoured before the next attempt. @default 60000 */
     retryAfterCapMs: z.number().int().min(0).default(DEFAULT_CLAUDE_ERROR_POLICY.retryAfterCapMs),
+    /** Attempts at a call answered 429 without `retry-after` before the turn fails. @default 3 */
+    maxSpendCapAttempts: z.number().int().min(1).default(3),
     /** Wait after a 429 without `retry-after` (spend cap). @default 30000 */
     noRetryAfterDelayMs: z.number().int().min(0).default(DEFAULT_CLAUDE_ERROR_POLICY.noRetryAfterDelayMs),
     /** Price overrides, USD per million tokens, by model id or prefix. */

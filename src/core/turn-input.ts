@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { MessageParam } from './contracts';
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** design note 01's MAX_THINKING_STEPS. */
 export const DEFAULT_MAX_STEPS = 5;
 export const DEFAULT_MAX_TOOLS_PER_REQUEST = 15;
@@ -32,7 +32,7 @@ export const ChatTurnInputSchema = z
       .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
       .strict()
       .optional(),
-    /** Claude model id. @default "claude-sonnet-4-5" */
+    /** Claude model id. @default "claude-sonnet-4-6" */
     model: z.string().min(1).optional(),
     /** Claude calls in the tool loop (the formatter not counted). @default 5 */
     maxSteps: z.number().int().min(1).max(100).default(DEFAULT_MAX_STEPS),

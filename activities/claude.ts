@@ -1,0 +1,102 @@
+/**
+ * The Claude activities: thin wrappers that bind the worker's client and config to the logic in
+ * src/claude and src/formatter, and connect it to the activity context (heartbeats, cancellation).
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { ClaudeFailureType } from '../src/claude/errors';
+import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
+import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
+import { makePriceTable } from '../src/claude/pricing';
+import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
+import { formatResponse as runFormatter } from '../src/formatter/format-response';
+
+export interface ClaudeActivityDeps {
+  /** From `createClaudeClient()`: `maxRetries: 0`, so Temporal alone retries. */
+  client: Anthropic;
+  config: ClaudeConfig;
+}
+
+/** How often a Claude activity heartbeats while it waits (the workflow's heartbeat timeout is 10 s). */
+const HEARTBEAT_EVERY_MS = 2000;
+
+/**
+ * Heartbeats on a timer while a call is in flight, streamed or not: a worker that dies mid-call is
+ * noticed within the heartbeat timeout (not after start-to-close), and cancellation is delivered.
+ */
+async function whileBeating<T>(fn: () => Promise<T>, maxSpendCapAttempts: number): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await fn();
+  } catch (err) {
+    throw withAttempt(err, ctx.info.attempt, maxSpendCapAttempts);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Says which attempt failed, and bounds 429s without `retry-after` (a spend cap does not clear in
+ * minutes): after `maxSpendCapAttempts` the failure becomes final, with a message that says why.
+ */
+function withAttempt(err: unknown, attempt: number, maxSpendCapAttempts: number): unknown {
+  if (!(err instanceof ApplicationFailure)) return err;
+  const capped = err.type === ClaudeFailureType.RateLimitedNoRetryAfter && attempt >= maxSpendCapAttempts;
+  if (err.nonRetryable || capped) {
+    return ApplicationFailure.create({
+      type: err.type ?? undefined,
+      message: `${err.message}; attempt ${attempt}${capped ? ` (gave up: 429 without retry-after ${attempt} times, likely a spend limit)` : ''}`,
+      nonRetryable: true,
+      details: err.details ?? undefined,
+    });
+  }
+  return err;
+}
+
+/** Builds the `claude` and `formatResponse` activities (see `ChatTurnActivities`). */
+export function makeClaudeActivities(deps: ClaudeActivityDeps) {
+  const prices = makePriceTable(deps.config.pricing);
+  const errorPolicy = claudeErrorPolicy(deps.config);
+
+  const options = (): CallClaudeOptions => {
+    const ctx = Context.current();
+    return {
+      signal: ctx.cancellationSignal,
+      // Heartbeats are what deliver cancellation to a running activity.
+      onProgress: () => ctx.heartbeat(),
+      stream: deps.config.stream,
+      cache: deps.config.promptCaching,
+      errorPolicy,
+      prices,
+    };
+  };
+
+  return {
+    /** One Claude call of the tool loop. */
+    async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
+      const out = await whileBeating(() => callClaude(deps.client, input, options()), deps.config.maxSpendCapAttempts);
+      Context.current().log.debug('claude call', {
+        step: input.step,
+        model: out.model,
+        stopReason: out.stopReason,
+        requestId: out.requestId,
+        inputTokens: out.usage.inputTokens,
+        outputTokens: out.usage.outputTokens,
+        cacheReadInputTokens: out.usage.cacheReadInputTokens,
+        cacheCreationInputTokens: out.usage.cacheCreationInputTokens,
+      });
+      return out;
+    },
+
+    /** The final, forced `response_formatter` call (with repair and fallbacks). */
+    async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
+      const out = await whileBeating(() => runFormatter(deps.client, input, options()), deps.config.maxSpendCapAttempts);
+      Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });
+      return out;
+    },
+  };
+}
+
+export type ClaudeActivities = ReturnType<typeof makeClaudeActivities>;
