@@ -2,6 +2,7 @@
  * A minimal HTTP server that answers the Messages API with canned responses, so error mapping is
  * tested through the real SDK (status classes, headers, SSE error events) without the stub model.
  */
+import type { Socket } from 'node:net';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -26,7 +27,7 @@ export interface FakeApi {
 }
 
 /** An API error body as the Messages API sends it. */
-export function errorBody(type: string, message: string): unknown {
+export function errorBody(type: string, message: string): { type: 'error'; error: { type: string; message: string } } {
   return { type: 'error', error: { type, message } };
 }
 
@@ -47,7 +48,7 @@ export function messageBody(text = 'ok', model = 'fake-model'): unknown {
 export async function startFakeApi(): Promise<FakeApi> {
   let queue: CannedResponse[] = [{ status: 200, body: messageBody() }];
   const requests: FakeApi['requests'] = [];
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
