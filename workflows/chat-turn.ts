@@ -10,6 +10,7 @@ import {
   ApplicationFailure,
   defineQuery,
   log,
+  patched,
   proxyActivities,
   setHandler,
   setCurrentDetails,
@@ -23,6 +24,7 @@ import type {
   ContentBlock,
   ListToolsOutput,
   MessageParam,
+  TranscriptRef,
   ServerUnavailable,
   ToolResultContent,
 } from '../src/core/contracts';
@@ -47,6 +49,7 @@ import {
   toolResultsMessage,
   toolUses,
   trimHistory,
+  TRANSCRIPT_QUERY,
   type ToolResultEntry,
   type ToolUseBlock,
 } from '../src/core/transcript';
@@ -55,6 +58,14 @@ import type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } fro
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
 
 export const progressQuery = defineQuery<TurnProgress>('progress');
+/** The first N messages of the transcript: how Claude activities read the conversation. */
+export const transcriptQuery = defineQuery<MessageParam[], [number]>(TRANSCRIPT_QUERY);
+
+/**
+ * Claude activities read the conversation through the transcript query instead of carrying it in
+ * their input, so history grows linearly with steps. Histories recorded before this still replay.
+ */
+const TRANSCRIPT_BY_QUERY = 'transcript-by-query';
 
 /**
  * Claude calls: retried by Temporal alone (the SDK runs with maxRetries 0), on their own task queue
@@ -180,7 +191,7 @@ class Turn {
         reply = await activities(claudeOptions(), summary).claude({
           model: this.model,
           ...(this.system() !== undefined ? { system: this.system() } : {}),
-          messages: this.messages,
+          ...this.conversation(),
           tools: this.catalog.tools,
           maxTokens,
           ...(this.input.thinking
@@ -210,6 +221,13 @@ class Turn {
       }
       return reply;
     }
+  }
+
+  /** The conversation for a Claude activity: by reference (linear history), or inline (old runs). */
+  conversation(): { messages: MessageParam[]; transcript?: TranscriptRef } {
+    if (!patched(TRANSCRIPT_BY_QUERY)) return { messages: this.messages };
+    const { workflowId, runId } = workflowInfo();
+    return { messages: [], transcript: { workflowId, runId, count: this.messages.length } };
   }
 
   private trim(): boolean {
@@ -373,6 +391,7 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
   }
   const turn = new Turn(input);
   setHandler(progressQuery, () => turn.progress);
+  setHandler(transcriptQuery, (count: number) => turn.messages.slice(0, count));
   upsertSearchAttributes([
     { key: SA_STATUS, value: 'running' },
     { key: SA_MODEL, value: turn.model },
@@ -445,7 +464,7 @@ async function finish(turn: Turn, stopReason: TurnStopReason): Promise<ChatTurnR
     const formatted = await activities(claudeOptions(), 'format response').formatResponse({
       model: turn.model,
       ...(system !== undefined ? { system } : {}),
-      messages: turn.messages,
+      ...turn.conversation(),
       maxTokens: input.maxTokensPerCall,
       ...(input.thinking ? { thinking: { type: 'enabled' as const, budget_tokens: input.thinking.budgetTokens } } : {}),
     });

@@ -93,10 +93,25 @@ export interface CallToolOutput {
   attempt?: number;
 }
 
+/**
+ * Where an activity reads the conversation from instead of its own input: the first `count`
+ * messages of the turn's transcript, answered by the workflow's `transcript` query. Queries are not
+ * recorded in history, so history grows with each step's new messages only (linear), instead of
+ * with the whole conversation once per Claude call (quadratic), and no activity input nears
+ * Temporal's payload size limit.
+ */
+export interface TranscriptRef {
+  workflowId: string;
+  runId: string;
+  count: number;
+}
+
 export interface ClaudeCallInput {
   model: string;
   system?: string;
+  /** The conversation; empty when `transcript` says where to read it. */
   messages: MessageParam[];
+  transcript?: TranscriptRef;
   tools: Tool[];
   maxTokens: number;
   toolChoice?: ToolChoice;
@@ -119,7 +134,9 @@ export interface ClaudeCallOutput {
 export interface FormatResponseInput {
   model: string;
   system?: string;
+  /** The conversation; empty when `transcript` says where to read it. */
   messages: MessageParam[];
+  transcript?: TranscriptRef;
   maxTokens: number;
   /** With extended thinking on, forced tool_choice is refused by the API, so use the auto path. */
   thinking?: ThinkingConfigParam;

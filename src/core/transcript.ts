@@ -5,6 +5,9 @@
  */
 import type { ContentBlock, MessageParam, ToolResultContent } from './contracts';
 
+/** The workflow query that answers the first N messages of a turn's transcript. */
+export const TRANSCRIPT_QUERY = 'transcript';
+
 export type ToolUseBlock = Extract<ContentBlock, { type: 'tool_use' }>;
 
 export function toolUses(content: ContentBlock[]): ToolUseBlock[] {
