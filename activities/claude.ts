@@ -9,7 +9,7 @@ import { ClaudeFailureType } from '../src/claude/errors';
 import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
 import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
-import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput, MessageParam } from '../src/core/contracts';
+import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput, TranscriptSnapshot } from '../src/core/contracts';
 import { TRANSCRIPT_QUERY } from '../src/core/transcript';
 import { formatResponse as runFormatter } from '../src/formatter/format-response';
 
@@ -20,16 +20,16 @@ export interface ClaudeActivityDeps {
 }
 
 /** The conversation an activity works on: its own input, or the workflow's transcript query. */
-async function withMessages<T extends ClaudeCallInput | FormatResponseInput>(input: T): Promise<T> {
+async function withConversation<T extends ClaudeCallInput | FormatResponseInput>(input: T): Promise<T> {
   if (!input.transcript) return input;
   const { workflowId, runId, count } = input.transcript;
-  const messages = await Context.current()
+  const snapshot = await Context.current()
     .client.workflow.getHandle(workflowId, runId)
-    .query<MessageParam[], [number]>(TRANSCRIPT_QUERY, count);
-  if (messages.length !== count) {
-    throw ApplicationFailure.create({ type: 'TranscriptMismatch', message: `transcript query returned ${messages.length} messages, expected ${count}` });
+    .query<TranscriptSnapshot, [number]>(TRANSCRIPT_QUERY, count);
+  if (snapshot.messages.length !== count) {
+    throw ApplicationFailure.create({ type: 'TranscriptMismatch', message: `transcript query returned ${snapshot.messages.length} messages, expected ${count}` });
   }
-  return { ...input, messages };
+  return 'tools' in input ? { ...input, messages: snapshot.messages, tools: snapshot.tools } : { ...input, messages: snapshot.messages };
 }
 
 /** How often a Claude activity heartbeats while it waits (the workflow's heartbeat timeout is 10 s). */
@@ -90,7 +90,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   return {
     /** One Claude call of the tool loop. */
     async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
-      const out = await whileBeating(async () => callClaude(deps.client, await withMessages(input), options()), deps.config.maxSpendCapAttempts);
+      const out = await whileBeating(async () => callClaude(deps.client, await withConversation(input), options()), deps.config.maxSpendCapAttempts);
       Context.current().log.debug('claude call', {
         step: input.step,
         model: out.model,
@@ -106,7 +106,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
 
     /** The final, forced `response_formatter` call (with repair and fallbacks). */
     async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
-      const out = await whileBeating(async () => runFormatter(deps.client, await withMessages(input), options()), deps.config.maxSpendCapAttempts);
+      const out = await whileBeating(async () => runFormatter(deps.client, await withConversation(input), options()), deps.config.maxSpendCapAttempts);
       Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });
       return out;
     },

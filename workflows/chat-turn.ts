@@ -25,7 +25,9 @@ import type {
   ListToolsOutput,
   MessageParam,
   TranscriptRef,
+  TranscriptSnapshot,
   ServerUnavailable,
+  Tool,
   ToolResultContent,
 } from '../src/core/contracts';
 import { canonicalJson } from '../src/core/canonical-json';
@@ -59,7 +61,7 @@ import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
 
 export const progressQuery = defineQuery<TurnProgress>('progress');
 /** The first N messages of the transcript: how Claude activities read the conversation. */
-export const transcriptQuery = defineQuery<MessageParam[], [number]>(TRANSCRIPT_QUERY);
+export const transcriptQuery = defineQuery<TranscriptSnapshot, [number]>(TRANSCRIPT_QUERY);
 
 /**
  * Claude activities read the conversation through the transcript query instead of carrying it in
@@ -192,7 +194,6 @@ class Turn {
           model: this.model,
           ...(this.system() !== undefined ? { system: this.system() } : {}),
           ...this.conversation(),
-          tools: this.catalog.tools,
           maxTokens,
           ...(this.input.thinking
             ? { thinking: { type: 'enabled' as const, budget_tokens: this.input.thinking.budgetTokens } }
@@ -224,10 +225,10 @@ class Turn {
   }
 
   /** The conversation for a Claude activity: by reference (linear history), or inline (old runs). */
-  conversation(): { messages: MessageParam[]; transcript?: TranscriptRef } {
-    if (!patched(TRANSCRIPT_BY_QUERY)) return { messages: this.messages };
+  conversation(): { messages: MessageParam[]; tools: Tool[]; transcript?: TranscriptRef } {
+    if (!patched(TRANSCRIPT_BY_QUERY)) return { messages: this.messages, tools: this.catalog.tools };
     const { workflowId, runId } = workflowInfo();
-    return { messages: [], transcript: { workflowId, runId, count: this.messages.length } };
+    return { messages: [], tools: [], transcript: { workflowId, runId, count: this.messages.length } };
   }
 
   private trim(): boolean {
@@ -391,7 +392,7 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
   }
   const turn = new Turn(input);
   setHandler(progressQuery, () => turn.progress);
-  setHandler(transcriptQuery, (count: number) => turn.messages.slice(0, count));
+  setHandler(transcriptQuery, (count: number) => ({ messages: turn.messages.slice(0, count), tools: turn.catalog.tools }));
   upsertSearchAttributes([
     { key: SA_STATUS, value: 'running' },
     { key: SA_MODEL, value: turn.model },
@@ -453,6 +454,11 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
   return result;
 }
 
+function withoutTools<T extends { tools: Tool[] }>(c: T): Omit<T, 'tools'> {
+  const { tools: _tools, ...rest } = c;
+  return rest;
+}
+
 async function finish(turn: Turn, stopReason: TurnStopReason): Promise<ChatTurnResult> {
   const { input } = turn;
   let response;
@@ -464,7 +470,7 @@ async function finish(turn: Turn, stopReason: TurnStopReason): Promise<ChatTurnR
     const formatted = await activities(claudeOptions(), 'format response').formatResponse({
       model: turn.model,
       ...(system !== undefined ? { system } : {}),
-      ...turn.conversation(),
+      ...withoutTools(turn.conversation()),
       maxTokens: input.maxTokensPerCall,
       ...(input.thinking ? { thinking: { type: 'enabled' as const, budget_tokens: input.thinking.budgetTokens } } : {}),
     });

@@ -94,8 +94,9 @@ export interface CallToolOutput {
 }
 
 /**
- * Where an activity reads the conversation from instead of its own input: the first `count`
- * messages of the turn's transcript, answered by the workflow's `transcript` query. Queries are not
+ * Where an activity reads the conversation (and the turn's tool definitions) from instead of its
+ * own input: the first `count` messages of the turn's transcript, answered by the workflow's
+ * `transcript` query. Queries are not
  * recorded in history, so history grows with each step's new messages only (linear), instead of
  * with the whole conversation once per Claude call (quadratic), and no activity input nears
  * Temporal's payload size limit.
@@ -106,11 +107,18 @@ export interface TranscriptRef {
   count: number;
 }
 
+/** What the `transcript` query answers. */
+export interface TranscriptSnapshot {
+  messages: MessageParam[];
+  tools: Tool[];
+}
+
 export interface ClaudeCallInput {
   model: string;
   system?: string;
   /** The conversation; empty when `transcript` says where to read it. */
   messages: MessageParam[];
+  /** Messages and tools come from the workflow's transcript query. */
   transcript?: TranscriptRef;
   tools: Tool[];
   maxTokens: number;
@@ -136,6 +144,7 @@ export interface FormatResponseInput {
   system?: string;
   /** The conversation; empty when `transcript` says where to read it. */
   messages: MessageParam[];
+  /** Messages come from the workflow's transcript query. */
   transcript?: TranscriptRef;
   maxTokens: number;
   /** With extended thinking on, forced tool_choice is refused by the API, so use the auto path. */
