@@ -11,12 +11,15 @@ import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
 import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput, TranscriptSnapshot } from '../src/core/contracts';
 import { TRANSCRIPT_QUERY } from '../src/core/transcript';
+import type { ClaudeMetrics } from '../src/worker/metrics';
 import { formatResponse as runFormatter } from '../src/formatter/format-response';
 
 export interface ClaudeActivityDeps {
   /** From `createClaudeClient()`: `maxRetries: 0`, so Temporal alone retries. */
   client: Anthropic;
   config: ClaudeConfig;
+  /** Calls and tokens by model (worker metrics). */
+  metrics?: ClaudeMetrics;
 }
 
 /** The conversation an activity works on: its own input, or the workflow's transcript query. */
@@ -91,6 +94,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     /** One Claude call of the tool loop. */
     async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
       const out = await whileBeating(async () => callClaude(deps.client, await withConversation(input), options()), deps.config.maxSpendCapAttempts);
+      deps.metrics?.record('claude', out.model, out.usage, out.stopReason ?? 'none');
       Context.current().log.debug('claude call', {
         step: input.step,
         model: out.model,
@@ -108,6 +112,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
       const out = await whileBeating(async () => runFormatter(deps.client, await withConversation(input), options()), deps.config.maxSpendCapAttempts);
       Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });
+      deps.metrics?.record('formatter', input.model, out.usage, out.mode);
       return out;
     },
   };

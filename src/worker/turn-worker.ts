@@ -4,7 +4,8 @@
  * Anthropic client.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { claudeMetrics } from './metrics';
 import { makeClaudeActivities } from '../../activities/claude';
 import { makeMcpActivities } from '../../activities/mcp';
 import type { ClaudeConfig } from '../claude/config';
@@ -48,7 +49,11 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     connection: opts.connection,
     namespace,
     taskQueue: claudeTaskQueue(opts.taskQueue),
-    activities: makeClaudeActivities({ client: opts.claudeClient, config: opts.claudeConfig }),
+    activities: makeClaudeActivities({
+      client: opts.claudeClient,
+      config: opts.claudeConfig,
+      metrics: claudeMetrics(Runtime.instance().metricMeter),
+    }),
     maxConcurrentActivityTaskExecutions: opts.claudeConfig.maxConcurrentCalls,
     ...(opts.claudeConfig.rateLimitPerSecond !== undefined
       ? { maxTaskQueueActivitiesPerSecond: opts.claudeConfig.rateLimitPerSecond }

@@ -15,7 +15,7 @@ export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
   } catch {
     // already installed by another helper in this process
   }

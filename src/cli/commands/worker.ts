@@ -7,6 +7,8 @@ import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config'
 import { taskQueueFromEnv, claudeTaskQueue } from '../../worker/task-queues';
 import { CliError } from '../cli-error';
 import { installTelemetry } from '../../worker/telemetry';
+import { poolMetrics } from '../../worker/metrics';
+import { Runtime } from '@temporalio/worker';
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -45,7 +47,8 @@ export function workerCommand(): Command {
       } catch (err) {
         throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
       }
-      const pool = new McpPool(config.mcp.servers);
+      const runtime = Runtime.instance();
+      const pool = new McpPool(config.mcp.servers, runtime.logger, poolMetrics(runtime.metricMeter));
       const workers = await createTurnWorkers({
         connection: conn.connection,
         namespace: conn.namespace,
@@ -62,7 +65,8 @@ export function workerCommand(): Command {
       process.once('SIGTERM', () => stop('SIGTERM'));
       console.log(
         `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
-          `MCP servers: ${config.mcp.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source})`,
+          `MCP servers: ${config.mcp.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source})` +
+          (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : ''),
       );
       try {
         await workers.run();
