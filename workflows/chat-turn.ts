@@ -121,7 +121,7 @@ class Turn {
   readonly messages: MessageParam[];
   /** Index of the question in `messages`; everything before is prior history. */
   historyLength: number;
-  readonly model: string;
+  model: string;
   step = 0;
   usage: TokenUsage = ZERO_USAGE;
   costUsd = 0;
@@ -163,6 +163,11 @@ class Turn {
     this.listed = await activities(LIST_TOOLS_OPTIONS, 'list tools').listTools(
       this.input.servers ? { servers: this.input.servers } : {},
     );
+    const workerModel = this.listed.turnDefaults?.model;
+    if (this.input.model === undefined && workerModel && workerModel !== this.model) {
+      this.model = workerModel;
+      upsertSearchAttributes([{ key: SA_MODEL, value: workerModel }]);
+    }
     this.catalog = buildToolCatalog(this.listed.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest);
     this.unavailable = [
       ...this.listed.unavailable,

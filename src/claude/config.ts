@@ -8,23 +8,14 @@ import { DEFAULT_MODEL } from '../core/turn-input';
 import { DEFAULT_CLAUDE_ERROR_POLICY, type ClaudeErrorPolicy } from './errors';
 import { PricingOverridesSchema } from './pricing';
 
-/** Task queue for Claude calls when they run apart from the turn workflows. */
-export const DEFAULT_CLAUDE_TASK_QUEUE = 'mcp-turns-claude';
-
 export const ClaudeConfigSchema = z
   .object({
-    /** Model for turns that name none. @default "claude-sonnet-4-6" */
+    /** Model for turns that name none (sent to the workflow with the tool list). @default "claude-sonnet-4-6" */
     model: z.string().min(1).default(DEFAULT_MODEL),
-    /** max_tokens of each call. @default 4096 */
-    maxTokens: z.number().int().min(1).max(128_000).default(4096),
     /** Stream responses: heartbeats on every event, and no SDK limit on long non-streamed calls. @default false */
     stream: z.boolean().default(false),
     /** `cache_control` on the last tool and on the system prompt. @default true */
     promptCaching: z.boolean().default(true),
-    /** Extended thinking for turns that ask for none. */
-    thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
-    /** The task queue Claude calls are scheduled on. @default "mcp-turns-claude" */
-    taskQueue: z.string().min(1).default(DEFAULT_CLAUDE_TASK_QUEUE),
     /** Claude calls one worker runs at once. @default 10 */
     maxConcurrentCalls: z.number().int().min(1).default(10),
     /** Claude calls started per second across the whole task queue (all workers). */
@@ -38,17 +29,7 @@ export const ClaudeConfigSchema = z
     /** Price overrides, USD per million tokens, by model id or prefix. */
     pricing: PricingOverridesSchema.optional(),
   })
-  .strict()
-  .superRefine((c, ctx) => {
-    // The API requires max_tokens above the thinking budget.
-    if (c.thinking && c.thinking.budgetTokens >= c.maxTokens) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['thinking', 'budgetTokens'],
-        message: `must be less than maxTokens (${c.maxTokens})`,
-      });
-    }
-  });
+  .strict();
 
 /** The `claude:` section with defaults applied. */
 export type ClaudeConfig = z.output<typeof ClaudeConfigSchema>;

@@ -4,7 +4,7 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
-import { parseChatTurnInput, DEFAULT_MODEL, type ChatTurnInput } from '../core/turn-input';
+import { parseChatTurnInput, type ChatTurnInput } from '../core/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { SA_BATCH, SA_MODEL, SA_STATUS } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../worker/task-queues';
@@ -29,7 +29,7 @@ export function oneLine(text: string, max = 120): string {
 
 function staticDetails(input: ReturnType<typeof parseChatTurnInput>): string {
   const lines = [
-    `**model** ${input.model ?? DEFAULT_MODEL}`,
+    `**model** ${input.model ?? "the worker's default"}`,
     `**servers** ${input.servers?.join(', ') ?? 'all configured'}`,
     `**loop** ${input.loopPolicy}, max ${input.maxSteps} steps` +
       (input.maxToolCalls ? `, max ${input.maxToolCalls} tool calls` : '') +
@@ -60,7 +60,7 @@ export async function startChatTurn(
     staticDetails: staticDetails(params),
     typedSearchAttributes: [
       { key: SA_STATUS, value: 'running' },
-      { key: SA_MODEL, value: params.model ?? DEFAULT_MODEL },
+      ...(params.model ? [{ key: SA_MODEL, value: params.model }] : []),
       ...(options.batch ? [{ key: SA_BATCH, value: options.batch }] : []),
     ],
   });

@@ -68,6 +68,8 @@ export interface ListToolsOutput {
   unavailable: ServerUnavailable[];
   /** Names in `servers` that the worker's config does not know. */
   unknownServers: string[];
+  /** The worker's defaults for what a turn leaves unset (its `claude.model`). */
+  turnDefaults?: { model?: string };
 }
 
 export interface CallToolInput {

@@ -10,6 +10,7 @@ import { makeClaudeActivities } from '../../activities/claude';
 import { makeMcpActivities } from '../../activities/mcp';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
+import type { ListToolsOutput } from '../core/contracts';
 import { claudeTaskQueue } from './task-queues';
 import { workflowsPath } from './workflows-path';
 
@@ -34,6 +35,19 @@ export interface TurnWorkers {
   shutdown(): void;
 }
 
+/** listTools also carries the worker's turn defaults, so they are recorded once per turn. */
+function withTurnDefaults(
+  activities: ReturnType<typeof makeMcpActivities>,
+  turnDefaults: NonNullable<ListToolsOutput['turnDefaults']>,
+): ReturnType<typeof makeMcpActivities> {
+  return {
+    ...activities,
+    async listTools(input) {
+      return { ...(await activities.listTools(input)), turnDefaults };
+    },
+  };
+}
+
 export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWorkers> {
   const namespace = opts.namespace ?? 'default';
   const workflowSource = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() };
@@ -42,7 +56,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     namespace,
     taskQueue: opts.taskQueue,
     ...workflowSource,
-    activities: makeMcpActivities(opts.pool),
+    activities: withTurnDefaults(makeMcpActivities(opts.pool), { model: opts.claudeConfig.model }),
     ...opts.turnWorkerOptions,
   });
   const claudeWorker = await Worker.create({

@@ -39,6 +39,7 @@ const scenarios: Record<string, Scenario> = {
   },
   'claude-sonnet-4-6': { steps: [{ content: [text('pricing'), echo('priced')] }, { content: [text('priced: {{toolResults}}')] }], formatter },
   'fan-out': { steps: [{ content: [text('hi')] }], formatter, latencyMs: 100 },
+  'worker-default': { steps: [{ content: [text('from the worker default model')] }], formatter },
 };
 
 let h: TurnHarness;
@@ -46,7 +47,7 @@ beforeAll(async () => {
   h = await startTurnHarness({
     scenarios,
     servers: { everything: everythingStdio() },
-    claude: { noRetryAfterDelayMs: 300, maxSpendCapAttempts: 3, maxConcurrentCalls: 5 },
+    claude: { noRetryAfterDelayMs: 300, maxSpendCapAttempts: 3, maxConcurrentCalls: 5, model: 'worker-default' },
   });
 });
 afterAll(() => h?.close());
@@ -178,6 +179,15 @@ it('sums usage exactly over every answered call (formatter included) and prices 
   const described = await h.client.workflow.getHandle(workflowId).describe();
   expect(described.searchAttributes.McpTurnsCostUsd?.[0]).toBeCloseTo(result.costUsd, 10);
   expect(described.searchAttributes.McpTurnsOutputTokens?.[0]).toBe(result.usage.outputTokens);
+});
+
+it("uses the worker's claude.model for a turn that names no model", async () => {
+  const workflowId = `default-model-${Date.now()}`;
+  const result = await h.run({ question: 'which model?', format: false }, workflowId);
+  expect(result.model).toBe('worker-default');
+  expect(result.response.conversation).toBe('from the worker default model');
+  const described = await h.client.workflow.getHandle(workflowId).describe();
+  expect(described.searchAttributes.McpTurnsModel).toEqual(['worker-default']);
 });
 
 it('caps concurrent Claude calls per worker under a 100-turn fan-out', async () => {
