@@ -1,0 +1,19 @@
+/** The README's example config is real: it parses, and its claude section is valid. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseConfig } from '../../src/mcp';
+import { resolveClaudeConfig } from '../../src/claude/config';
+
+it('accepts the configuration example in the README', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'));
+  const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+  expect(yaml).toBeDefined();
+  const config = parseConfig(yaml!, 'yaml', { SEARCH_TOKEN: 'tok', TENANT: 't1' }, 'README');
+  expect(config.servers.map((s) => [s.name, s.transport])).toEqual([
+    ['files', 'stdio'],
+    ['search', 'streamable-http'],
+  ]);
+  expect(config.servers[1]!.headers.Authorization).toBe('Bearer tok');
+  expect(resolveClaudeConfig(config.claude).rateLimitPerSecond).toBe(5);
+});
