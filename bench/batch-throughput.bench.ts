@@ -12,7 +12,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { startStubModel } from '../src/stub';
-import { startDevServer } from '../src/temporal/dev-server';
+import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { runBatch } from '../src/client/batch-client';
 import { batchChildId } from '../src/core/batch';
 
@@ -29,7 +29,7 @@ function procStat(pid: number): { peakRssMb: number; cpuSeconds: number } {
 }
 
 async function main(): Promise<void> {
-  const server = await startDevServer({ port: 17933, uiPort: 17934 });
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
   const stub = await startStubModel({
     scenarios: {
       bench: {

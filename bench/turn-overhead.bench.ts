@@ -17,7 +17,7 @@ import { createClaudeClient } from '../src/claude/client';
 import { resolveClaudeConfig } from '../src/claude/config';
 import { createTurnWorkers } from '../src/worker/turn-worker';
 import { workflowsPath } from '../src/worker/workflows-path';
-import { startDevServer } from '../src/temporal/dev-server';
+import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { executeChatTurn, startChatTurn } from '../src/client/chat-turn-client';
 import { buildToolCatalog } from '../src/core/tool-naming';
 import { toolResultsMessage, toolUses } from '../src/core/transcript';
@@ -43,7 +43,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await startDevServer({ port: 17833, uiPort: 17834 });
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
   const scenarios: Record<string, Scenario> = {
     'lat-0': scenario(ROUNDS, 0),
     'lat-200': scenario(ROUNDS, 200),

@@ -141,3 +141,15 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     },
   };
 }
+
+/** A TCP port that was free a moment ago (the OS picks it). */
+export function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
