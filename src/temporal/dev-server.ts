@@ -27,6 +27,8 @@ export interface DevServerOptions {
   onLog?: (line: string) => void;
   /** How long to wait for the server to answer. @default 60 s */
   startTimeoutMs?: number;
+  /** More `temporal server start-dev` arguments. */
+  extraArgs?: string[];
 }
 
 export interface DevServer {
@@ -101,6 +103,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     '--log-level', 'warn',
     ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
     ...searchAttributeCliArgs(),
+    ...(opts.extraArgs ?? []),
   ];
   const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
