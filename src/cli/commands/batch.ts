@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { connectClient, loadConnectConfig } from '../../temporal/connection';
+import { connectOrFail } from '../connect';
 import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
 import { parseBatchLines } from '../../core/batch';
 import { taskQueueFromEnv } from '../../worker/task-queues';
@@ -68,14 +68,7 @@ export function batchCommand(): Command {
       fs.writeFileSync(out, earlier.filter((l) => known.has(l.id)).map((l) => JSON.stringify(l) + '\n').join(''));
       const lines: ResultLine[] = earlier.filter((l) => known.has(l.id));
 
-      const overrides = { address: opts.address, namespace: opts.namespace };
-      const address = loadConnectConfig(overrides).connectionOptions.address;
-      let client;
-      try {
-        client = await connectClient(overrides);
-      } catch (err) {
-        throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message}`);
-      }
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
       const tty = process.stderr.isTTY;
       const bar = tty
         ? new SingleBar(

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { WorkflowFailedError } from '@temporalio/client';
-import { connectClient, loadConnectConfig } from '../../temporal/connection';
+import { connectOrFail } from '../connect';
 import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
 import { ChatTurnInputError, type ChatTurnInput } from '../../core/turn-input';
@@ -72,14 +72,7 @@ export function runCommand(): Command {
       if (opts.maxSteps) input.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
       if (opts.model) input.model = opts.model;
       if (opts.system) input.system = opts.system;
-      const overrides = { address: opts.address, namespace: opts.namespace };
-      const { connectionOptions, namespace } = loadConnectConfig(overrides);
-      let client;
-      try {
-        client = await connectClient(overrides);
-      } catch (err) {
-        throw new CliError(`cannot reach Temporal at ${connectionOptions.address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
-      }
+      const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
       try {
         let handle: ChatTurnHandle;
         try {
@@ -91,7 +84,7 @@ export function runCommand(): Command {
           if (err instanceof ChatTurnInputError) throw new CliError(err.message, 2);
           throw err;
         }
-        const link = workflowUrl(connectionOptions.address ?? '', namespace, handle.workflowId);
+        const link = workflowUrl(address, namespace, handle.workflowId);
         if (!opts.wait) {
           console.log(opts.json ? JSON.stringify({ workflowId: handle.workflowId, url: link }) : `started ${handle.workflowId}\n${link}`);
           return;

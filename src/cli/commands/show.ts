@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { connectClient, loadConnectConfig } from '../../temporal/connection';
+import { connectOrFail } from '../connect';
 import { getTurnTranscript } from '../../client/turn-transcript';
 import { workflowUrl } from '../../client/ui-link';
 import { CliError } from '../cli-error';
@@ -14,14 +14,7 @@ export function showCommand(): Command {
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
     .action(async (workflowId: string, opts: { json?: boolean; address?: string; namespace?: string }) => {
-      const overrides = { address: opts.address, namespace: opts.namespace };
-      const { connectionOptions, namespace } = loadConnectConfig(overrides);
-      let client;
-      try {
-        client = await connectClient(overrides);
-      } catch (err) {
-        throw new CliError(`cannot reach Temporal at ${connectionOptions.address}: ${(err as Error).message}`);
-      }
+      const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
       try {
         const t = await getTurnTranscript(client, workflowId).catch((err: unknown) => {
           if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
@@ -34,7 +27,7 @@ export function showCommand(): Command {
         const lines = [`Turn ${t.workflowId} · ${t.status} · started ${t.startTime}${t.closeTime ? ` · closed ${t.closeTime}` : ''}`];
         if (t.question) lines.push(`Question: ${t.question}`, '');
         if (t.result) {
-          lines.push(renderResult(t.result, workflowUrl(connectionOptions.address ?? '', namespace, workflowId)));
+          lines.push(renderResult(t.result, workflowUrl(address, namespace, workflowId)));
         } else if (t.progress) {
           const p = t.progress;
           lines.push(`Now: ${p.phase}, step ${p.step} · ${p.usage.inputTokens} in / ${p.usage.outputTokens} out tokens`);

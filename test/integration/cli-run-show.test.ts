@@ -1,0 +1,81 @@
+/** `mcp-turns run` and `mcp-turns show`, run as a user runs them, against a worker process. */
+import type { ChildProcess } from 'node:child_process';
+import { startStubModel, type StubModel } from '../../src/stub';
+import { runCli } from '../support/cli';
+import { everythingStdio } from '../support/mcp-servers';
+import { uniqueQueue } from '../support/temporal';
+import { startWorkerProcess } from '../support/worker-process';
+
+jest.setTimeout(120_000);
+
+const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
+const taskQueue = uniqueQueue('cli');
+const common = ['--task-queue', taskQueue, '--address', address];
+let stub: StubModel;
+let worker: ChildProcess;
+
+beforeAll(async () => {
+  stub = await startStubModel({
+    scenarios: {
+      cli: {
+        steps: [
+          { content: [{ type: 'text', text: 'Echoing.' }, { type: 'tool_use', name: 'everything__echo', input: { message: 'from the cli' } }] },
+          { content: [{ type: 'text', text: 'done' }] },
+        ],
+        formatter: { conversation: [{ type: 'text', content: 'The tool said: {{toolResults}}' }] },
+      },
+      broken: { steps: [{ content: [{ type: 'text', text: 'x' }] }], faults: [{ step: 0, status: 400, times: -1, message: 'tools.0: bad schema' }] },
+    },
+  });
+  worker = await startWorkerProcess({ config: { mcp_servers: { everything: everythingStdio() } }, taskQueue, stubUrl: stub.url });
+});
+
+afterAll(async () => {
+  worker?.kill('SIGTERM');
+  await stub?.close();
+});
+
+it('run --json prints only the result; show prints the transcript', async () => {
+  const id = `cli-${Date.now()}`;
+  const run = await runCli(['run', 'echo something', '--model', 'cli', '--id', id, '--json', ...common]);
+  expect(run.code).toBe(0);
+  const result = JSON.parse(run.stdout);
+  expect(result.stopReason).toBe('completed');
+  expect(result.toolCalls.map((c: { name: string }) => c.name)).toEqual(['everything__echo']);
+  expect(result.response.conversation).toBe('The tool said: Echo: from the cli');
+
+  const show = await runCli(['show', id, ...common.slice(2)]);
+  expect(show.code).toBe(0);
+  expect(show.stdout).toContain(`Turn ${id} · COMPLETED`);
+  expect(show.stdout).toContain('Question: echo something');
+  expect(show.stdout).toMatch(/step 1 · everything__echo \{"message":"from the cli"\} · ok · \d+ ms/);
+  expect(show.stdout).toContain('The tool said: Echo: from the cli');
+  expect(show.stdout).toMatch(/Stop reason: completed · steps 2 · model cli · formatter forced/);
+  expect(show.stdout).toMatch(/Tokens: \d+ in, \d+ out/);
+  const json = JSON.parse((await runCli(['show', id, '--json', ...common.slice(2)])).stdout);
+  expect(json).toMatchObject({ workflowId: id, status: 'COMPLETED', question: 'echo something' });
+});
+
+it('run without --json prints the answer, the tool calls and the UI link; --no-wait returns at once', async () => {
+  const run = await runCli(['run', 'readable please', '--model', 'cli', ...common]);
+  expect(run.code).toBe(0);
+  expect(run.stdout).toContain('The tool said: Echo: from the cli');
+  expect(run.stdout).toMatch(/Tool calls \(1\):\n {2}step 1 · everything__echo/);
+  expect(run.stdout).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/turn-/);
+  const started = await runCli(['run', 'later', '--model', 'cli', '--no-wait', '--json', ...common]);
+  expect(JSON.parse(started.stdout)).toMatchObject({ workflowId: expect.stringMatching(/^turn-/), url: expect.stringContaining('/workflows/turn-') });
+});
+
+it('bad input and failed turns are one clear line with a non-zero exit', async () => {
+  const bad = await runCli(['run', 'x', '--max-steps', '0', ...common]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr.trim()).toBe('mcp-turns: --max-steps must be a positive integer, got "0"');
+
+  const failed = await runCli(['run', 'x', '--model', 'broken', ...common]);
+  expect(failed.code).toBe(1);
+  expect(failed.stderr.trim()).toMatch(/^mcp-turns: turn turn-\S+ failed: Claude call failed at step 1: Claude API 400 invalid_request_error: tools\.0: bad schema \(request-id req_stub_\d+\); attempt 1$/);
+
+  const missing = await runCli(['show', 'no-such-turn', ...common.slice(2)]);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr.trim()).toBe('mcp-turns: no workflow no-such-turn in namespace default');
+});

@@ -1,0 +1,33 @@
+/** A real `mcp-turns worker` process for tests that treat the worker as a separate program. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN } from './cli';
+
+export async function startWorkerProcess(opts: {
+  config: Record<string, unknown>;
+  taskQueue: string;
+  stubUrl: string;
+  extraArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<ChildProcess> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-worker-'));
+  const config = path.join(dir, 'config.json');
+  fs.writeFileSync(config, JSON.stringify(opts.config));
+  const child = spawn(process.execPath, [BIN, 'worker', '--config', config, '--task-queue', opts.taskQueue, '--log-level', 'WARN', ...(opts.extraArgs ?? [])], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS,
+      ANTHROPIC_API_KEY: 'test',
+      ANTHROPIC_BASE_URL: opts.stubUrl,
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('mcp-turns worker on') && resolve());
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)));
+  });
+  return child;
+}
