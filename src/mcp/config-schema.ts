@@ -77,6 +77,8 @@ export const ConfigFileSchema = z
     mcp_servers: z.record(z.string().regex(NAME, NAME_RULE), ServerSchema).optional(),
     /** Validated by src/claude/config.ts. */
     claude: z.unknown().optional(),
+    /** Validated by src/worker/worker-tuning.ts. */
+    worker: z.unknown().optional(),
   })
   .strict();
 

@@ -33,6 +33,8 @@ export interface McpTurnsConfig {
   servers: ServerConfig[];
   /** The raw `claude:` section (validated by src/claude/config.ts). */
   claude?: unknown;
+  /** The raw `worker:` section (validated by src/worker/worker-tuning.ts). */
+  worker?: unknown;
   /** The file it came from. */
   source: string;
 }
@@ -138,7 +140,12 @@ export function parseConfig(text: string, format: 'json' | 'yaml', env: NodeJS.P
   }
   if (problems.length || !parsed.success) throw new ConfigError(source, problems);
   const servers = Object.entries(parsed.data.mcp_servers ?? {}).map(([name, s]) => toServerConfig(name, s));
-  return { servers, ...(parsed.data.claude !== undefined ? { claude: parsed.data.claude } : {}), source };
+  return {
+    servers,
+    ...(parsed.data.claude !== undefined ? { claude: parsed.data.claude } : {}),
+    ...(parsed.data.worker !== undefined ? { worker: parsed.data.worker } : {}),
+    source,
+  };
 }
 
 /** Reads a JSON or YAML config file (by extension; `.json` and anything else that parses as JSON). */

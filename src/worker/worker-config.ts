@@ -4,10 +4,12 @@
  */
 import { loadConfig, parseConfig, ConfigError, type McpTurnsConfig } from '../mcp';
 import { resolveClaudeConfig, ClaudeConfigError, type ClaudeConfig } from '../claude/config';
+import { resolveWorkerTuning, type WorkerTuning } from './worker-tuning';
 
 export interface WorkerConfig {
   mcp: McpTurnsConfig;
   claude: ClaudeConfig;
+  worker: WorkerTuning;
   /** Where it came from, for logs ('(none)' when no file was given). */
   source: string;
 }
@@ -40,6 +42,8 @@ export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURN
     if (err instanceof ClaudeConfigError) problems.push(...err.problems);
     else throw err;
   }
-  if (problems.length || !mcp || !claude) throw new WorkerConfigError(source, problems);
-  return { mcp, claude, source };
+  const { tuning, problems: tuningProblems } = resolveWorkerTuning(mcp?.worker);
+  problems.push(...tuningProblems);
+  if (problems.length || !mcp || !claude || !tuning) throw new WorkerConfigError(source, problems);
+  return { mcp, claude, worker: tuning, source };
 }

@@ -56,6 +56,7 @@ export function workerCommand(): Command {
         pool,
         claudeClient,
         claudeConfig: config.claude,
+        turnWorkerOptions: config.worker,
       });
       const stop = (signal: string): void => {
         console.error(`${signal}: shutting the worker down (in-flight activities finish or are retried elsewhere)`);

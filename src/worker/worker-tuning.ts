@@ -1,0 +1,34 @@
+/**
+ * The config file's optional `worker:` section: Temporal worker capacity. Defaults suit a small
+ * machine running many short turns: a bounded workflow cache (the SDK's default grows with the heap
+ * limit, to thousands of cached turns and gigabytes of memory) and one workflow thread per core.
+ */
+import os from 'node:os';
+import { z } from 'zod';
+
+export const WorkerTuningSchema = z
+  .object({
+    /** Turns kept in the worker's sticky cache. @default 500 */
+    maxCachedWorkflows: z.number().int().min(0).default(500),
+    /** Threads running workflow code. @default the number of cores (at most 4) */
+    workflowThreadPoolSize: z.number().int().min(1).max(64).default(Math.min(4, Math.max(1, os.cpus().length))),
+    /** Workflow tasks processed at once. @default 100 */
+    maxConcurrentWorkflowTaskExecutions: z.number().int().min(2).default(100),
+    /** MCP calls (and listTools) running at once on this worker. @default 200 */
+    maxConcurrentActivityTaskExecutions: z.number().int().min(1).default(200),
+  })
+  .strict();
+
+export type WorkerTuning = z.output<typeof WorkerTuningSchema>;
+
+export function resolveWorkerTuning(raw: unknown): { tuning?: WorkerTuning; problems: string[] } {
+  const parsed = WorkerTuningSchema.safeParse(raw ?? {});
+  if (parsed.success) return { tuning: parsed.data, problems: [] };
+  return {
+    problems: parsed.error.issues.flatMap((i) =>
+      i.code === 'unrecognized_keys'
+        ? i.keys.map((k) => `worker.${[...i.path, k].join('.')}: unknown key`)
+        : [`worker.${i.path.join('.')}: ${i.message}`],
+    ),
+  };
+}
