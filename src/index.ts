@@ -10,7 +10,7 @@ export {
   type ChatTurnHandle,
   type StartChatTurnOptions,
 } from './client/chat-turn-client';
-export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome } from './client/batch-client';
+export { runBatch, startBatch, shardCount, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
 export { getTurnTranscript, type TurnTranscript } from './client/turn-transcript';
 export { newTurnId } from './client/turn-id';
 export { workflowUrl } from './client/ui-link';

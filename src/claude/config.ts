@@ -59,7 +59,9 @@ export function resolveClaudeConfig(raw: unknown): ClaudeConfig {
 export function describeConfigIssues(error: z.ZodError, prefix: string): string[] {
   const at = (path: PropertyKey[]): string => [prefix, ...path.map(String)].filter(Boolean).join('.');
   return error.issues.flatMap((i) =>
-    i.code === 'unrecognized_keys' ? i.keys.map((k) => `${at([...i.path, k])}: unknown key`) : [`${at(i.path)}: ${i.message}`],
+    i.code === 'unrecognized_keys'
+      ? i.keys.map((k) => `${at([...i.path, k])}: unknown key`)
+      : [`${at(i.path)}: ${i.message}`],
   );
 }
 

@@ -131,13 +131,20 @@ export function toClaudeFailure(err: unknown, policy: Partial<ClaudeErrorPolicy>
     // An SDK-side failure without an HTTP error (stream cut short, bad JSON chunk) is usually
     // transient; the workflow's retry policy bounds the attempts.
     nonRetryable: false,
-    details: [{ sdkError: err instanceof AnthropicError ? err.name : undefined } satisfies ClaudeFailureDetails],
+    details: [
+      { sdkError: err instanceof AnthropicError ? err.name : undefined } satisfies ClaudeFailureDetails,
+    ],
   });
 }
 
-function fromApiError(err: APIError, retryAfterCapMs: number, noRetryAfterDelayMs: number): ApplicationFailure {
+function fromApiError(
+  err: APIError,
+  retryAfterCapMs: number,
+  noRetryAfterDelayMs: number,
+): ApplicationFailure {
   const body = (err.error ?? {}) as { error?: { type?: unknown; message?: unknown } };
-  const errorType = err.type ?? (typeof body.error?.type === 'string' ? body.error.type : undefined) ?? undefined;
+  const errorType =
+    err.type ?? (typeof body.error?.type === 'string' ? body.error.type : undefined) ?? undefined;
   const inStream = err.status === undefined;
   const status = err.status ?? (errorType ? STATUS_OF_ERROR_TYPE[errorType] : undefined);
   const requestId = err.requestID ?? err.headers?.get('request-id') ?? undefined;
@@ -159,7 +166,8 @@ function fromApiError(err: APIError, retryAfterCapMs: number, noRetryAfterDelayM
     type = ClaudeFailureType.Billing;
     retryable = false;
   } else if (status === 429) {
-    type = retryAfterMs !== undefined ? ClaudeFailureType.RateLimited : ClaudeFailureType.RateLimitedNoRetryAfter;
+    type =
+      retryAfterMs !== undefined ? ClaudeFailureType.RateLimited : ClaudeFailureType.RateLimitedNoRetryAfter;
     retryable = true;
   } else if (status === 529) {
     type = ClaudeFailureType.Overloaded;
@@ -187,7 +195,8 @@ function fromApiError(err: APIError, retryAfterCapMs: number, noRetryAfterDelayM
     else if (status === 429) nextRetryDelay = noRetryAfterDelayMs;
   }
 
-  const apiMessage = err.apiMessage ?? (typeof body.error?.message === 'string' ? body.error.message : undefined);
+  const apiMessage =
+    err.apiMessage ?? (typeof body.error?.message === 'string' ? body.error.message : undefined);
   const statusText = inStream ? 'stream error' : String(status);
   const head = `Claude API ${statusText}${errorType ? ` ${errorType}` : ''}`;
   const text = apiMessage ?? stripStatus(err.message, err.status);
@@ -259,5 +268,7 @@ function oneLine(text: string): string {
 
 /** The SDK prefixes its message with the status ("529 {...}"); the failure message has its own. */
 function stripStatus(message: string, status: number | undefined): string {
-  return status !== undefined && message.startsWith(`${status} `) ? message.slice(String(status).length + 1) : message;
+  return status !== undefined && message.startsWith(`${status} `)
+    ? message.slice(String(status).length + 1)
+    : message;
 }

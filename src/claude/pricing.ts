@@ -17,10 +17,21 @@ export interface ModelPrice {
    * Prices that apply instead to every token of a request whose prompt (input + cache reads +
    * cache writes) is longer than `thresholdTokens`.
    */
-  longPrompt?: { thresholdTokens: number; input: number; output: number; cacheWrite: number; cacheRead: number };
+  longPrompt?: {
+    thresholdTokens: number;
+    input: number;
+    output: number;
+    cacheWrite: number;
+    cacheRead: number;
+  };
 }
 
-const price = (input: number, output: number, cacheWrite = input * 1.25, cacheRead = input * 0.1): ModelPrice => ({
+const price = (
+  input: number,
+  output: number,
+  cacheWrite = input * 1.25,
+  cacheRead = input * 0.1,
+): ModelPrice => ({
   input,
   output,
   cacheWrite,

@@ -37,30 +37,55 @@ export interface RunBatchOptions {
   pollIntervalMs?: number;
 }
 
-/** Starts the batch workflow, or attaches to it if one of that name is already running. */
-export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'onResult'>): Promise<WorkflowHandle<typeof chatBatch>> {
+/**
+ * Large windows are split over several batch workflows ("shards") of at most 25 children each: one
+ * parent needs a few workflow tasks per child in sequence, so a single parent caps the throughput.
+ * The shard count depends only on the window and the item count, and child ids do not depend on it,
+ * so a rerun, even with another window, never runs a finished query twice.
+ */
+export function shardCount(concurrency: number, items: number): number {
+  return Math.max(1, Math.min(Math.ceil(concurrency / 25), 8, items));
+}
+
+export interface BatchShard {
+  handle: WorkflowHandle<typeof chatBatch>;
+  items: BatchItem[];
+}
+
+/** Starts the batch's workflows, or attaches to those of that name that are still running. */
+export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'onResult'>): Promise<BatchShard[]> {
   const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
-  return client.workflow.start<typeof chatBatch>('chatBatch', {
-    workflowId: batchWorkflowId(opts.name),
-    taskQueue,
-    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-    staticSummary: `batch ${opts.name}: ${opts.items.length} queries, concurrency ${opts.concurrency ?? 10}`,
-    typedSearchAttributes: [{ key: SA_BATCH, value: opts.name }],
-    args: [
-      {
-        name: opts.name,
-        concurrency: opts.concurrency ?? 10,
+  const concurrency = opts.concurrency ?? 10;
+  const shards = shardCount(concurrency, opts.items.length);
+  const size = Math.ceil(opts.items.length / shards);
+  return Promise.all(
+    Array.from({ length: shards }, async (_, i) => {
+      const items = opts.items.slice(i * size, (i + 1) * size);
+      const workflowId = shards === 1 ? batchWorkflowId(opts.name) : `${batchWorkflowId(opts.name)}-s${i + 1}-of-${shards}`;
+      const handle = await client.workflow.start<typeof chatBatch>('chatBatch', {
+        workflowId,
         taskQueue,
-        total: opts.items.length,
-        items: opts.items,
-        itemsOffset: 0,
-        nextIndex: 0,
-        completed: 0,
-        failed: 0,
-        skipped: 0,
-      },
-    ],
-  });
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        staticSummary: `batch ${opts.name}${shards > 1 ? ` (shard ${i + 1} of ${shards})` : ''}: ${items.length} queries, concurrency ${Math.ceil(concurrency / shards)}`,
+        typedSearchAttributes: [{ key: SA_BATCH, value: opts.name }],
+        args: [
+          {
+            name: opts.name,
+            concurrency: Math.ceil(concurrency / shards),
+            taskQueue,
+            total: items.length,
+            items,
+            itemsOffset: 0,
+            nextIndex: 0,
+            completed: 0,
+            failed: 0,
+            skipped: 0,
+          },
+        ],
+      });
+      return { handle, items };
+    }),
+  );
 }
 
 async function outcomeOf(client: Client, id: string, workflowId: string): Promise<BatchItemOutcome> {
@@ -76,32 +101,43 @@ async function outcomeOf(client: Client, id: string, workflowId: string): Promis
   }
 }
 
+function sum(name: string, parts: BatchProgress[]): BatchProgress {
+  return {
+    name,
+    total: parts.reduce((n, p) => n + p.total, 0),
+    nextIndex: parts.reduce((n, p) => n + p.nextIndex, 0),
+    completed: parts.reduce((n, p) => n + p.completed, 0),
+    failed: parts.reduce((n, p) => n + p.failed, 0),
+    skipped: parts.reduce((n, p) => n + p.skipped, 0),
+    running: parts.flatMap((p) => p.running),
+  };
+}
+
 /**
  * Runs a batch to the end, reporting every item not already reported. Resolves with the final
- * progress of the batch workflow.
+ * progress of the batch (summed over its shards).
  */
 export async function runBatch(client: Client, opts: RunBatchOptions): Promise<BatchProgress> {
-  const handle = await startBatch(client, opts);
+  const shards = await startBatch(client, opts);
   const reported = new Set(opts.alreadyReported ?? []);
   const inFlight = new Set<string>();
   const fetches: Array<Promise<void>> = [];
   const interval = opts.pollIntervalMs ?? 500;
-  let last: BatchProgress | undefined;
-  let done = false;
-  const finished = handle.result().then(
-    (p) => {
-      done = true;
-      last = p;
-    },
-    (err: unknown) => {
-      done = true;
-      throw err;
-    },
+  const progress: Array<BatchProgress | undefined> = shards.map(() => undefined);
+  const done = shards.map(() => false);
+  const finished = Promise.all(
+    shards.map((shard, i) =>
+      shard.handle.result().then((p) => {
+        done[i] = true;
+        progress[i] = p;
+      }),
+    ),
   );
-  finished.catch(() => undefined);
+  let failed: unknown;
+  finished.catch((err: unknown) => (failed = err));
 
-  const collect = (upTo: number, running: Set<string>): void => {
-    for (const item of opts.items.slice(0, upTo)) {
+  const collect = (items: BatchItem[], upTo: number, running: Set<string>): void => {
+    for (const item of items.slice(0, upTo)) {
       if (reported.has(item.id) || inFlight.has(item.id) || running.has(item.id)) continue;
       inFlight.add(item.id);
       fetches.push(
@@ -113,21 +149,30 @@ export async function runBatch(client: Client, opts: RunBatchOptions): Promise<B
       );
     }
   };
+  const report = (): void => {
+    const known = progress.filter((p): p is BatchProgress => p !== undefined);
+    if (known.length) opts.onProgress?.(sum(opts.name, known));
+  };
 
-  while (!done) {
-    try {
-      const p = await handle.query<BatchProgress>('batchProgress');
-      last = p;
-      opts.onProgress?.(p);
-      collect(p.nextIndex, new Set(p.running));
-    } catch {
-      // Between runs (continue-as-new) or before the first task: try again on the next tick.
-    }
+  while (!done.every(Boolean) && failed === undefined) {
+    await Promise.all(
+      shards.map(async (shard, i) => {
+        if (done[i]) return;
+        try {
+          const p = await shard.handle.query<BatchProgress>('batchProgress');
+          progress[i] = p;
+          collect(shard.items, p.nextIndex, new Set(p.running));
+        } catch {
+          // Between runs (continue-as-new) or before the first task: try again on the next tick.
+        }
+      }),
+    );
+    report();
     await Promise.race([finished.catch(() => undefined), new Promise((r) => setTimeout(r, interval))]);
   }
   await finished;
-  collect(opts.items.length, new Set());
+  for (const shard of shards) collect(shard.items, shard.items.length, new Set());
   await Promise.all(fetches);
-  if (last) opts.onProgress?.(last);
-  return last!;
+  report();
+  return sum(opts.name, progress.filter((p): p is BatchProgress => p !== undefined));
 }

@@ -42,7 +42,8 @@ export const AUTO_INSTRUCTIONS = `Call the ${FORMATTER_TOOL_NAME} tool exactly o
 export const NO_STRUCTURED_ANSWER = "The model didn't provide a properly structured response.";
 
 /** Goes in `thinking` of a fallback answer, so the UI can tell it apart. */
-export const FALLBACK_THINKING = 'Formatter output was incomplete; this is the last answer text from the conversation.';
+export const FALLBACK_THINKING =
+  'Formatter output was incomplete; this is the last answer text from the conversation.';
 
 /** Result for a tool_use block that is not the formatter (only the formatter is offered). */
 const NOT_A_TOOL = `Only the ${FORMATTER_TOOL_NAME} tool is available now.`;
@@ -71,7 +72,9 @@ export async function formatResponse(
 ): Promise<FormatResponseOutput> {
   const run = new FormatterRun(client, input, opts);
   if (input.thinking) {
-    run.notes.push('extended thinking is on, and forced tool_choice is refused with it: used tool_choice auto');
+    run.notes.push(
+      'extended thinking is on, and forced tool_choice is refused with it: used tool_choice auto',
+    );
     return run.auto();
   }
   let reply: ClaudeCallOutput;
@@ -108,7 +111,11 @@ class FormatterRun {
     return this.finish(await this.call(this.messages, 'auto'), 'auto');
   }
 
-  async call(messages: MessageParam[], choice: 'forced' | 'auto', maxTokens = this.input.maxTokens): Promise<ClaudeCallOutput> {
+  async call(
+    messages: MessageParam[],
+    choice: 'forced' | 'auto',
+    maxTokens = this.input.maxTokens,
+  ): Promise<ClaudeCallOutput> {
     const request: ClaudeCallInput = {
       model: this.input.model,
       messages,
@@ -116,7 +123,11 @@ class FormatterRun {
       maxTokens,
       step: 0,
     };
-    const system = joinSystem(this.input.system, FORMATTER_INSTRUCTIONS, choice === 'auto' ? AUTO_INSTRUCTIONS : undefined);
+    const system = joinSystem(
+      this.input.system,
+      FORMATTER_INSTRUCTIONS,
+      choice === 'auto' ? AUTO_INSTRUCTIONS : undefined,
+    );
     if (system !== undefined) request.system = system;
     // Auto is the API's default when tools are given, so the auto path sends no tool_choice.
     if (choice === 'forced') request.toolChoice = { type: 'tool', name: FORMATTER_TOOL_NAME };
@@ -136,14 +147,18 @@ class FormatterRun {
     const first = readAttempt(reply.content);
     if (first.kind === 'valid') return this.result(first.output, choice);
     if (first.kind === 'text' && choice === 'auto') {
-      this.notes.push(`the model answered in plain text instead of calling ${FORMATTER_TOOL_NAME}; used the text`);
+      this.notes.push(
+        `the model answered in plain text instead of calling ${FORMATTER_TOOL_NAME}; used the text`,
+      );
       return this.result(textOutput(first.text), 'auto');
     }
     if (first.kind === 'invalid') this.lastInvalid = first.use.input;
     this.notes.push(`first formatter answer unusable: ${describeAttempt(first)}`);
 
     const cut = reply.stopReason === 'max_tokens';
-    const maxTokens = cut ? Math.min(this.input.maxTokens * 2, REPAIR_MAX_TOKENS_CEILING) : this.input.maxTokens;
+    const maxTokens = cut
+      ? Math.min(this.input.maxTokens * 2, REPAIR_MAX_TOKENS_CEILING)
+      : this.input.maxTokens;
     if (cut) this.notes.push(`the answer was cut at max_tokens; repair call with max_tokens ${maxTokens}`);
     const repaired = await this.call(repairMessages(this.messages, reply.content, first), choice, maxTokens);
     const second = readAttempt(repaired.content);
@@ -171,12 +186,20 @@ class FormatterRun {
       return this.result(textOutput(last, FALLBACK_THINKING), 'fallback');
     }
     const salvaged = salvageText(this.lastInvalid);
-    this.notes.push(salvaged ? 'fallback: used the text of the invalid formatter input' : 'fallback: no answer text found');
+    this.notes.push(
+      salvaged ? 'fallback: used the text of the invalid formatter input' : 'fallback: no answer text found',
+    );
     return this.result(textOutput(salvaged ?? NO_STRUCTURED_ANSWER, FALLBACK_THINKING), 'fallback');
   }
 
   private result(output: FormatterOutput, mode: FormatMode): FormatResponseOutput {
-    const out: FormatResponseOutput = { output, mode, usage: this.usage, calls: this.calls, notes: this.notes };
+    const out: FormatResponseOutput = {
+      output,
+      mode,
+      usage: this.usage,
+      calls: this.calls,
+      notes: this.notes,
+    };
     if (this.costKnown) out.costUsd = this.costUsd;
     return out;
   }
@@ -246,17 +269,27 @@ export function withFinalRequest(messages: MessageParam[], text: string): Messag
   const last = messages[messages.length - 1];
   if (last?.role === 'user') {
     const before: ContentBlockParam[] =
-      typeof last.content === 'string' ? (last.content ? [{ type: 'text', text: last.content }] : []) : last.content;
+      typeof last.content === 'string'
+        ? last.content
+          ? [{ type: 'text', text: last.content }]
+          : []
+        : last.content;
     return [...messages.slice(0, -1), { ...last, content: [...before, { type: 'text', text }] }];
   }
-  const pending = last?.role === 'assistant' && typeof last.content !== 'string' ? toolUses(last.content as ContentBlock[]) : [];
+  const pending =
+    last?.role === 'assistant' && typeof last.content !== 'string'
+      ? toolUses(last.content as ContentBlock[])
+      : [];
   const results: ContentBlockParam[] = pending.map((u) => ({
     type: 'tool_result',
     tool_use_id: u.id,
     is_error: true,
     content: 'Not run: the turn ended before this tool call ran.',
   }));
-  return [...messages, { role: 'user', content: results.length ? [...results, { type: 'text', text }] : text }];
+  return [
+    ...messages,
+    { role: 'user', content: results.length ? [...results, { type: 'text', text }] : text },
+  ];
 }
 
 /** Text worth showing from an invalid formatter input (e.g. `conversation` sent as a string). */
@@ -269,7 +302,9 @@ function salvageText(input: unknown): string | undefined {
       .map((item: unknown) =>
         typeof item === 'string'
           ? item
-          : typeof item === 'object' && item !== null && typeof (item as { content?: unknown }).content === 'string'
+          : typeof item === 'object' &&
+              item !== null &&
+              typeof (item as { content?: unknown }).content === 'string'
             ? (item as { content: string }).content
             : '',
       )

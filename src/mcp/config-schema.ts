@@ -1,96 +1,238 @@
 /**
- * The worker's config file. Two shapes that users already have are accepted:
+ * The worker's config file: its schema, the single source of truth for the keys, their defaults and
+ * the resolved {@link ServerConfig} type.
  *
- *   - Claude Desktop / Claude Code `.mcp.json`: `{ "mcpServers": { name: { command, args, env } |
- *     { type: "http" | "sse", url, headers } } }`, with mcp-turns' extra keys in camelCase
- *     (allowedTools, excludeTools, timeoutMs, heartbeatTimeoutMs, retry.maximumAttempts, …);
- *   - design note 03's YAML: `mcp_servers: { name: { type: stdio | streamable-http | sse, command,
- *     args, env, url, authorization, allowed_tools, exclude_tools, … } }` in snake_case.
+ * Two shapes that users already have are accepted, each with its own key spelling (one file uses one
+ * shape; keys of the other spelling are refused with a hint, so a half-converted file is caught):
  *
- * Both are validated by the one snake_case schema below (camelCase keys are mapped to it, and error
- * paths mapped back), so the two shapes cannot drift apart. Unknown keys are errors.
+ *   - Claude Desktop / Claude Code `.mcp.json`, camelCase:
+ *     `{ "mcpServers": { name: { command, args, env, cwd } | { type: "http" | "sse", url, headers } } }`
+ *     plus mcp-turns' keys `authorization, allowedTools, excludeTools, timeoutMs, maxTotalTimeoutMs,
+ *     connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, retry { maximumAttempts, initialIntervalMs,
+ *     backoffCoefficient, maximumIntervalMs }, breaker { failureThreshold, cooldownMs, maxCooldownMs },
+ *     inject, maxResultBytes, maxImageBytes`.
+ *   - design note 03's YAML, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
+ *     command, args, env, cwd, url, headers, authorization, allowed_tools, exclude_tools, timeout_ms,
+ *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, retry {
+ *     maximum_attempts, initial_interval_ms, backoff_coefficient, maximum_interval_ms }, breaker {
+ *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_image_bytes } }`.
+ *
+ * `type` takes `stdio`, `streamable-http`, `http` (= streamable-http, with the legacy SSE fallback)
+ * or `sse` in both shapes; without it a server with `url` is streamable-http, one with `command` stdio.
+ * Keys inside `env`, `headers` and `inject` are data and kept as written.
+ *
+ * Both shapes are validated by the one snake_case schema below (camelCase keys are mapped to it and
+ * error paths mapped back), so they cannot drift apart. Unknown keys are errors (typos are caught).
+ * Top level: `mcpServers` or `mcp_servers`, and the optional sections `claude` and `pricing` (owned
+ * and validated elsewhere) and `worker` (src/worker/worker-tuning.ts); anything else is an error.
  */
 import { z } from 'zod';
 
+/** The three transports a server is reached over. */
+export type Transport = 'stdio' | 'streamable-http' | 'sse';
+
+/** Defaults, in one place so the schema and its docs agree. */
+export const SERVER_DEFAULTS = {
+  timeoutMs: 30_000,
+  connectTimeoutMs: 15_000,
+  /** The workflow gives listTools one minute per attempt; a hung server must not eat it all. */
+  listTimeoutMs: 20_000,
+  heartbeatTimeoutMs: 15_000,
+  maxResultBytes: 100 * 1024,
+  /** Images are never cut, but more than this per result is dropped whole (Temporal payload limit). */
+  maxImageBytes: 768 * 1024,
+  retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
+  breaker: { failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 },
+} as const;
+
 const RetrySchema = z
   .object({
-    maximum_attempts: z.number().int().min(1).max(100).default(3),
-    initial_interval_ms: z.number().int().min(1).default(1000),
-    backoff_coefficient: z.number().min(1).max(10).default(2),
-    maximum_interval_ms: z.number().int().min(1).default(10_000),
+    /** Temporal attempts per tool call (1 = no retry). @default 3 */
+    maximum_attempts: z.number().int().min(1).max(100).optional(),
+    /** @default 1000 */
+    initial_interval_ms: z.number().int().min(1).optional(),
+    /** @default 2 */
+    backoff_coefficient: z.number().min(1).max(10).optional(),
+    /** @default 10000 */
+    maximum_interval_ms: z.number().int().min(1).optional(),
   })
   .strict();
 
 const BreakerSchema = z
   .object({
-    /** Consecutive transport failures or timeouts that open the circuit. */
-    failure_threshold: z.number().int().min(1).default(5),
-    /** First wait before a half-open probe; doubles on each failed probe. */
-    cooldown_ms: z.number().int().min(1).default(30_000),
-    max_cooldown_ms: z.number().int().min(1).default(300_000),
+    /** Consecutive transport failures or timeouts that open the circuit. @default 5 */
+    failure_threshold: z.number().int().min(1).optional(),
+    /** Wait before the first half-open probe; doubles on each failed probe. @default 30000 */
+    cooldown_ms: z.number().int().min(1).optional(),
+    /** Longest wait between probes. @default 300000 */
+    max_cooldown_ms: z.number().int().min(1).optional(),
   })
   .strict();
 
-export const ServerSchema = z
+const STDIO_ONLY = ['command', 'args', 'env', 'cwd'] as const;
+const HTTP_ONLY = ['url', 'headers', 'authorization'] as const;
+
+/** One server entry as written (snake_case); see the file comment for the camelCase spelling. */
+export const ServerEntrySchema = z
   .object({
-    type: z.enum(['stdio', 'streamable-http', 'sse', 'http']).optional(),
+    /** Transport; inferred from `url` / `command` when absent. `http` is streamable-http. */
+    type: z.enum(['stdio', 'streamable-http', 'http', 'sse']).optional(),
+    /** stdio: the program to spawn (in its own process group). */
     command: z.string().min(1).optional(),
-    args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}),
-    cwd: z.string().optional(),
-    url: z.url().optional(),
-    headers: z.record(z.string(), z.string()).default({}),
-    /** Sent as the Authorization header ("Bearer " is added to a bare token). */
+    args: z.array(z.string()).optional(),
+    /** stdio: added to a minimal inherited environment (HOME, PATH, …). Secret: worker-side only. */
+    env: z.record(z.string(), z.string()).optional(),
+    cwd: z.string().min(1).optional(),
+    /** streamable-http / sse endpoint. */
+    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** Sent with every HTTP request. Secret: worker-side only. */
+    headers: z.record(z.string().min(1), z.string()).optional(),
+    /** Sent as the Authorization header; "Bearer " is added to a bare token. Secret. */
     authorization: z.string().min(1).optional(),
-    allowed_tools: z.array(z.string()).optional(),
-    exclude_tools: z.array(z.string()).default([]),
-    /** MCP request timeout; the activity's start-to-close is kept above it. */
-    timeout_ms: z.number().int().min(100).max(3_600_000).default(30_000),
-    connect_timeout_ms: z.number().int().min(100).default(15_000),
-    heartbeat_timeout_ms: z.number().int().min(500).default(15_000),
-    retry: RetrySchema.default(RetrySchema.parse({})),
-    breaker: BreakerSchema.default(BreakerSchema.parse({})),
-    /** Merged into every tool call's arguments inside the worker; never seen by Claude or history. */
-    inject: z.record(z.string(), z.unknown()).default({}),
-    max_result_bytes: z.number().int().min(1024).default(100 * 1024),
+    /** Only these tools are listed (and callable). */
+    allowed_tools: z.array(z.string().min(1)).optional(),
+    /** These tools are never listed (applied after allowed_tools). */
+    exclude_tools: z.array(z.string().min(1)).optional(),
+    /** MCP request timeout (idle time when the server sends progress). @default 30000 */
+    timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
+    /** Longest a call may run while progress keeps it alive. @default timeout_ms */
+    max_total_timeout_ms: z.number().int().min(100).max(24 * 3_600_000).optional(),
+    /** Spawn/connect plus `initialize`. @default 15000 */
+    connect_timeout_ms: z.number().int().min(100).max(120_000).optional(),
+    /** Whole `tools/list` (connect and every page); kept well under the workflow's 1-minute listTools activity. @default 20000 */
+    list_timeout_ms: z.number().int().min(100).max(50_000).optional(),
+    /** Activity heartbeat timeout; progress and a periodic beat keep it alive. @default 15000 */
+    heartbeat_timeout_ms: z.number().int().min(1000).optional(),
+    /** Temporal retry policy of this server's calls. */
+    retry: RetrySchema.optional(),
+    /** Circuit breaker thresholds. */
+    breaker: BreakerSchema.optional(),
+    /** Merged into every call's arguments in the worker; hidden from the listed schema. Secret. */
+    inject: z.record(z.string().min(1), z.unknown()).optional(),
+    /** Size cap of a result's text (head and tail kept). @default 102400 */
+    max_result_bytes: z.number().int().min(1024).optional(),
+    /** Image data kept per result; images are never cut, extra ones are dropped whole. @default 786432 */
+    max_image_bytes: z.number().int().min(0).max(1536 * 1024).optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
-    const transport = s.type === 'http' ? 'streamable-http' : (s.type ?? (s.url ? 'streamable-http' : 'stdio'));
+    const transport = transportOf(s);
+    const present = (k: string): boolean => (s as Record<string, unknown>)[k] !== undefined;
     if (transport === 'stdio') {
       if (!s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for a stdio server' });
-      if (s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'not allowed for a stdio server (use type: streamable-http or sse)' });
+      for (const k of HTTP_ONLY.filter(present)) {
+        ctx.addIssue({ code: 'custom', path: [k], message: 'not allowed for a stdio server (set type: streamable-http or sse)' });
+      }
     } else {
       if (!s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: `required for a ${transport} server` });
-      if (s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: `not allowed for a ${transport} server` });
+      for (const k of STDIO_ONLY.filter(present)) {
+        ctx.addIssue({ code: 'custom', path: [k], message: `not allowed for a ${transport} server` });
+      }
     }
-    if (s.breaker.max_cooldown_ms < s.breaker.cooldown_ms) {
+    if (s.authorization && Object.keys(s.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) {
+      ctx.addIssue({ code: 'custom', path: ['authorization'], message: 'conflicts with headers.Authorization (give one)' });
+    }
+    const cooldown = s.breaker?.cooldown_ms ?? SERVER_DEFAULTS.breaker.cooldownMs;
+    const maxCooldown = s.breaker?.max_cooldown_ms ?? Math.max(cooldown, SERVER_DEFAULTS.breaker.maxCooldownMs);
+    if (maxCooldown < cooldown) {
       ctx.addIssue({ code: 'custom', path: ['breaker', 'max_cooldown_ms'], message: 'must be at least cooldown_ms' });
+    }
+    if (s.max_total_timeout_ms !== undefined && s.max_total_timeout_ms < (s.timeout_ms ?? SERVER_DEFAULTS.timeoutMs)) {
+      ctx.addIssue({ code: 'custom', path: ['max_total_timeout_ms'], message: 'must be at least timeout_ms' });
     }
   });
 
-export const NAME = /^[A-Za-z0-9_-]{1,40}$/;
-export const NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9 _ -';
+/** A server entry as written, after validation. */
+export type ServerEntry = z.output<typeof ServerEntrySchema>;
 
+function transportOf(s: Pick<ServerEntry, 'type' | 'url'>): Transport {
+  if (s.type === 'http') return 'streamable-http';
+  return s.type ?? (s.url !== undefined ? 'streamable-http' : 'stdio');
+}
+
+/** The Authorization header for a bare token or a full `Scheme value`. */
+function authorizationHeader(value: string): string {
+  return /\s/.test(value.trim()) ? value.trim() : `Bearer ${value.trim()}`;
+}
+
+/** An entry with defaults applied, as the worker uses it (secrets included: worker-side only). */
+function resolveEntry(name: string, s: ServerEntry) {
+  const d = SERVER_DEFAULTS;
+  const headers: Record<string, string> = { ...s.headers };
+  if (s.authorization) headers.Authorization = authorizationHeader(s.authorization);
+  const timeoutMs = s.timeout_ms ?? d.timeoutMs;
+  const cooldownMs = s.breaker?.cooldown_ms ?? d.breaker.cooldownMs;
+  return {
+    /** The configured name; the prefix Claude sees (`name__tool`). */
+    name,
+    transport: transportOf(s),
+    command: s.command,
+    args: s.args ?? [],
+    env: s.env ?? {},
+    cwd: s.cwd,
+    url: s.url,
+    headers,
+    /** undefined = every tool. */
+    allowedTools: s.allowed_tools,
+    excludeTools: s.exclude_tools ?? [],
+    timeoutMs,
+    maxTotalTimeoutMs: s.max_total_timeout_ms ?? timeoutMs,
+    connectTimeoutMs: s.connect_timeout_ms ?? d.connectTimeoutMs,
+    listTimeoutMs: s.list_timeout_ms ?? d.listTimeoutMs,
+    heartbeatTimeoutMs: s.heartbeat_timeout_ms ?? d.heartbeatTimeoutMs,
+    retry: {
+      maximumAttempts: s.retry?.maximum_attempts ?? d.retry.maximumAttempts,
+      initialIntervalMs: s.retry?.initial_interval_ms ?? d.retry.initialIntervalMs,
+      backoffCoefficient: s.retry?.backoff_coefficient ?? d.retry.backoffCoefficient,
+      maximumIntervalMs: s.retry?.maximum_interval_ms ?? d.retry.maximumIntervalMs,
+    },
+    breaker: {
+      failureThreshold: s.breaker?.failure_threshold ?? d.breaker.failureThreshold,
+      cooldownMs,
+      maxCooldownMs: s.breaker?.max_cooldown_ms ?? Math.max(cooldownMs, d.breaker.maxCooldownMs),
+    },
+    inject: s.inject ?? {},
+    maxResultBytes: s.max_result_bytes ?? d.maxResultBytes,
+    maxImageBytes: s.max_image_bytes ?? d.maxImageBytes,
+  };
+}
+
+/** 1-40 characters, so `name__tool` leaves room in Claude's 64-character tool names. */
+export const SERVER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
+export const SERVER_NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9 _ -';
+
+/** An object section owned by another module: only its being an object is checked here. */
+const OpaqueSection = z.record(z.string(), z.unknown());
+
+/** The whole file, in its snake_case form (the `.mcp.json` shape is mapped onto it first). */
 export const ConfigFileSchema = z
   .object({
-    mcp_servers: z.record(z.string().regex(NAME, NAME_RULE), ServerSchema).optional(),
+    mcp_servers: z
+      .record(z.string().regex(SERVER_NAME, SERVER_NAME_RULE), ServerEntrySchema)
+      .transform((servers) => Object.entries(servers).map(([name, entry]) => resolveEntry(name, entry)))
+      .optional(),
     /** Validated by src/claude/config.ts. */
-    claude: z.unknown().optional(),
+    claude: OpaqueSection.nullable().optional(),
+    /** Model prices; validated by its owner. */
+    pricing: OpaqueSection.nullable().optional(),
     /** Validated by src/worker/worker-tuning.ts. */
     worker: z.unknown().optional(),
   })
   .strict();
 
-export type ServerFileEntry = z.output<typeof ServerSchema>;
+/** One MCP server as the worker uses it: defaults applied, secrets included (worker-side only). */
+export type ServerConfig = ReturnType<typeof resolveEntry>;
 
-const CAMEL_TO_SNAKE: Record<string, string> = {
+const CAMEL_TO_SNAKE: Readonly<Record<string, string>> = {
   allowedTools: 'allowed_tools',
   excludeTools: 'exclude_tools',
   timeoutMs: 'timeout_ms',
+  maxTotalTimeoutMs: 'max_total_timeout_ms',
   connectTimeoutMs: 'connect_timeout_ms',
+  listTimeoutMs: 'list_timeout_ms',
   heartbeatTimeoutMs: 'heartbeat_timeout_ms',
   maxResultBytes: 'max_result_bytes',
+  maxImageBytes: 'max_image_bytes',
   maximumAttempts: 'maximum_attempts',
   initialIntervalMs: 'initial_interval_ms',
   backoffCoefficient: 'backoff_coefficient',
@@ -99,21 +241,37 @@ const CAMEL_TO_SNAKE: Record<string, string> = {
   cooldownMs: 'cooldown_ms',
   maxCooldownMs: 'max_cooldown_ms',
 };
-const SNAKE_TO_CAMEL = Object.fromEntries(Object.entries(CAMEL_TO_SNAKE).map(([c, s]) => [s, c]));
-/** Objects whose keys are data (env names, headers, injected argument names), not config keys. */
+const SNAKE_TO_CAMEL: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(CAMEL_TO_SNAKE).map(([c, s]) => [s, c]),
+);
+/** Objects whose keys are data (variable names, header names, argument names), not config keys. */
 const OPAQUE = new Set(['env', 'headers', 'inject']);
 
-/** Maps an `.mcp.json` server entry's camelCase keys to the schema's snake_case. */
-export function camelEntryToSnake(entry: unknown): unknown {
+/**
+ * Maps one `.mcp.json` server entry's camelCase keys to the schema's snake_case. A snake_case key
+ * there is reported (with its camelCase spelling) rather than silently accepted.
+ */
+export function camelEntryToSnake(entry: unknown, path: string[], problems: string[]): unknown {
   if (!entry || typeof entry !== 'object' || Array.isArray(entry)) return entry;
-  return Object.fromEntries(
-    Object.entries(entry).map(([k, v]) => [
-      CAMEL_TO_SNAKE[k] ?? k,
-      OPAQUE.has(k) || Array.isArray(v) ? v : camelEntryToSnake(v),
-    ]),
-  );
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(entry)) {
+    if (SNAKE_TO_CAMEL[k] !== undefined) {
+      problems.push(`${[...path, k].join('.')}: unknown key (mcpServers uses ${SNAKE_TO_CAMEL[k]})`);
+      continue;
+    }
+    out[CAMEL_TO_SNAKE[k] ?? k] = OPAQUE.has(k) || Array.isArray(v) ? v : camelEntryToSnake(v, [...path, k], problems);
+  }
+  return out;
 }
 
-export function snakeKeyToCamel(key: string): string {
+/** How a schema path segment is spelled in the file it came from. */
+export function keyAsWritten(path: readonly string[], index: number, camel: boolean): string {
+  const key = path[index] ?? '';
+  if (!camel || index < 2 || OPAQUE.has(path[index - 1] ?? '')) return key;
   return SNAKE_TO_CAMEL[key] ?? key;
+}
+
+/** For a snake_case file holding a camelCase key: the spelling it meant. */
+export function snakeSpelling(key: string): string | undefined {
+  return CAMEL_TO_SNAKE[key];
 }

@@ -107,3 +107,22 @@ it('survives the CLI being killed halfway, and never runs a query twice', async 
   expect(lines()).toHaveLength(200);
   expect(stub.requests.length).toBe(before);
 });
+
+it('splits a wide window over several batch workflows and still reports every query once', async () => {
+  const wide = path.join(dir, 'wide.jsonl');
+  const wideOut = path.join(dir, 'wide.results.jsonl');
+  fs.writeFileSync(wide, Array.from({ length: 30 }, (_, i) => JSON.stringify({ id: `w${i}`, question: `wide ${i}`, model: 'batch' })).join('\n'));
+  const res = await runCli(['batch', wide, '--concurrency', '60', '--out', wideOut, '--name', `${name}-wide`, '--task-queue', taskQueue, '--address', address], { timeoutMs: 120_000 });
+  expect(res.code).toBe(0);
+  const ids = fs.readFileSync(wideOut, 'utf8').trim().split('\n').map((l) => JSON.parse(l).id as string);
+  expect(ids.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `w${i}`).sort());
+  const { Client, Connection } = await import('@temporalio/client');
+  const client = new Client({ connection: await Connection.connect({ address }) });
+  try {
+    const shards: string[] = [];
+    for await (const w of client.workflow.list({ query: `WorkflowType = 'chatBatch' AND McpTurnsBatch = '${name}-wide'` })) shards.push(w.workflowId);
+    expect(shards.sort()).toEqual([1, 2, 3].map((i) => `batch-${name}-wide-s${i}-of-3`));
+  } finally {
+    await client.connection.close();
+  }
+});
