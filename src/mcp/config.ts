@@ -1,64 +1,67 @@
 /**
  * Loading and validating the config file: `${VAR}` / `${VAR:-default}` substitution in every string,
- * then the schema; every problem is one line that starts with its path (`mcp_servers.files.command`).
+ * then the schema (src/mcp/config-schema.ts); every problem is one line that starts with its path
+ * (`mcp_servers.files.command: required for a stdio server`), and all of a file's problems are
+ * reported at once.
  */
 import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { ConfigFileSchema, NAME_RULE, camelEntryToSnake, snakeKeyToCamel, type ServerFileEntry } from './config-schema';
+import {
+  ConfigFileSchema,
+  SERVER_NAME_RULE,
+  camelEntryToSnake,
+  keyAsWritten,
+  snakeSpelling,
+  type ServerConfig,
+} from './config-schema';
 
-export type Transport = 'stdio' | 'streamable-http' | 'sse';
+export type { ServerConfig, Transport } from './config-schema';
 
-/** One MCP server as the worker uses it (secrets included: worker-side only). */
-export interface ServerConfig {
-  name: string;
-  transport: Transport;
-  command?: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
-  url?: string;
-  headers: Record<string, string>;
-  allowedTools?: string[];
-  excludeTools: string[];
-  timeoutMs: number;
-  connectTimeoutMs: number;
-  heartbeatTimeoutMs: number;
-  retry: { maximumAttempts: number; initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number };
-  breaker: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
-  inject: Record<string, unknown>;
-  maxResultBytes: number;
-}
-
+/** The parsed file: the MCP servers, and the sections other modules validate. */
 export interface McpTurnsConfig {
   servers: ServerConfig[];
   /** The raw `claude:` section (validated by src/claude/config.ts). */
-  claude?: unknown;
+  claude?: Record<string, unknown>;
+  /** The raw `pricing:` section (validated by its owner). */
+  pricing?: Record<string, unknown>;
   /** The raw `worker:` section (validated by src/worker/worker-tuning.ts). */
   worker?: unknown;
   /** The file it came from. */
   source: string;
 }
 
+/** A refused config file. The worker prints `problems` one per line and exits with code 2. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
   constructor(
+    /** The file (or source name) refused. */
     readonly source: string,
+    /** One line per problem, each starting with its path. */
     readonly problems: string[],
   ) {
     super(`invalid config ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
 }
 
-const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+/** `${NAME}` or `${NAME:-default}`; `$${` is a literal `${`. */
+const VARIABLE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-function substitute(value: unknown, path: string[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
+/**
+ * Substitutes variables in every string, shell style: `${VAR}` is VAR's value (empty if set and
+ * empty), `${VAR:-d}` is d when VAR is unset or empty. An unset variable without default is a
+ * problem reported at the path of the string holding it.
+ */
+function substitute(value: unknown, path: string[], env: NodeJS.ProcessEnv, problems: Map<string, string>): unknown {
   if (typeof value === 'string') {
-    return value.replace(VAR, (_all, name: string, fallback: string | undefined) => {
+    return value.replace(VARIABLE, (all, name: string | undefined, fallback: string | undefined) => {
+      if (name === undefined) return '${';
       const v = env[name];
-      if (v !== undefined && v !== '') return v;
-      if (fallback !== undefined) return fallback;
-      problems.push(`${path.join('.')}: environment variable ${name} is not set`);
-      return '';
+      if (fallback !== undefined) return v !== undefined && v !== '' ? v : fallback;
+      if (v !== undefined) return v;
+      const at = path.join('.') || '(file)';
+      const before = problems.get(at);
+      problems.set(at, `${before ? `${before}; ` : ''}environment variable ${name} is not set`);
+      return all;
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => substitute(v, [...path, String(i)], env, problems));
@@ -68,93 +71,88 @@ function substitute(value: unknown, path: string[], env: NodeJS.ProcessEnv, prob
   return value;
 }
 
-function toServerConfig(name: string, s: ServerFileEntry): ServerConfig {
-  const transport: Transport = s.type === 'http' ? 'streamable-http' : (s.type ?? (s.url ? 'streamable-http' : 'stdio'));
-  const headers = { ...s.headers };
-  if (s.authorization) headers.Authorization = /\s/.test(s.authorization) ? s.authorization : `Bearer ${s.authorization}`;
-  return {
-    name,
-    transport,
-    ...(s.command !== undefined ? { command: s.command } : {}),
-    args: s.args,
-    env: s.env,
-    ...(s.cwd !== undefined ? { cwd: s.cwd } : {}),
-    ...(s.url !== undefined ? { url: s.url } : {}),
-    headers,
-    ...(s.allowed_tools !== undefined ? { allowedTools: s.allowed_tools } : {}),
-    excludeTools: s.exclude_tools,
-    timeoutMs: s.timeout_ms,
-    connectTimeoutMs: s.connect_timeout_ms,
-    heartbeatTimeoutMs: s.heartbeat_timeout_ms,
-    retry: {
-      maximumAttempts: s.retry.maximum_attempts,
-      initialIntervalMs: s.retry.initial_interval_ms,
-      backoffCoefficient: s.retry.backoff_coefficient,
-      maximumIntervalMs: s.retry.maximum_interval_ms,
-    },
-    breaker: { failureThreshold: s.breaker.failure_threshold, cooldownMs: s.breaker.cooldown_ms, maxCooldownMs: s.breaker.max_cooldown_ms },
-    inject: s.inject,
-    maxResultBytes: s.max_result_bytes,
-  };
-}
-
-/** Parses config text; `format` is 'json' or 'yaml'. Throws {@link ConfigError} listing every problem. */
-export function parseConfig(text: string, format: 'json' | 'yaml', env: NodeJS.ProcessEnv = process.env, source = '(config)'): McpTurnsConfig {
+/**
+ * Parses config text. `format` is 'json' or 'yaml'; `sourceName` names it in the error.
+ * Throws {@link ConfigError} listing every problem.
+ */
+export function parseConfig(
+  text: string,
+  format: 'json' | 'yaml',
+  env: NodeJS.ProcessEnv = process.env,
+  sourceName = '(config)',
+): McpTurnsConfig {
   let raw: unknown;
   try {
     raw = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(source, [`(file): not valid ${format.toUpperCase()}: ${(err as Error).message.split('\n')[0]}`]);
+    const first = (err as Error).message.split('\n')[0];
+    throw new ConfigError(sourceName, [`(file): not valid ${format.toUpperCase()}: ${first}`]);
   }
   if (raw === null || raw === undefined) raw = {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(source, ['(file): must be an object with mcp_servers or mcpServers']);
-  const problems: string[] = [];
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(sourceName, ['(file): must be an object with mcpServers or mcp_servers']);
+  }
   const top = raw as Record<string, unknown>;
   const camel = 'mcpServers' in top;
-  if (camel && 'mcp_servers' in top) throw new ConfigError(source, ['(file): use either mcpServers or mcp_servers, not both']);
-  const rootKey = camel ? 'mcpServers' : 'mcp_servers';
-  const substituted = substitute(top, [], env, problems) as Record<string, unknown>;
-  const { mcpServers, ...rest } = substituted;
-  const normalized = camel
-    ? {
-        ...rest,
-        mcp_servers:
-          mcpServers && typeof mcpServers === 'object' && !Array.isArray(mcpServers)
-            ? Object.fromEntries(Object.entries(mcpServers).map(([n, e]) => [n, camelEntryToSnake(e)]))
-            : mcpServers,
-      }
-    : substituted;
+  if (camel && 'mcp_servers' in top) throw new ConfigError(sourceName, ['(file): use either mcpServers or mcp_servers, not both']);
+
+  // Paths whose strings name a missing variable: the schema's complaints about them would only echo it.
+  const missing = new Map<string, string>();
+  const substituted = substitute(top, [], env, missing) as Record<string, unknown>;
+  const problems = [...missing].map(([path, problem]) => `${path}: ${problem}`);
+  let normalized: Record<string, unknown> = substituted;
+  if (camel) {
+    const { mcpServers, ...rest } = substituted;
+    const servers =
+      mcpServers && typeof mcpServers === 'object' && !Array.isArray(mcpServers)
+        ? Object.fromEntries(
+            Object.entries(mcpServers).map(([n, e]) => [n, camelEntryToSnake(e, ['mcpServers', n], problems)]),
+          )
+        : mcpServers;
+    normalized = { ...rest, mcp_servers: servers };
+  }
+
   const parsed = ConfigFileSchema.safeParse(normalized);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const path = issue.path.map(String);
-      if (path[0] === 'mcp_servers') path[0] = rootKey;
       const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
       for (const key of keys) {
         const full = key === undefined ? path : [...path, key];
-        const shown = camel ? full.map((p, i) => (i >= 2 ? snakeKeyToCamel(p) : p)) : full;
-        const message = key !== undefined ? 'unknown key' : issue.code === 'invalid_key' ? NAME_RULE : issue.message;
-        problems.push(`${shown.join('.') || '(file)'}: ${message}`);
+        const shown = full.map((_, i) => (i === 0 && full[0] === 'mcp_servers' && camel ? 'mcpServers' : keyAsWritten(full, i, camel)));
+        let message = issue.message;
+        if (key !== undefined) {
+          const meant = !camel && full.length > 2 ? snakeSpelling(key) : undefined;
+          message = meant ? `unknown key (mcp_servers uses ${meant})` : 'unknown key';
+        } else if (issue.code === 'invalid_key') {
+          message = SERVER_NAME_RULE;
+        }
+        const at = shown.join('.') || '(file)';
+        if (!missing.has(at)) problems.push(`${at}: ${message}`);
       }
     }
   }
-  if (problems.length || !parsed.success) throw new ConfigError(source, problems);
-  const servers = Object.entries(parsed.data.mcp_servers ?? {}).map(([name, s]) => toServerConfig(name, s));
+  if (problems.length || !parsed.success) throw new ConfigError(sourceName, problems);
+  const { mcp_servers: servers = [], claude, pricing, worker } = parsed.data;
   return {
     servers,
-    ...(parsed.data.claude !== undefined ? { claude: parsed.data.claude } : {}),
-    ...(parsed.data.worker !== undefined ? { worker: parsed.data.worker } : {}),
-    source,
+    ...(claude != null ? { claude } : {}),
+    ...(pricing != null ? { pricing } : {}),
+    ...(worker !== undefined ? { worker } : {}),
+    source: sourceName,
   };
 }
 
-/** Reads a JSON or YAML config file (by extension; `.json` and anything else that parses as JSON). */
+/**
+ * Reads a JSON or YAML config file: `.yaml` / `.yml` are YAML, anything else JSON. Throws
+ * {@link ConfigError} listing every problem (an unreadable file is one).
+ */
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): McpTurnsConfig {
   let text: string;
   try {
     text = fs.readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(path, [`(file): cannot read: ${(err as Error).message}`]);
+    throw new ConfigError(path, [`(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
   }
   const format = /\.ya?ml$/i.test(path) ? 'yaml' : 'json';
   return parseConfig(text, format, env, path);
