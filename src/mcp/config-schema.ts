@@ -10,12 +10,12 @@
  *     plus mcp-turns' keys `authorization, allowedTools, excludeTools, timeoutMs, maxTotalTimeoutMs,
  *     connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, retry { maximumAttempts, initialIntervalMs,
  *     backoffCoefficient, maximumIntervalMs }, breaker { failureThreshold, cooldownMs, maxCooldownMs },
- *     inject, maxResultBytes, maxImageBytes`.
+ *     inject, maxResultBytes, maxBinaryBytes`.
  *   - design note 03's YAML, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
  *     command, args, env, cwd, url, headers, authorization, allowed_tools, exclude_tools, timeout_ms,
  *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, retry {
  *     maximum_attempts, initial_interval_ms, backoff_coefficient, maximum_interval_ms }, breaker {
- *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_image_bytes } }`.
+ *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_binary_bytes } }`.
  *
  * `type` takes `stdio`, `streamable-http`, `http` (= streamable-http, with the legacy SSE fallback)
  * or `sse` in both shapes; without it a server with `url` is streamable-http, one with `command` stdio.
@@ -39,8 +39,8 @@ export const SERVER_DEFAULTS = {
   listTimeoutMs: 20_000,
   heartbeatTimeoutMs: 15_000,
   maxResultBytes: 100 * 1024,
-  /** Images are never cut, but more than this per result is dropped whole (Temporal payload limit). */
-  maxImageBytes: 768 * 1024,
+  /** Image and blob data kept per result: never cut, dropped whole beyond this (Temporal's 2 MB payload limit). */
+  maxBinaryBytes: 768 * 1024,
   retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
   breaker: { failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 },
 } as const;
@@ -96,7 +96,12 @@ export const ServerEntrySchema = z
     /** MCP request timeout (idle time when the server sends progress). @default 30000 */
     timeout_ms: z.number().int().min(100).max(3_600_000).optional(),
     /** Longest a call may run while progress keeps it alive. @default timeout_ms */
-    max_total_timeout_ms: z.number().int().min(100).max(24 * 3_600_000).optional(),
+    max_total_timeout_ms: z
+      .number()
+      .int()
+      .min(100)
+      .max(24 * 3_600_000)
+      .optional(),
     /** Spawn/connect plus `initialize`. @default 15000 */
     connect_timeout_ms: z.number().int().min(100).max(120_000).optional(),
     /** Whole `tools/list` (connect and every page); kept well under the workflow's 1-minute listTools activity. @default 20000 */
@@ -111,34 +116,61 @@ export const ServerEntrySchema = z
     inject: z.record(z.string().min(1), z.unknown()).optional(),
     /** Size cap of a result's text (head and tail kept). @default 102400 */
     max_result_bytes: z.number().int().min(1024).optional(),
-    /** Image data kept per result; images are never cut, extra ones are dropped whole. @default 786432 */
-    max_image_bytes: z.number().int().min(0).max(1536 * 1024).optional(),
+    /** Image and blob data (base64 characters) kept per result; never cut, extra ones dropped whole. @default 786432 */
+    max_binary_bytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(1536 * 1024)
+      .optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
     const transport = transportOf(s);
     const present = (k: string): boolean => (s as Record<string, unknown>)[k] !== undefined;
     if (transport === 'stdio') {
-      if (!s.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for a stdio server' });
+      if (!s.command)
+        ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for a stdio server' });
       for (const k of HTTP_ONLY.filter(present)) {
-        ctx.addIssue({ code: 'custom', path: [k], message: 'not allowed for a stdio server (set type: streamable-http or sse)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message: 'not allowed for a stdio server (set type: streamable-http or sse)',
+        });
       }
     } else {
-      if (!s.url) ctx.addIssue({ code: 'custom', path: ['url'], message: `required for a ${transport} server` });
+      if (!s.url)
+        ctx.addIssue({ code: 'custom', path: ['url'], message: `required for a ${transport} server` });
       for (const k of STDIO_ONLY.filter(present)) {
         ctx.addIssue({ code: 'custom', path: [k], message: `not allowed for a ${transport} server` });
       }
     }
     if (s.authorization && Object.keys(s.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) {
-      ctx.addIssue({ code: 'custom', path: ['authorization'], message: 'conflicts with headers.Authorization (give one)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['authorization'],
+        message: 'conflicts with headers.Authorization (give one)',
+      });
     }
     const cooldown = s.breaker?.cooldown_ms ?? SERVER_DEFAULTS.breaker.cooldownMs;
-    const maxCooldown = s.breaker?.max_cooldown_ms ?? Math.max(cooldown, SERVER_DEFAULTS.breaker.maxCooldownMs);
+    const maxCooldown =
+      s.breaker?.max_cooldown_ms ?? Math.max(cooldown, SERVER_DEFAULTS.breaker.maxCooldownMs);
     if (maxCooldown < cooldown) {
-      ctx.addIssue({ code: 'custom', path: ['breaker', 'max_cooldown_ms'], message: 'must be at least cooldown_ms' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['breaker', 'max_cooldown_ms'],
+        message: 'must be at least cooldown_ms',
+      });
     }
-    if (s.max_total_timeout_ms !== undefined && s.max_total_timeout_ms < (s.timeout_ms ?? SERVER_DEFAULTS.timeoutMs)) {
-      ctx.addIssue({ code: 'custom', path: ['max_total_timeout_ms'], message: 'must be at least timeout_ms' });
+    if (
+      s.max_total_timeout_ms !== undefined &&
+      s.max_total_timeout_ms < (s.timeout_ms ?? SERVER_DEFAULTS.timeoutMs)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_total_timeout_ms'],
+        message: 'must be at least timeout_ms',
+      });
     }
   });
 
@@ -193,7 +225,7 @@ function resolveEntry(name: string, s: ServerEntry) {
     },
     inject: s.inject ?? {},
     maxResultBytes: s.max_result_bytes ?? d.maxResultBytes,
-    maxImageBytes: s.max_image_bytes ?? d.maxImageBytes,
+    maxBinaryBytes: s.max_binary_bytes ?? d.maxBinaryBytes,
   };
 }
 
@@ -232,7 +264,7 @@ const CAMEL_TO_SNAKE: Readonly<Record<string, string>> = {
   listTimeoutMs: 'list_timeout_ms',
   heartbeatTimeoutMs: 'heartbeat_timeout_ms',
   maxResultBytes: 'max_result_bytes',
-  maxImageBytes: 'max_image_bytes',
+  maxBinaryBytes: 'max_binary_bytes',
   maximumAttempts: 'maximum_attempts',
   initialIntervalMs: 'initial_interval_ms',
   backoffCoefficient: 'backoff_coefficient',
@@ -259,7 +291,8 @@ export function camelEntryToSnake(entry: unknown, path: string[], problems: stri
       problems.push(`${[...path, k].join('.')}: unknown key (mcpServers uses ${SNAKE_TO_CAMEL[k]})`);
       continue;
     }
-    out[CAMEL_TO_SNAKE[k] ?? k] = OPAQUE.has(k) || Array.isArray(v) ? v : camelEntryToSnake(v, [...path, k], problems);
+    out[CAMEL_TO_SNAKE[k] ?? k] =
+      OPAQUE.has(k) || Array.isArray(v) ? v : camelEntryToSnake(v, [...path, k], problems);
   }
   return out;
 }

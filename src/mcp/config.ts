@@ -51,7 +51,12 @@ const VARIABLE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
  * empty), `${VAR:-d}` is d when VAR is unset or empty. An unset variable without default is a
  * problem reported at the path of the string holding it.
  */
-function substitute(value: unknown, path: string[], env: NodeJS.ProcessEnv, problems: Map<string, string>): unknown {
+function substitute(
+  value: unknown,
+  path: string[],
+  env: NodeJS.ProcessEnv,
+  problems: Map<string, string>,
+): unknown {
   if (typeof value === 'string') {
     return value.replace(VARIABLE, (all, name: string | undefined, fallback: string | undefined) => {
       if (name === undefined) return '${';
@@ -66,7 +71,9 @@ function substitute(value: unknown, path: string[], env: NodeJS.ProcessEnv, prob
   }
   if (Array.isArray(value)) return value.map((v, i) => substitute(v, [...path, String(i)], env, problems));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, [...path, k], env, problems)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, substitute(v, [...path, k], env, problems)]),
+    );
   }
   return value;
 }
@@ -94,7 +101,8 @@ export function parseConfig(
   }
   const top = raw as Record<string, unknown>;
   const camel = 'mcpServers' in top;
-  if (camel && 'mcp_servers' in top) throw new ConfigError(sourceName, ['(file): use either mcpServers or mcp_servers, not both']);
+  if (camel && 'mcp_servers' in top)
+    throw new ConfigError(sourceName, ['(file): use either mcpServers or mcp_servers, not both']);
 
   // Paths whose strings name a missing variable: the schema's complaints about them would only echo it.
   const missing = new Map<string, string>();
@@ -106,7 +114,10 @@ export function parseConfig(
     const servers =
       mcpServers && typeof mcpServers === 'object' && !Array.isArray(mcpServers)
         ? Object.fromEntries(
-            Object.entries(mcpServers).map(([n, e]) => [n, camelEntryToSnake(e, ['mcpServers', n], problems)]),
+            Object.entries(mcpServers).map(([n, e]) => [
+              n,
+              camelEntryToSnake(e, ['mcpServers', n], problems),
+            ]),
           )
         : mcpServers;
     normalized = { ...rest, mcp_servers: servers };
@@ -119,7 +130,9 @@ export function parseConfig(
       const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
       for (const key of keys) {
         const full = key === undefined ? path : [...path, key];
-        const shown = full.map((_, i) => (i === 0 && full[0] === 'mcp_servers' && camel ? 'mcpServers' : keyAsWritten(full, i, camel)));
+        const shown = full.map((_, i) =>
+          i === 0 && full[0] === 'mcp_servers' && camel ? 'mcpServers' : keyAsWritten(full, i, camel),
+        );
         let message = issue.message;
         if (key !== undefined) {
           const meant = !camel && full.length > 2 ? snakeSpelling(key) : undefined;
@@ -152,7 +165,9 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): 
   try {
     text = fs.readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(path, [`(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
+    throw new ConfigError(path, [
+      `(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    ]);
   }
   const format = /\.ya?ml$/i.test(path) ? 'yaml' : 'json';
   return parseConfig(text, format, env, path);

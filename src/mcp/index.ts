@@ -1,6 +1,31 @@
-// The MCP layer: config, the pooled connections with their circuit breakers, result conversion.
-export { loadConfig, parseConfig, ConfigError, type McpTurnsConfig, type ServerConfig, type Transport } from './config';
-export { McpPool, type CallOptions, type ServerStatus, type PoolEvents } from './pool';
-export { CircuitBreaker, type BreakerState, type BreakerOptions } from './circuit-breaker';
-export { convertToolResult, capSize } from './result-conversion';
+// The MCP layer (worker-side): config, the pooled connections with their circuit breakers, result
+// conversion. Named exports only.
+export { loadConfig, parseConfig, ConfigError, type McpTurnsConfig } from './config';
+export {
+  ServerEntrySchema,
+  ConfigFileSchema,
+  SERVER_DEFAULTS,
+  type ServerConfig,
+  type ServerEntry,
+  type Transport,
+} from './config-schema';
+export {
+  McpPool,
+  type CallOptions,
+  type CallOutcome,
+  type ListOptions,
+  type McpProgress,
+  type PoolEvents,
+  type ServerStatus,
+} from './pool';
+export {
+  CircuitBreaker,
+  type BreakerDecision,
+  type BreakerOptions,
+  type BreakerState,
+  type BreakerTransition,
+} from './circuit-breaker';
+export { convertToolResult, capText, type ConversionOptions, type McpCallResult } from './result-conversion';
+export { ArgumentValidator, type ArgumentCheck } from './argument-validation';
+export { Redactor, REDACTED } from './redaction';
 export { silentLogger, type McpLogger } from './logger';

@@ -33,6 +33,9 @@ export function serverLogger(log: McpLogger, server: string, redactor: Redactor)
   const wrap =
     (level: keyof McpLogger) =>
     (message: string, fields: Record<string, unknown> = {}): void =>
-      log[level](redactor.redact(message), { server, ...(redactValue(fields, redactor) as Record<string, unknown>) });
+      log[level](redactor.redact(message), {
+        server,
+        ...(redactValue(fields, redactor) as Record<string, unknown>),
+      });
   return { debug: wrap('debug'), info: wrap('info'), warn: wrap('warn'), error: wrap('error') };
 }

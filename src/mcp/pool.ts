@@ -1,14 +1,16 @@
 /**
- * The worker's MCP servers: one shared connection per server, a circuit breaker per server, tool
- * listing with allow/exclude filters and injected arguments hidden, argument validation before a
- * call, and results converted for Claude. Breaker state lives here, in the worker process: each
- * worker judges each server on its own.
+ * The worker's MCP servers: one shared connection and one circuit breaker per server, tool listing
+ * with the allow/exclude filters applied and injected arguments hidden, argument validation before a
+ * call, injected values merged in, and results converted for Claude. Breaker state lives here, in
+ * the worker process: each worker judges each server on its own.
+ *
+ * Error contract (what Temporal sees): tool-level failures, invalid arguments and an open circuit
+ * are results with `isError: true` (data for Claude, never retried); transport failures and
+ * timeouts throw retryable failures; refusals that cannot succeed on retry (unknown tool, invalid
+ * params, method not found) throw non-retryable `McpInvalidRequest`.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type {
   CallToolInput,
   CallToolOutput,
@@ -18,265 +20,431 @@ import type {
   McpToolDescriptor,
   ServerCallPolicy,
 } from '../core/contracts';
-import type { ServerConfig } from './config';
-import { CircuitBreaker, type BreakerState } from './circuit-breaker';
-import { silentLogger, type McpLogger } from './logger';
+import { ArgumentValidator } from './argument-validation';
+import { CircuitBreaker, type BreakerDecision, type BreakerState } from './circuit-breaker';
+import type { ServerConfig } from './config-schema';
+import { serverLogger, silentLogger, type McpLogger } from './logger';
+import { serverRedactors, type Redactor } from './redaction';
 import { convertToolResult, type McpCallResult } from './result-conversion';
 import { ServerConnection } from './server-connection';
 
-export interface CallOptions {
-  signal?: AbortSignal;
-  /** Called on each MCP progress notification (the activity heartbeats). */
-  onProgress?: () => void;
+/** Start-to-close is the MCP timeout plus this, so the MCP layer times out (and says so) first. */
+const ACTIVITY_MARGIN_MS = 10_000;
+
+/** One MCP progress notification. */
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
+/** Per-call options (the activity passes its cancellation signal and heartbeats on progress). */
+export interface CallOptions {
+  /** Aborting sends `notifications/cancelled` to the server and rejects the call. */
+  signal?: AbortSignal;
+  /** Called on each progress notification of the call. */
+  onProgress?: (progress: McpProgress) => void;
+}
+
+/** Options of {@link McpPool.listTools}. */
+export interface ListOptions {
+  /** Aborting stops waiting for the servers (they are reported unavailable no more). */
+  signal?: AbortSignal;
+}
+
+/** One server's health, for the worker's status output and tests. */
 export interface ServerStatus {
   server: string;
-  transport: string;
+  transport: ServerConfig['transport'];
   state: BreakerState;
   consecutiveFailures: number;
+  /** Times the circuit opened. */
   opens: number;
+  /** Breaker state changes. */
+  transitions: number;
+  /** When the next half-open probe may go (epoch ms), while open. */
+  nextProbeAt?: number;
   nextProbeInMs?: number;
   connected: boolean;
+  /** The stdio server's pid (= its process group id), while connected. */
   pid?: number;
+  /** Processes spawned so far (stdio). */
   spawned: number;
+  /** Tools listed at the last successful listing (after filters). */
   tools?: number;
 }
 
+/** How a call ended, for metrics. */
+export type CallOutcome =
+  'ok' | 'tool_error' | 'invalid_args' | 'circuit_open' | 'refused' | 'failed' | 'cancelled';
+
+/** Hooks for metrics. */
 export interface PoolEvents {
-  /** Breaker state changes (for logs and metrics). */
+  /** Breaker state changes. */
   onBreakerChange?: (server: string, from: BreakerState, to: BreakerState) => void;
-  /** Every finished call (for metrics). */
-  onCall?: (server: string, tool: string, outcome: 'ok' | 'tool_error' | 'invalid_args' | 'circuit_open' | 'failed') => void;
+  /** Every finished call. */
+  onCall?: (server: string, tool: string, outcome: CallOutcome) => void;
 }
 
 interface Entry {
+  config: ServerConfig;
   connection: ServerConnection;
   breaker: CircuitBreaker;
-  validators: Map<string, ValidateFunction | null>;
+  log: McpLogger;
+  redact: { strict: Redactor; results: Redactor };
+  /** Tools listed at the last successful listing. */
   toolCount?: number;
+  /** allowed_tools names already reported missing (warned once, not every turn). */
+  reportedMissing?: string;
 }
 
-/** Transport failures and timeouts: these count against the breaker and are retried by Temporal. */
+/** A refusal the server will repeat on every retry. */
 function isProtocolRefusal(err: unknown): boolean {
-  return err instanceof McpError && (err.code === ErrorCode.InvalidParams || err.code === ErrorCode.MethodNotFound || err.code === ErrorCode.InvalidRequest);
+  return (
+    err instanceof McpError &&
+    (err.code === ErrorCode.InvalidParams ||
+      err.code === ErrorCode.MethodNotFound ||
+      err.code === ErrorCode.InvalidRequest)
+  );
 }
 
+/** The server answered with a JSON-RPC error: it is alive (the breaker does not count it). */
+function serverAnswered(err: unknown): boolean {
+  return (
+    err instanceof McpError &&
+    err.code !== ErrorCode.ConnectionClosed &&
+    err.code !== ErrorCode.RequestTimeout
+  );
+}
+
+function unavailableReason(decision: Extract<BreakerDecision, { allowed: false }>): string {
+  return decision.state === 'open'
+    ? `circuit open, next probe in ${Math.ceil(decision.retryInMs / 1000)} s`
+    : 'circuit half-open, a probe is in progress';
+}
+
+function errorResult(text: string): Omit<CallToolOutput, 'attempt'> {
+  return { content: [{ type: 'text', text }], isError: true, artifacts: [], truncatedBytes: 0 };
+}
+
+/** Rejects after `ms` or when `signal` aborts, whichever is first; the work itself goes on. */
+function deadline<T>(work: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const stop = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new McpError(ErrorCode.RequestTimeout, `${what} timed out after ${ms} ms`)),
+      ms,
+    );
+    onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error(`${what} cancelled`));
+    if (signal?.aborted) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([work, stop]).finally(() => {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+  });
+}
+
+/** See the file comment. */
 export class McpPool {
   private readonly entries = new Map<string, Entry>();
-  private readonly ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: false }));
+  private readonly validator: ArgumentValidator;
+  /** Listed form of each tool object (stable, so compiled validators are reused). */
+  private readonly described = new WeakMap<McpTool, McpToolDescriptor>();
+  private closed = false;
 
+  /**
+   * @param servers the config's servers (nothing is started until first use)
+   * @param log structured logger (the worker passes Temporal's Runtime logger)
+   * @param events metrics hooks
+   */
   constructor(
     servers: ServerConfig[],
     private readonly log: McpLogger = silentLogger,
     private readonly events: PoolEvents = {},
   ) {
+    this.validator = new ArgumentValidator((error) =>
+      log.warn('tool input schema does not compile; calling without validation', { error }),
+    );
     for (const config of servers) {
-      const breaker = new CircuitBreaker(config.breaker, ({ from, to, consecutiveFailures }) => {
-        const fields = { server: config.name, from, to, consecutiveFailures };
-        if (to === 'open') log.warn('circuit breaker opened', fields);
-        else log.info(`circuit breaker ${to}`, fields);
+      const redact = serverRedactors(config);
+      const slog = serverLogger(log, config.name, redact.strict);
+      const connection = new ServerConnection(config, slog);
+      const breaker = new CircuitBreaker(config.breaker, ({ from, to, consecutiveFailures, cooldownMs }) => {
+        const fields = { from, to, consecutiveFailures, ...(cooldownMs !== undefined ? { cooldownMs } : {}) };
+        if (to === 'open') {
+          slog.warn('mcp circuit breaker opened', fields);
+          // A server that keeps failing may be hung behind an open socket or pipe: the probe starts fresh.
+          connection.drop();
+        } else {
+          slog.info(`mcp circuit breaker ${to}`, fields);
+        }
         events.onBreakerChange?.(config.name, from, to);
       });
-      this.entries.set(config.name, { connection: new ServerConnection(config, log), breaker, validators: new Map() });
+      this.entries.set(config.name, { config, connection, breaker, log: slog, redact });
     }
   }
 
+  /** The configured server names. */
   get serverNames(): string[] {
     return [...this.entries.keys()];
   }
 
-  /** The scheduling policy the workflow uses for a server's calls (nothing secret in it). */
-  policy(config: ServerConfig): ServerCallPolicy {
+  /** How the workflow schedules a server's calls (nothing secret in it). */
+  static policy(config: ServerConfig): ServerCallPolicy {
     return {
-      // Above the MCP request timeout, so the MCP layer times out (and says so) first.
-      startToCloseTimeoutMs: config.timeoutMs + 10_000,
+      startToCloseTimeoutMs: Math.max(config.timeoutMs, config.maxTotalTimeoutMs) + ACTIVITY_MARGIN_MS,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       retry: { ...config.retry },
     };
   }
 
-  async listTools(input: ListToolsInput = {}): Promise<ListToolsOutput> {
+  /**
+   * The tools of the asked servers (all by default), all pages, filtered, injected arguments removed
+   * from their schemas, with each listed server's call policy. Servers that fail, time out (each
+   * within its `listTimeoutMs`) or have an open circuit are reported in `unavailable`; this never
+   * throws for a server's sake.
+   */
+  async listTools(input: ListToolsInput = {}, opts: ListOptions = {}): Promise<ListToolsOutput> {
+    if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
     const names = input.servers ?? this.serverNames;
-    const unknownServers = names.filter((n) => !this.entries.has(n));
-    const out: ListToolsOutput = { tools: [], policies: {}, unavailable: [], unknownServers };
-    const listed = await Promise.all(
-      names.filter((n) => this.entries.has(n)).map(async (name) => {
-        const entry = this.entries.get(name)!;
-        const decision = entry.breaker.request();
-        if (!decision.allowed) {
-          return { name, error: `circuit open, next probe in ${Math.ceil(decision.retryInMs / 1000)} s` };
-        }
-        try {
-          const tools = await this.withTimeout(entry.connection.tools(), entry.connection.config.timeoutMs, `tools/list on ${name}`);
-          entry.breaker.onSuccess();
-          return { name, tools };
-        } catch (err) {
-          entry.breaker.onFailure();
-          entry.connection.drop();
-          return { name, error: (err as Error).message };
-        }
-      }),
-    );
-    for (const r of listed) {
-      const config = this.entries.get(r.name)!.connection.config;
-      if ('error' in r) {
-        out.unavailable.push({ server: r.name, reason: r.error ?? 'unavailable' });
-        continue;
+    const out: ListToolsOutput = {
+      tools: [],
+      policies: {},
+      unavailable: [],
+      unknownServers: names.filter((n) => !this.entries.has(n)),
+    };
+    const known = [...new Set(names)].flatMap((n) => {
+      const entry = this.entries.get(n);
+      return entry ? [entry] : [];
+    });
+    const listed = await Promise.all(known.map((entry) => this.listServer(entry, opts.signal)));
+    known.forEach((entry, i) => {
+      const r = listed[i]!;
+      if ('reason' in r) {
+        out.unavailable.push({ server: entry.config.name, reason: r.reason });
+        return;
       }
-      const visible = r.tools.filter(
-        (t) => (!config.allowedTools || config.allowedTools.includes(t.name)) && !config.excludeTools.includes(t.name),
-      );
-      this.entries.get(r.name)!.toolCount = visible.length;
-      out.tools.push(...visible.map((t) => this.describe(config, t)));
-      out.policies[r.name] = this.policy(config);
-    }
+      out.tools.push(...r.tools);
+      out.policies[entry.config.name] = McpPool.policy(entry.config);
+    });
     return out;
   }
 
-  /** Claude never sees (or is asked for) the arguments the worker injects. */
+  private async listServer(
+    entry: Entry,
+    signal?: AbortSignal,
+  ): Promise<{ tools: McpToolDescriptor[] } | { reason: string }> {
+    const decision = entry.breaker.request();
+    if (!decision.allowed) return { reason: unavailableReason(decision) };
+    try {
+      const all = await deadline(
+        entry.connection.tools({ force: decision.probe }),
+        entry.config.listTimeoutMs,
+        'tools/list',
+        signal,
+      );
+      entry.breaker.onSuccess();
+      const visible = all.filter((t) => this.visible(entry.config, t));
+      const missing = (entry.config.allowedTools ?? []).filter((name) => !all.some((t) => t.name === name));
+      if (missing.length && entry.reportedMissing !== missing.join()) {
+        entry.reportedMissing = missing.join();
+        entry.log.warn('allowed_tools names tools the server does not have', { missing });
+      }
+      entry.toolCount = visible.length;
+      return { tools: visible.map((t) => this.describe(entry.config, t)) };
+    } catch (err) {
+      if (signal?.aborted) {
+        entry.breaker.onAbandon(decision.probe);
+        throw err;
+      }
+      if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) {
+        entry.breaker.onSuccess(); // alive, just without tools
+        entry.toolCount = 0;
+        return { tools: [] };
+      }
+      entry.breaker.onFailure(decision.probe);
+      // A server that cannot list its tools in time is hung: the next listing starts a fresh connection.
+      entry.connection.drop();
+      const reason = entry.redact.strict.redact((err as Error).message);
+      entry.log.warn('mcp tools/list failed', { error: reason });
+      return { reason };
+    }
+  }
+
+  /** Listed and callable: allowed, not excluded, and not a tool that requires the tasks API. */
+  private visible(config: ServerConfig, tool: McpTool): boolean {
+    if (config.allowedTools && !config.allowedTools.includes(tool.name)) return false;
+    if (config.excludeTools.includes(tool.name)) return false;
+    return tool.execution?.taskSupport !== 'required';
+  }
+
+  /** The tool as Claude sees it: never asked for (or told about) the arguments the worker injects. */
   private describe(config: ServerConfig, tool: McpTool): McpToolDescriptor {
-    const schema = JSON.parse(JSON.stringify(tool.inputSchema ?? { type: 'object' })) as JsonSchemaObject;
+    const cached = this.described.get(tool);
+    if (cached) return cached;
+    const schema = structuredClone(tool.inputSchema ?? { type: 'object' }) as JsonSchemaObject;
     schema.type = 'object';
     for (const key of Object.keys(config.inject)) {
       if (schema.properties) delete schema.properties[key];
       if (schema.required) schema.required = schema.required.filter((r) => r !== key);
     }
-    return {
+    const descriptor: McpToolDescriptor = {
       server: config.name,
       name: tool.name,
       ...(tool.title ? { title: tool.title } : {}),
       ...(tool.description ? { description: tool.description } : {}),
       inputSchema: schema,
     };
+    this.described.set(tool, descriptor);
+    return descriptor;
   }
 
-  private async validator(entry: Entry, tool: string): Promise<ValidateFunction | null | undefined> {
-    if (entry.validators.has(tool)) return entry.validators.get(tool);
-    const tools = await entry.connection.tools();
-    const found = tools.find((t) => t.name === tool);
-    if (!found) return undefined;
-    const schema = this.describe(entry.connection.config, found).inputSchema;
-    let fn: ValidateFunction | null = null;
-    try {
-      fn = this.ajv.compile(schema);
-    } catch (err) {
-      this.log.warn('tool input schema does not compile; calling without validation', { server: entry.connection.config.name, tool, error: (err as Error).message });
+  /** The tool, from the cached list; a miss re-lists once (the list may have changed). */
+  private async findTool(entry: Entry, name: string, force: boolean): Promise<McpTool | undefined> {
+    const find = async (): Promise<McpTool | undefined> =>
+      (await entry.connection.tools({ force })).find((t) => t.name === name);
+    let tool = await find();
+    if (!tool) {
+      entry.connection.invalidateTools();
+      tool = await find();
     }
-    entry.validators.set(tool, fn);
-    return fn;
+    return tool && this.visible(entry.config, tool) ? tool : undefined;
   }
 
   /**
-   * One tool call. Tool-level failures, bad arguments and an open circuit come back as `isError`
-   * results (data for Claude); transport failures and timeouts throw, so Temporal retries them;
-   * refusals that cannot succeed on retry throw non-retryable.
+   * One tool call: see the file comment for what is returned and what is thrown. Arguments are
+   * validated against the listed schema first (no call is made when they are invalid); the
+   * server's `inject` values are merged in last, so Claude cannot override them.
    */
-  async callTool(input: CallToolInput, opts: CallOptions = {}): Promise<CallToolOutput> {
+  async callTool(input: CallToolInput, opts: CallOptions = {}): Promise<Omit<CallToolOutput, 'attempt'>> {
+    if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
     const entry = this.entries.get(input.server);
     if (!entry) {
-      throw ApplicationFailure.create({ type: 'McpUnknownServer', nonRetryable: true, message: `server ${input.server} is not configured on this worker` });
+      throw ApplicationFailure.create({
+        type: 'McpUnknownServer',
+        nonRetryable: true,
+        message: `server ${input.server} is not configured on this worker`,
+      });
     }
-    const config = entry.connection.config;
-    const text = (t: string): CallToolOutput => ({ content: [{ type: 'text', text: t }], isError: true, artifacts: [], truncatedBytes: 0 });
-    const decision = entry.breaker.request();
+    const { config, breaker, log } = entry;
+    const started = Date.now();
+    const finish = (outcome: CallOutcome, fields: Record<string, unknown> = {}): void => {
+      this.events.onCall?.(config.name, input.tool, outcome);
+      const level = outcome === 'failed' ? 'warn' : 'debug';
+      log[level]('mcp tool call', {
+        tool: input.tool,
+        toolUseId: input.toolUseId,
+        outcome,
+        ms: Date.now() - started,
+        ...fields,
+      });
+    };
+
+    const decision = breaker.request();
     if (!decision.allowed) {
-      this.events.onCall?.(input.server, input.tool, 'circuit_open');
-      return text(`server ${input.server} is unavailable (circuit open, next probe in ${Math.ceil(decision.retryInMs / 1000)} s)`);
+      finish('circuit_open');
+      return errorResult(`server ${config.name} is unavailable (${unavailableReason(decision)})`);
     }
     try {
-      const validate = await this.validator(entry, input.tool);
-      if (validate === undefined) {
-        entry.breaker.onSuccess();
-        this.events.onCall?.(input.server, input.tool, 'invalid_args');
-        return text(`Unknown tool ${input.tool} on server ${input.server}`);
-      }
-      if (validate && !validate(input.arguments)) {
-        entry.breaker.onSuccess();
-        this.events.onCall?.(input.server, input.tool, 'invalid_args');
-        const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '(arguments)'} ${e.message ?? ''}`.trim());
-        return text(`Invalid arguments for ${input.tool}: ${problems.join('; ')}`);
-      }
-      const args = { ...input.arguments, ...config.inject };
-      const result = (await this.request(entry, input.tool, args, opts)) as McpCallResult;
-      entry.breaker.onSuccess();
-      const out = convertToolResult(result, { server: input.server, tool: input.tool, maxBytes: config.maxResultBytes });
-      this.events.onCall?.(input.server, input.tool, out.isError ? 'tool_error' : 'ok');
-      return out;
-    } catch (err) {
-      if (opts.signal?.aborted) {
-        entry.breaker.onAbandon();
-        throw err;
-      }
-      if (isProtocolRefusal(err)) {
-        entry.breaker.onSuccess(); // the server answered: it is alive
-        this.events.onCall?.(input.server, input.tool, 'failed');
+      const tool = await this.findTool(entry, input.tool, decision.probe);
+      if (!tool) {
+        breaker.onSuccess(); // the server listed its tools: it is alive
+        finish('refused', { reason: 'unknown tool' });
         throw ApplicationFailure.create({
           type: 'McpInvalidRequest',
           nonRetryable: true,
-          message: `${input.server}/${input.tool} refused the call: ${(err as Error).message}`,
+          message: `unknown tool ${input.tool} on server ${config.name}`,
         });
       }
-      entry.breaker.onFailure();
-      this.events.onCall?.(input.server, input.tool, 'failed');
-      throw new Error(`${input.server}/${input.tool}: ${(err as Error).message}`);
+      const check = this.validator.check(this.describe(config, tool).inputSchema, input.arguments);
+      if (!check.ok) {
+        breaker.onAbandon(decision.probe);
+        finish('invalid_args');
+        return errorResult(`Invalid arguments for ${input.tool}: ${check.problems.join('; ')}`);
+      }
+      const args = { ...input.arguments, ...config.inject };
+      const result = (await entry.connection.request(
+        (client) =>
+          client.callTool({ name: input.tool, arguments: args }, undefined, {
+            timeout: config.timeoutMs,
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout: config.maxTotalTimeoutMs,
+            ...(opts.signal ? { signal: opts.signal } : {}),
+            ...(opts.onProgress ? { onprogress: (p: McpProgress) => opts.onProgress?.(p) } : {}),
+          }),
+        { force: decision.probe, ...(opts.signal ? { signal: opts.signal } : {}) },
+      )) as McpCallResult;
+      breaker.onSuccess();
+      const out = convertToolResult(result, {
+        server: config.name,
+        tool: input.tool,
+        maxBytes: config.maxResultBytes,
+        maxBinaryBytes: config.maxBinaryBytes,
+        redact: entry.redact.results.empty ? undefined : (t) => entry.redact.results.redact(t),
+      });
+      finish(
+        out.isError ? 'tool_error' : 'ok',
+        out.truncatedBytes ? { truncatedBytes: out.truncatedBytes } : {},
+      );
+      return out;
+    } catch (err) {
+      if (err instanceof ApplicationFailure) throw err;
+      const message = entry.redact.strict.redact(`${config.name}/${input.tool}: ${(err as Error).message}`);
+      if (opts.signal?.aborted) {
+        breaker.onAbandon(decision.probe);
+        finish('cancelled');
+        // The activity's own cancellation (Temporal's CancelledFailure), not the SDK's wrapper of it.
+        throw opts.signal.reason instanceof Error ? opts.signal.reason : err;
+      }
+      if (isProtocolRefusal(err)) {
+        breaker.onSuccess();
+        finish('refused', { error: message });
+        throw ApplicationFailure.create({
+          type: 'McpInvalidRequest',
+          nonRetryable: true,
+          message: `${message} (the server refused the call)`,
+        });
+      }
+      if (serverAnswered(err)) {
+        // e.g. an internal error: the server is alive, and a retry may succeed.
+        breaker.onSuccess();
+        finish('failed', { error: message });
+        throw ApplicationFailure.create({ type: 'McpServerError', message });
+      }
+      breaker.onFailure(decision.probe);
+      const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+      finish('failed', { error: message });
+      throw ApplicationFailure.create({ type: timedOut ? 'McpTimeout' : 'McpTransportError', message });
     }
   }
 
-  /** The MCP request, re-initialising once when an HTTP server has forgotten our session (404). */
-  private async request(entry: Entry, tool: string, args: Record<string, unknown>, opts: CallOptions): Promise<unknown> {
-    const config = entry.connection.config;
-    for (let attempt = 0; ; attempt++) {
-      const client = await entry.connection.get();
-      try {
-        return await client.callTool({ name: tool, arguments: args }, undefined, {
-          timeout: config.timeoutMs,
-          resetTimeoutOnProgress: true,
-          maxTotalTimeout: config.timeoutMs * 10,
-          ...(opts.signal ? { signal: opts.signal } : {}),
-          ...(opts.onProgress ? { onprogress: () => opts.onProgress?.() } : {}),
-        });
-      } catch (err) {
-        const staleSession = err instanceof StreamableHTTPError && err.code === 404;
-        const closed = err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
-        if ((staleSession || closed) && attempt === 0 && !opts.signal?.aborted) {
-          this.log.info(staleSession ? 'HTTP session expired; re-initialising' : 'connection closed; reconnecting', { server: config.name });
-          entry.connection.drop();
-          continue;
-        }
-        if (closed || (err instanceof Error && !(err instanceof McpError))) entry.connection.drop();
-        throw err;
-      }
-    }
-  }
-
-  private withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-    return Promise.race([
-      p,
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms).unref()),
-    ]);
-  }
-
+  /** Per-server health: breaker state and counts, connection, pid, tools. */
   status(): ServerStatus[] {
-    return [...this.entries.entries()].map(([server, e]) => {
-      const next = e.breaker.nextProbeAt;
+    const now = Date.now();
+    return [...this.entries.values()].map(({ config, connection, breaker, toolCount }) => {
+      const next = breaker.nextProbeAt;
+      const pid = connection.pid;
       return {
-        server,
-        transport: e.connection.config.transport,
-        state: e.breaker.state,
-        consecutiveFailures: e.breaker.consecutiveFailures,
-        opens: e.breaker.opens,
-        ...(next !== undefined ? { nextProbeInMs: Math.max(0, next - Date.now()) } : {}),
-        connected: e.connection.connected,
-        ...(e.connection.pid !== undefined ? { pid: e.connection.pid } : {}),
-        spawned: e.connection.spawned,
-        ...(e.toolCount !== undefined ? { tools: e.toolCount } : {}),
+        server: config.name,
+        transport: config.transport,
+        state: breaker.state,
+        consecutiveFailures: breaker.consecutiveFailures,
+        opens: breaker.opens,
+        transitions: breaker.transitions,
+        ...(next !== undefined ? { nextProbeAt: next, nextProbeInMs: Math.max(0, next - now) } : {}),
+        connected: connection.connected,
+        ...(pid !== undefined ? { pid } : {}),
+        spawned: connection.spawned,
+        ...(toolCount !== undefined ? { tools: toolCount } : {}),
       };
     });
   }
 
-  /** Closes every connection; stdio servers' whole process groups are stopped. */
+  /** Closes every connection and waits: stdio servers' whole process groups are stopped. */
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.entries.values()].map((e) => e.connection.close()));
   }
 }

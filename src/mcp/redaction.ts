@@ -27,7 +27,9 @@ export class Redactor {
 
   constructor(secrets: Iterable<string>) {
     // Longest first, so a secret containing another is replaced whole.
-    this.secrets = [...new Set([...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
+    this.secrets = [...new Set([...secrets].filter((s) => s.length >= MIN_SECRET_LENGTH))].sort(
+      (a, b) => b.length - a.length,
+    );
   }
 
   /** The text with every secret replaced by {@link REDACTED}. */

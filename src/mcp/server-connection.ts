@@ -1,159 +1,273 @@
 /**
  * One live connection to one MCP server, shared by every activity of the worker: opened lazily
- * (concurrent first use opens it once), re-opened after a crash or close with backoff, with its tool
- * list cached and refreshed on `notifications/tools/list_changed`.
+ * (concurrent first use opens it once), re-opened after a crash or close with backoff, its tool
+ * list cached (all pages) and refreshed on `notifications/tools/list_changed`. A streamable HTTP
+ * session the server no longer knows is re-initialised, which the v1 SDK does not do itself.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import type { ServerConfig } from './config';
+import {
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ServerConfig } from './config-schema';
 import type { McpLogger } from './logger';
-import { GroupStdioTransport } from './stdio-transport';
+import { ProcessGroupStdioTransport } from './stdio-transport';
 
 const CLIENT_INFO = { name: 'mcp-turns', version: '0.1.0' };
-const MAX_BACKOFF_MS = 30_000;
+/** Reconnect backoff after failed connects: 250 ms doubling, at most this. */
+const MAX_RECONNECT_BACKOFF_MS = 30_000;
+/** A server paging forever (or repeating a cursor) is cut off here. */
+const MAX_TOOL_PAGES = 100;
 
+/** A POST refused because the server forgot our session: 404 per the spec, 400 from some servers. */
+export function isStaleSession(err: unknown): boolean {
+  if (!(err instanceof StreamableHTTPError)) return false;
+  return err.code === 404 || (err.code === 400 && /session/i.test(err.message));
+}
+
+/** Options of {@link ServerConnection.client}. */
+export interface ConnectOptions {
+  /** Try now even inside the reconnect backoff (a breaker probe must really try). */
+  force?: boolean;
+}
+
+/** The connection to one configured server. */
 export class ServerConnection {
-  private client?: Client;
-  private transport?: Transport;
+  private current?: { client: Client; transport: Transport };
   private connecting?: Promise<Client>;
+  /** The transport a connect in flight is opening (closed to abort that connect). */
+  private opening?: Transport;
   private toolsCache?: Promise<McpTool[]>;
   private connectFailures = 0;
   private nextConnectAt = 0;
-  /** Processes spawned over this connection's life (tests count them). */
+  /** Processes spawned over this connection's life (tests and status count them). */
   spawned = 0;
 
   constructor(
     readonly config: ServerConfig,
     private readonly log: McpLogger,
+    private readonly now: () => number = Date.now,
   ) {}
 
+  /** True while a session is open. */
   get connected(): boolean {
-    return this.client !== undefined;
+    return this.current !== undefined;
   }
 
+  /** The stdio server's pid (also its process group id), while connected. */
   get pid(): number | undefined {
-    return this.transport instanceof GroupStdioTransport ? this.transport.pid : undefined;
+    const t = this.current?.transport;
+    return t instanceof ProcessGroupStdioTransport ? t.pid : undefined;
   }
 
-  /** The connected client, connecting first if needed. */
-  async get(): Promise<Client> {
-    if (this.client) return this.client;
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
+  /** The connected client, connecting first if needed; concurrent callers share one attempt. */
+  async client(opts: ConnectOptions = {}): Promise<Client> {
+    if (this.current) return this.current.client;
+    this.connecting ??= this.connect(opts).finally(() => (this.connecting = undefined));
     return this.connecting;
   }
 
-  private async connect(): Promise<Client> {
-    const wait = this.nextConnectAt - Date.now();
-    if (wait > 0) throw new Error(`server ${this.config.name} is reconnecting (next try in ${Math.ceil(wait / 1000)} s)`);
+  private async connect(opts: ConnectOptions): Promise<Client> {
+    const wait = this.nextConnectAt - this.now();
+    if (wait > 0 && !opts.force) {
+      throw new Error(`server ${this.config.name} is reconnecting (next try in ${Math.ceil(wait / 1000)} s)`);
+    }
+    const started = this.now();
     try {
-      const client = await this.open();
+      const opened = await this.open();
       this.connectFailures = 0;
-      return client;
+      this.nextConnectAt = 0;
+      this.current = opened;
+      const pid = opened.transport instanceof ProcessGroupStdioTransport ? opened.transport.pid : undefined;
+      this.log.info('mcp server connected', {
+        transport: this.config.transport,
+        pid,
+        ms: this.now() - started,
+      });
+      return opened.client;
     } catch (err) {
       this.connectFailures++;
-      this.nextConnectAt = Date.now() + Math.min(MAX_BACKOFF_MS, 250 * 2 ** (this.connectFailures - 1));
+      const backoff = Math.min(MAX_RECONNECT_BACKOFF_MS, 250 * 2 ** (this.connectFailures - 1));
+      this.nextConnectAt = this.now() + backoff;
+      this.log.warn('mcp server connect failed', {
+        error: (err as Error).message,
+        failures: this.connectFailures,
+        backoffMs: backoff,
+      });
       throw new Error(`connect to ${this.config.name} failed: ${(err as Error).message}`);
     }
   }
 
-  private async open(): Promise<Client> {
+  /** A new client over a new transport, `initialize` done. */
+  private async open(): Promise<{ client: Client; transport: Transport }> {
     const c = this.config;
-    const attempt = async (transport: Transport): Promise<Client> => {
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
-      const timer = new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`no answer to initialize within ${c.connectTimeoutMs} ms`)), c.connectTimeoutMs).unref(),
-      );
-      try {
-        await Promise.race([client.connect(transport), timer]);
-      } catch (err) {
-        await transport.close().catch(() => undefined);
-        throw err;
-      }
-      return client;
-    };
-    let client: Client;
-    let transport: Transport;
     if (c.transport === 'stdio') {
-      transport = new GroupStdioTransport({
+      const transport = new ProcessGroupStdioTransport({
         command: c.command!,
         args: c.args,
         env: c.env,
         ...(c.cwd ? { cwd: c.cwd } : {}),
-        onStderr: (line) => this.log.info(`[${c.name}] ${line}`, { server: c.name }),
+        onStderr: (line) => this.log.info('mcp server stderr', { line }),
       });
       this.spawned++;
-      client = await attempt(transport);
-    } else if (c.transport === 'sse') {
-      transport = new SSEClientTransport(new URL(c.url!), { requestInit: { headers: c.headers } });
-      client = await attempt(transport);
-    } else {
-      transport = new StreamableHTTPClientTransport(new URL(c.url!), { requestInit: { headers: c.headers } });
-      try {
-        client = await attempt(transport);
-      } catch (err) {
-        // Servers that speak only the legacy HTTP+SSE transport refuse the initialize POST.
-        const status = err instanceof StreamableHTTPError ? err.code : undefined;
-        if (status !== 400 && status !== 404 && status !== 405) throw err;
-        this.log.info('streamable HTTP refused; falling back to SSE', { server: c.name, status });
-        transport = new SSEClientTransport(new URL(c.url!), { requestInit: { headers: c.headers } });
-        client = await attempt(transport);
-      }
+      return this.initialize(transport);
+    }
+    const url = new URL(c.url!);
+    const requestInit = { headers: c.headers };
+    if (c.transport === 'sse') return this.initialize(new SSEClientTransport(url, { requestInit }));
+    try {
+      return await this.initialize(new StreamableHTTPClientTransport(url, { requestInit }));
+    } catch (err) {
+      // Servers that speak only the legacy HTTP+SSE transport refuse the initialize POST.
+      const status = err instanceof StreamableHTTPError ? err.code : undefined;
+      if (status !== 400 && status !== 404 && status !== 405) throw err;
+      this.log.info('streamable HTTP refused; falling back to SSE', { status });
+      return this.initialize(new SSEClientTransport(url, { requestInit }));
+    }
+  }
+
+  private async initialize(transport: Transport): Promise<{ client: Client; transport: Transport }> {
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    this.opening = transport;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer to initialize within ${this.config.connectTimeoutMs} ms`)),
+        this.config.connectTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([client.connect(transport, { timeout: this.config.connectTimeoutMs }), timeout]);
+    } catch (err) {
+      await transport.close().catch(() => undefined);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.opening = undefined;
     }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      this.log.info('tool list changed', { server: c.name });
+      this.log.info('mcp tool list changed', {});
       this.toolsCache = undefined;
     });
-    transport.onclose = () => {
-      if (this.client === client) {
-        this.log.warn('connection closed; the next call reconnects', { server: c.name });
-        this.drop();
-      }
+    // Client.onclose, not transport.onclose: the SDK's own close handling (failing pending
+    // requests with ConnectionClosed) must keep running.
+    client.onclose = () => {
+      if (this.current?.client !== client) return;
+      this.log.warn('mcp server connection closed; the next call reconnects', {});
+      this.drop();
     };
-    this.client = client;
-    this.transport = transport;
-    this.log.info('connected', { server: c.name, transport: c.transport, pid: this.pid });
-    return client;
+    client.onerror = (err) => this.log.debug('mcp transport error', { error: err.message });
+    return { client, transport };
   }
 
-  /** Forgets the current connection (after a crash, a stale HTTP session, or a close). */
-  drop(): void {
-    const transport = this.transport;
-    this.client = undefined;
-    this.transport = undefined;
-    this.toolsCache = undefined;
-    void transport?.close().catch(() => undefined);
+  /**
+   * Runs a request on the live client. When an HTTP server has forgotten our session, the request
+   * was not executed: re-initialise once and repeat it. Other failures drop the connection when it
+   * is no longer usable and are thrown.
+   */
+  async request<T>(
+    fn: (client: Client) => Promise<T>,
+    opts: ConnectOptions & { signal?: AbortSignal } = {},
+  ): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.client(opts);
+      try {
+        return await fn(client);
+      } catch (err) {
+        if (opts.signal?.aborted) throw err;
+        if (isStaleSession(err) && attempt === 0) {
+          this.log.info('mcp session expired; re-initialising', {});
+          this.drop(client);
+          continue;
+        }
+        if (connectionLost(err)) this.drop(client);
+        throw err;
+      }
+    }
   }
 
-  /** Every tool of the server, following pagination; cached until the list changes. */
-  async tools(): Promise<McpTool[]> {
-    this.toolsCache ??= this.fetchTools().catch((err: unknown) => {
-      this.toolsCache = undefined;
-      throw err;
+  /** Every tool of the server, following pagination; cached until the list changes or we reconnect. */
+  async tools(opts: ConnectOptions = {}): Promise<McpTool[]> {
+    if (this.toolsCache) return this.toolsCache;
+    const fetching = this.fetchTools(opts);
+    this.toolsCache = fetching;
+    fetching.catch(() => {
+      if (this.toolsCache === fetching) this.toolsCache = undefined;
     });
-    return this.toolsCache;
+    return fetching;
   }
 
-  private async fetchTools(): Promise<McpTool[]> {
-    const client = await this.get();
+  /** Forgets the cached tool list (the next {@link tools} asks the server). */
+  invalidateTools(): void {
+    this.toolsCache = undefined;
+  }
+
+  private async fetchTools(opts: ConnectOptions): Promise<McpTool[]> {
     const tools: McpTool[] = [];
+    const seen = new Set<string>();
     let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: this.config.timeoutMs });
-      tools.push(...page.tools);
-      cursor = page.nextCursor;
-    } while (cursor);
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const result = await this.request(
+        (c) => c.listTools(cursor !== undefined ? { cursor } : {}, { timeout: this.config.listTimeoutMs }),
+        opts,
+      );
+      for (const t of result.tools) {
+        if (seen.has(t.name)) continue; // a server listing a tool twice: keep the first
+        seen.add(t.name);
+        tools.push(t);
+      }
+      if (result.nextCursor === undefined || result.nextCursor === cursor) return tools;
+      cursor = result.nextCursor;
+    }
+    this.log.warn('mcp tools/list pagination cut off', { pages: MAX_TOOL_PAGES, tools: tools.length });
     return tools;
   }
 
-  async close(): Promise<void> {
-    const transport = this.transport;
-    const client = this.client;
-    this.client = undefined;
-    this.transport = undefined;
-    await client?.close().catch(() => undefined);
-    await transport?.close().catch(() => undefined);
+  /**
+   * Forgets the current connection (after a crash, a stale HTTP session, a failure, an open
+   * circuit) and closes it in the background; the next request reconnects. With `only`, does
+   * nothing if that client is no longer the current one (a concurrent caller already replaced it).
+   */
+  drop(only?: Client): void {
+    if (!only && this.opening) {
+      // A connect still in flight is abandoned too (a hung server must not come back half-open).
+      void this.opening.close().catch(() => undefined);
+    }
+    const current = this.current;
+    if (!current || (only && current.client !== only)) return;
+    this.current = undefined;
+    this.toolsCache = undefined;
+    void current.transport.close().catch(() => undefined);
   }
+
+  /** Closes the connection and waits until it is gone (a stdio server's whole group stopped). */
+  async close(): Promise<void> {
+    // A connect in flight would leave a process behind: abort it, then close whatever it opened.
+    void this.opening?.close().catch(() => undefined);
+    await this.connecting?.catch(() => undefined);
+    const current = this.current;
+    this.current = undefined;
+    this.toolsCache = undefined;
+    await current?.transport.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Whether a failed request leaves the connection unusable. A JSON-RPC error or a timeout does not
+ * (a slow tool must not kill a server other calls are using; the breaker handles dead-but-open
+ * connections), nor does an HTTP error status other than a lost session; a closed connection, a
+ * refused or reset socket, a dead process do.
+ */
+function connectionLost(err: unknown): boolean {
+  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  if (err instanceof StreamableHTTPError) return isStaleSession(err) || err.code === -1;
+  return true;
 }

@@ -1,117 +1,196 @@
 /**
- * A stdio transport that owns its child process group. The SDK's StdioClientTransport kills only
- * the direct child, so launchers like `npx` leave grandchildren behind; this one spawns the server
- * as a process-group leader and shuts the whole group down: close stdin, then SIGTERM, then SIGKILL.
- * The server's stderr goes to the log, tagged with the server name.
+ * A stdio transport that owns its child's whole process group. The SDK's StdioClientTransport kills
+ * only the direct child, so launchers like `npx` leave grandchildren behind; this one spawns the
+ * server detached (it leads a new process group) and shuts the group down: close stdin, then
+ * SIGTERM, then SIGKILL, each to `-pid`. The server's stderr goes to the log line by line; stdout is
+ * newline-delimited JSON-RPC.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 
-export interface StdioSpawn {
+/** What to spawn, and where its stderr goes. */
+export interface StdioSpawnOptions {
   command: string;
   args: string[];
+  /** Added to the inherited minimum ({@link INHERITED_ENV}). */
   env: Record<string, string>;
   cwd?: string;
+  /** One call per stderr line. */
   onStderr?: (line: string) => void;
+  /** Waits of the shutdown sequence. @default { stdinMs: 1000, termMs: 2000 } */
+  grace?: { stdinMs: number; termMs: number };
 }
 
-/** Environment a server inherits when its config names no value (as the SDK does). */
-const INHERITED = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'TMPDIR', 'NODE_OPTIONS'];
+/** Variables a server inherits from the worker (as the SDK does); everything else comes from config. */
+export const INHERITED_ENV = [
+  'HOME',
+  'LOGNAME',
+  'PATH',
+  'SHELL',
+  'TERM',
+  'USER',
+  'LANG',
+  'TMPDIR',
+  'SYSTEMROOT',
+];
 
-export class GroupStdioTransport implements Transport {
+/** Process groups still running, killed synchronously if the worker exits without closing its pool. */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false; // the group is gone
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Detached children do not get the terminal's signals: without this a crashed worker orphans them.
+  process.once('exit', () => {
+    for (const pgid of liveGroups) killGroup(pgid, 'SIGKILL');
+  });
+}
+
+/** An MCP client transport over a spawned process group. */
+export class ProcessGroupStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+
   private child?: ChildProcess;
   private readonly buffer = new ReadBuffer();
+  private closing?: Promise<void>;
   private closed = false;
+  private exited?: Promise<void>;
 
-  constructor(private readonly opts: StdioSpawn) {}
+  constructor(private readonly opts: StdioSpawnOptions) {}
 
+  /** The server's pid, which is also its process group id. */
   get pid(): number | undefined {
     return this.child?.pid;
   }
 
   start(): Promise<void> {
+    if (this.child) throw new Error('ProcessGroupStdioTransport already started');
     return new Promise((resolve, reject) => {
-      const base = Object.fromEntries(INHERITED.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!]));
+      const inherited = Object.fromEntries(
+        INHERITED_ENV.flatMap((k) => (process.env[k] !== undefined ? [[k, process.env[k]]] : [])),
+      ) as Record<string, string>;
       const child = spawn(this.opts.command, this.opts.args, {
-        env: { ...base, ...this.opts.env },
-        cwd: this.opts.cwd,
+        env: { ...inherited, ...this.opts.env },
+        ...(this.opts.cwd ? { cwd: this.opts.cwd } : {}),
         stdio: ['pipe', 'pipe', 'pipe'],
-        detached: true, // its own process group, so shutdown reaches grandchildren too
+        detached: true, // leads its own process group, so shutdown reaches grandchildren too
+        windowsHide: true,
       });
       this.child = child;
+      this.exited = new Promise((r) => child.once('exit', () => r()));
       child.once('error', (err) => {
         reject(err);
         this.onerror?.(err);
+        this.finish();
       });
-      child.once('spawn', () => resolve());
-      child.once('exit', () => this.finish());
-      child.stdout!.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        for (;;) {
-          let message: JSONRPCMessage | null;
-          try {
-            message = this.buffer.readMessage();
-          } catch (err) {
-            this.onerror?.(err as Error);
-            continue;
-          }
-          if (!message) break;
-          this.onmessage?.(message);
+      child.once('spawn', () => {
+        if (child.pid !== undefined) {
+          liveGroups.add(child.pid);
+          installExitHook();
         }
+        resolve();
       });
-      let pending = '';
-      child.stderr!.on('data', (chunk: Buffer) => {
-        pending += chunk.toString('utf8');
-        const lines = pending.split('\n');
-        pending = lines.pop() ?? '';
-        for (const line of lines) if (line.trim()) this.opts.onStderr?.(line);
-      });
+      // The leader is gone; members of its group may live on (a launcher's children): whoever gets
+      // onclose calls close(), which stops the rest of the group.
+      child.once('exit', () => this.finish());
+      child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
+      this.forwardStderr(child);
       child.stdin!.on('error', (err) => this.onerror?.(err));
     });
+  }
+
+  private receive(chunk: Buffer): void {
+    this.buffer.append(chunk);
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.buffer.readMessage();
+      } catch (err) {
+        // The bad line is consumed; a server printing non-JSON to stdout is reported, not fatal.
+        this.onerror?.(
+          new Error(`stdio server wrote a line that is not JSON-RPC: ${(err as Error).message}`),
+        );
+        continue;
+      }
+      if (!message) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  private forwardStderr(child: ChildProcess): void {
+    let pending = '';
+    const emit = (line: string): void => {
+      if (line.trim()) this.opts.onStderr?.(line.replace(/\r$/, ''));
+    };
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      lines.forEach(emit);
+      if (pending.length > 64 * 1024) {
+        emit(pending);
+        pending = '';
+      }
+    });
+    child.stderr!.on('end', () => emit(pending));
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
       const stdin = this.child?.stdin;
-      if (!stdin || stdin.destroyed) return reject(new Error('stdio server is not running'));
+      if (!stdin || stdin.destroyed || !stdin.writable)
+        return reject(new Error('stdio server is not running'));
       if (stdin.write(serializeMessage(message))) resolve();
       else stdin.once('drain', () => resolve());
     });
   }
 
-  /** Close stdin, then SIGTERM, then SIGKILL the whole process group. */
-  async close(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return this.finish();
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
-    const waitFor = (ms: number): Promise<boolean> =>
-      Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
-    child.stdin?.end();
-    if (!(await waitFor(1000))) {
-      this.killGroup('SIGTERM');
-      if (!(await waitFor(2000))) {
-        this.killGroup('SIGKILL');
-        await waitFor(2000);
-      }
-    }
-    // The leader may be gone while others in its group live on.
-    this.killGroup('SIGKILL');
-    this.finish();
+  /** Close stdin, then SIGTERM, then SIGKILL the whole process group; resolves when it is gone. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown().finally(() => this.finish());
+    return this.closing;
   }
 
-  private killGroup(signal: NodeJS.Signals): void {
-    const pid = this.child?.pid;
-    if (!pid) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // group already gone
+  private async shutdown(): Promise<void> {
+    const child = this.child;
+    const pgid = child?.pid;
+    if (!child || pgid === undefined) return;
+    const grace = this.opts.grace ?? { stdinMs: 1000, termMs: 2000 };
+    const exited = (ms: number): Promise<boolean> =>
+      Promise.race([
+        this.exited!.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
+      ]);
+    const running = child.exitCode === null && child.signalCode === null;
+    if (running) {
+      child.stdin?.end();
+      if (!(await exited(grace.stdinMs))) {
+        killGroup(pgid, 'SIGTERM');
+        if (!(await exited(grace.termMs))) killGroup(pgid, 'SIGKILL');
+        await exited(grace.termMs);
+      }
     }
+    // The leader is gone: give the rest of its group the same sequence, then make sure.
+    if (killGroup(pgid, 'SIGTERM')) {
+      await new Promise((r) => setTimeout(r, 100).unref());
+      killGroup(pgid, 'SIGKILL');
+    }
+    liveGroups.delete(pgid);
   }
 
   private finish(): void {

@@ -1,205 +1,408 @@
 /**
- * The MCP layer against real servers from npm: server-everything over stdio and streamable HTTP,
- * server-memory and server-filesystem, configured through a `.mcp.json`, plus the legacy SSE
- * fallback, reconnects, the circuit breaker, injection and process-group cleanup.
+ * The MCP pool against real servers from npm, spawned with node and a resolved path: server-everything
+ * over stdio and over streamable HTTP, server-memory and server-filesystem, configured through a
+ * `.mcp.json` in a temp dir. Covers listing and filters, same-named tools, calls on several servers
+ * at once, validation, unknown tools, injection, one process for concurrent first use, a server killed
+ * mid-call, progress, timeouts, cancellation, a restarted HTTP server, and no orphans after close.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { McpPool, loadConfig, parseConfig } from '../../src/mcp';
+import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { ApplicationFailure } from '@temporalio/common';
+import { McpPool, loadConfig, parseConfig, type McpProgress } from '../../src/mcp';
 import { buildToolCatalog } from '../../src/core/tool-naming';
-import { EVERYTHING } from '../support/mcp-servers';
 import { freePort } from '../support/ports';
+import {
+  EVERYTHING,
+  FILESYSTEM,
+  MEMORY,
+  processTable,
+  recordingLogger,
+  sleep,
+  startEverythingHttp,
+  stopChild,
+  textOf,
+} from './mcp-fixtures';
 
-jest.setTimeout(120_000);
+jest.setTimeout(60_000);
 
-const MEMORY = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
-const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-pool-'));
 fs.writeFileSync(path.join(dir, 'hello.txt'), 'hello from the filesystem server');
+const INJECTED_SECRET = 'inj-secret-5d1e0c-worker-only';
+const HEADER_SECRET = 'hdr-secret-8a2f77-worker-only';
 
-function startHttpEverything(port: number, mode: 'streamableHttp' | 'sse' = 'streamableHttp'): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [EVERYTHING, mode], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (/listening on port|running on port/i.test(err)) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`everything ${mode} exited ${code}: ${err}`)));
-  });
+/** A pool over one config object in the snake_case shape. */
+function poolOf(
+  servers: Record<string, unknown>,
+  log = recordingLogger(),
+): { pool: McpPool; log: ReturnType<typeof recordingLogger> } {
+  return {
+    pool: new McpPool(
+      parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test').servers,
+      log.logger,
+    ),
+    log,
+  };
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
+const everything = (marker = randomUUID()) => ({
+  command: process.execPath,
+  args: [EVERYTHING, 'stdio', `--marker=${marker}`],
+});
 
-/** pids of live processes in a process group. */
-function groupMembers(pgid: number): number[] {
-  const out = execFileSync('ps', ['-eo', 'pid=,pgid=,stat='], { encoding: 'utf8' });
-  return out
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s+/))
-    .filter(([, g, stat]) => Number(g) === pgid && !stat!.startsWith('Z'))
-    .map(([p]) => Number(p));
-}
-
-const text = (out: { content: Array<{ type: string; text?: string }> }): string => out.content.map((c) => c.text ?? '').join('\n');
+/** Our children running server-everything with this marker. */
+const markedServers = (marker: string) =>
+  processTable().filter((p) => p.ppid === process.pid && p.args.includes(marker));
 
 describe('a pool over four real servers from a .mcp.json', () => {
   let http: ChildProcess;
+  let port: number;
   let pool: McpPool;
+  const log = recordingLogger();
 
   beforeAll(async () => {
-    const port = await freePort();
-    http = await startHttpEverything(port);
+    port = await freePort();
+    http = await startEverythingHttp(port);
     const file = path.join(dir, '.mcp.json');
     fs.writeFileSync(
       file,
       JSON.stringify({
         mcpServers: {
           everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
-          remote: { type: 'http', url: `http://127.0.0.1:${port}/mcp`, allowedTools: ['echo', 'get-sum'] },
-          memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') } },
-          files: { command: process.execPath, args: [FILESYSTEM, dir], excludeTools: ['write_file', 'edit_file', 'move_file'] },
+          remote: {
+            type: 'http',
+            url: `http://127.0.0.1:${port}/mcp`,
+            allowedTools: ['echo', 'get-sum', 'trigger-long-running-operation'],
+            headers: { 'X-Api-Key': '${HDR_SECRET}' },
+          },
+          memory: {
+            command: process.execPath,
+            args: [MEMORY],
+            env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') },
+          },
+          files: {
+            command: process.execPath,
+            args: [FILESYSTEM, dir],
+            excludeTools: ['write_file', 'edit_file', 'move_file'],
+          },
         },
       }),
     );
-    pool = new McpPool(loadConfig(file).servers);
+    pool = new McpPool(loadConfig(file, { ...process.env, HDR_SECRET: HEADER_SECRET }).servers, log.logger);
   });
 
   afterAll(async () => {
     await pool?.close();
-    await stop(http);
+    if (http) await stopChild(http);
   });
 
   it('lists tools of all four, applies allow/exclude lists, and keeps same-named tools distinct', async () => {
     const listed = await pool.listTools();
     expect(listed.unavailable).toEqual([]);
+    expect(listed.unknownServers).toEqual([]);
     const byServer = (s: string) => listed.tools.filter((t) => t.server === s).map((t) => t.name);
-    expect(byServer('remote').sort()).toEqual(['echo', 'get-sum']);
-    expect(byServer('everything')).toEqual(expect.arrayContaining(['echo', 'get-sum', 'get-tiny-image']));
+    expect(byServer('remote').sort()).toEqual(['echo', 'get-sum', 'trigger-long-running-operation']);
+    expect(byServer('everything')).toEqual(
+      expect.arrayContaining(['echo', 'get-sum', 'get-tiny-image', 'get-env']),
+    );
     expect(byServer('memory')).toEqual(expect.arrayContaining(['create_entities', 'read_graph']));
     expect(byServer('files')).toEqual(expect.arrayContaining(['read_text_file', 'list_directory']));
-    expect(byServer('files')).not.toContain('write_file');
-    expect(listed.policies.remote).toEqual({ startToCloseTimeoutMs: 40_000, heartbeatTimeoutMs: 15_000, retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 10_000 } });
+    expect(byServer('files')).not.toEqual(expect.arrayContaining(['write_file']));
+    expect(byServer('files')).not.toContain('edit_file');
+    expect(Object.keys(listed.policies).sort()).toEqual(['everything', 'files', 'memory', 'remote']);
+    expect(listed.policies.remote).toEqual({
+      startToCloseTimeoutMs: 40_000,
+      heartbeatTimeoutMs: 15_000,
+      retry: {
+        maximumAttempts: 3,
+        initialIntervalMs: 1000,
+        backoffCoefficient: 2,
+        maximumIntervalMs: 10_000,
+      },
+    });
+    // The two everything instances both have `echo`; they stay two tools.
     const catalog = buildToolCatalog(listed.tools, {}, 200);
     expect(catalog.targets['everything__echo']).toEqual({ server: 'everything', tool: 'echo' });
     expect(catalog.targets['remote__echo']).toEqual({ server: 'remote', tool: 'echo' });
+    // Nothing secret crosses into the listing.
+    expect(JSON.stringify(listed)).not.toContain(HEADER_SECRET);
+    expect(pool.status().map((s) => [s.server, s.connected, s.tools! > 0])).toEqual([
+      ['everything', true, true],
+      ['remote', true, true],
+      ['memory', true, true],
+      ['files', true, true],
+    ]);
+  });
+
+  it('lists only the asked servers and reports unknown names', async () => {
+    const listed = await pool.listTools({ servers: ['memory', 'nope'] });
+    expect(new Set(listed.tools.map((t) => t.server))).toEqual(new Set(['memory']));
+    expect(listed.unknownServers).toEqual(['nope']);
   });
 
   it('calls tools on three servers at once', async () => {
     const [echo, graph, file] = await Promise.all([
       pool.callTool({ server: 'remote', tool: 'echo', arguments: { message: 'over http' }, toolUseId: 't1' }),
-      pool.callTool({ server: 'memory', tool: 'create_entities', arguments: { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote notes'] }] }, toolUseId: 't2' }),
-      pool.callTool({ server: 'files', tool: 'read_text_file', arguments: { path: path.join(dir, 'hello.txt') }, toolUseId: 't3' }),
+      pool.callTool({
+        server: 'memory',
+        tool: 'create_entities',
+        arguments: { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote notes'] }] },
+        toolUseId: 't2',
+      }),
+      pool.callTool({
+        server: 'files',
+        tool: 'read_text_file',
+        arguments: { path: path.join(dir, 'hello.txt') },
+        toolUseId: 't3',
+      }),
     ]);
-    expect(text(echo)).toBe('Echo: over http');
-    expect(text(graph)).toContain('Ada');
-    expect(text(file)).toBe('hello from the filesystem server');
+    expect(textOf(echo)).toBe('Echo: over http');
+    expect(textOf(graph)).toContain('Ada');
+    expect(textOf(file)).toBe('hello from the filesystem server');
+    expect([echo, graph, file].map((o) => o.isError)).toEqual([false, false, false]);
   });
 
   it('turns an image into an image block and an artifact', async () => {
-    const out = await pool.callTool({ server: 'everything', tool: 'get-tiny-image', arguments: {}, toolUseId: 't4' });
+    const out = await pool.callTool({
+      server: 'everything',
+      tool: 'get-tiny-image',
+      arguments: {},
+      toolUseId: 't4',
+    });
     expect(out.content.some((c) => c.type === 'image')).toBe(true);
     expect(out.artifacts[0]).toMatchObject({ type: 'image/png', id: 'everything-get-tiny-image-image-1' });
   });
 
-  it('validates arguments before calling, and reports unknown tools as data', async () => {
-    const bad = await pool.callTool({ server: 'everything', tool: 'get-sum', arguments: { a: 'two' }, toolUseId: 't5' });
-    expect(bad.isError).toBe(true);
-    expect(text(bad)).toBe("Invalid arguments for get-sum: (arguments) must have required property 'b'; /a must be number");
-    const unknown = await pool.callTool({ server: 'everything', tool: 'no-such-tool', arguments: {}, toolUseId: 't6' });
-    expect(unknown.isError).toBe(true);
+  it('validates arguments before calling (no call made), and refuses unknown or excluded tools for good', async () => {
+    const bad = await pool.callTool({
+      server: 'everything',
+      tool: 'get-sum',
+      arguments: { a: 'two' },
+      toolUseId: 't5',
+    });
+    expect(bad).toEqual({
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: "Invalid arguments for get-sum: (arguments) must have required property 'b'; /a must be number",
+        },
+      ],
+      artifacts: [],
+      truncatedBytes: 0,
+    });
+    for (const [server, tool] of [
+      ['everything', 'no-such-tool'],
+      ['files', 'write_file'], // excluded: not callable either
+      ['remote', 'get-env'], // not in allowedTools
+    ] as const) {
+      const err = await pool
+        .callTool({ server, tool, arguments: {}, toolUseId: 't6' })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ApplicationFailure);
+      expect(err).toMatchObject({
+        type: 'McpInvalidRequest',
+        nonRetryable: true,
+        message: `unknown tool ${tool} on server ${server}`,
+      });
+    }
+    expect(pool.status().find((s) => s.server === 'everything')!.consecutiveFailures).toBe(0);
   });
 
-  it('reconnects after its stdio server is killed', async () => {
+  it('heartbeat material: reports progress notifications of a long call', async () => {
+    const progress: McpProgress[] = [];
+    const out = await pool.callTool(
+      {
+        server: 'remote',
+        tool: 'trigger-long-running-operation',
+        arguments: { duration: 0.5, steps: 5 },
+        toolUseId: 't7',
+      },
+      { onProgress: (p) => progress.push(p) },
+    );
+    expect(textOf(out)).toContain('Long running operation completed');
+    expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4, 5]);
+    expect(progress[0]!.total).toBe(5);
+  });
+
+  it('re-initialises transparently when the HTTP server restarts and forgets the session', async () => {
+    await stopChild(http);
+    http = await startEverythingHttp(port);
+    const out = await pool.callTool({
+      server: 'remote',
+      tool: 'echo',
+      arguments: { message: 'after restart' },
+      toolUseId: 't8',
+    });
+    expect(textOf(out)).toBe('Echo: after restart');
+    expect(
+      log.lines.some(
+        (l) => l.message === 'mcp session expired; re-initialising' && l.fields.server === 'remote',
+      ),
+    ).toBe(true);
+  });
+
+  it('kills a stdio server mid-call: that call fails retryably, the next reconnects and succeeds', async () => {
     const before = pool.status().find((s) => s.server === 'everything')!;
+    const inflight = pool.callTool({
+      server: 'everything',
+      tool: 'trigger-long-running-operation',
+      arguments: { duration: 5, steps: 5 },
+      toolUseId: 't9',
+    });
+    await sleep(300);
     process.kill(-before.pid!, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 200));
-    const out = await pool.callTool({ server: 'everything', tool: 'echo', arguments: { message: 'back' }, toolUseId: 't7' });
-    expect(text(out)).toBe('Echo: back');
+    const err = await inflight.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'McpTransportError', nonRetryable: false });
+    const out = await pool.callTool({
+      server: 'everything',
+      tool: 'echo',
+      arguments: { message: 'back' },
+      toolUseId: 't10',
+    });
+    expect(textOf(out)).toBe('Echo: back');
     const after = pool.status().find((s) => s.server === 'everything')!;
     expect(after.pid).not.toBe(before.pid);
     expect(after.spawned).toBe(before.spawned + 1);
+    expect(after.state).toBe('closed');
+  });
+
+  it('logs server stderr tagged with the server name, and never a configured secret', () => {
+    expect(log.lines.some((l) => l.message === 'mcp server stderr' && l.fields.server === 'everything')).toBe(
+      true,
+    );
+    expect(log.all()).not.toContain(HEADER_SECRET);
   });
 });
 
-it('opens one process for many concurrent first calls', async () => {
-  const pool = new McpPool(parseConfig(JSON.stringify({ mcp_servers: { e: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }), 'json').servers);
-  try {
-    const outs = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.callTool({ server: 'e', tool: 'echo', arguments: { message: `m${i}` }, toolUseId: `c${i}` })));
-    expect(outs.map(text)).toEqual(Array.from({ length: 20 }, (_, i) => `Echo: m${i}`));
-    expect(pool.status()[0]!.spawned).toBe(1);
-  } finally {
-    await pool.close();
-  }
-});
-
-it('merges injected values worker-side and hides them from the listed schema', async () => {
-  const pool = new McpPool(
-    parseConfig(JSON.stringify({ mcp_servers: { e: { command: process.execPath, args: [EVERYTHING, 'stdio'], inject: { message: 'from the worker config' } } } }), 'json').servers,
-  );
-  try {
-    const listed = await pool.listTools();
-    const echo = listed.tools.find((t) => t.name === 'echo')!;
-    expect(echo.inputSchema.properties).not.toHaveProperty('message');
-    expect(echo.inputSchema.required ?? []).not.toContain('message');
-    const out = await pool.callTool({ server: 'e', tool: 'echo', arguments: {}, toolUseId: 'i1' });
-    expect(text(out)).toBe('Echo: from the worker config');
-  } finally {
-    await pool.close();
-  }
-});
-
-it('reaches a legacy HTTP+SSE server through the SSE fallback', async () => {
-  const port = await freePort();
-  const sse = await startHttpEverything(port, 'sse');
-  const pool = new McpPool(parseConfig(JSON.stringify({ mcpServers: { legacy: { type: 'http', url: `http://127.0.0.1:${port}/sse` } } }), 'json').servers);
-  try {
-    const out = await pool.callTool({ server: 'legacy', tool: 'echo', arguments: { message: 'via sse' }, toolUseId: 's1' });
-    expect(text(out)).toBe('Echo: via sse');
-  } finally {
-    await pool.close();
-    await stop(sse);
-  }
-});
-
-it('opens the breaker on a dead HTTP server, half-opens after the cooldown, and closes when it is back', async () => {
-  const port = await freePort();
-  const pool = new McpPool(
-    parseConfig(
-      JSON.stringify({ mcp_servers: { api: { type: 'streamable-http', url: `http://127.0.0.1:${port}/mcp`, connect_timeout_ms: 2000, breaker: { failure_threshold: 3, cooldown_ms: 1500, max_cooldown_ms: 5000 } } } }),
-      'json',
-    ).servers,
-  );
-  const call = () => pool.callTool({ server: 'api', tool: 'echo', arguments: { message: 'hi' }, toolUseId: 'b' });
-  try {
-    for (let i = 0; i < 3; i++) await expect(call()).rejects.toThrow(/api\/echo/); // transport failures: Temporal retries these
-    expect(pool.status()[0]!.state).toBe('open');
-    const refused = await call();
-    expect(refused.isError).toBe(true);
-    expect(text(refused)).toMatch(/^server api is unavailable \(circuit open, next probe in [12] s\)$/);
-    expect((await pool.listTools()).unavailable[0]).toMatchObject({ server: 'api', reason: expect.stringMatching(/circuit open/) });
-
-    const server = await startHttpEverything(port);
+describe('one shared connection', () => {
+  it('opens one process for many concurrent first calls (counted in the process table)', async () => {
+    const marker = randomUUID();
+    const { pool } = poolOf({ e: everything(marker) });
     try {
-      await new Promise((r) => setTimeout(r, 1600));
-      expect(pool.status()[0]!.state).toBe('half-open');
-      const probe = await call();
-      expect(text(probe)).toBe('Echo: hi');
-      expect(pool.status()[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0, opens: 1 });
+      const outs = await Promise.all(
+        Array.from({ length: 25 }, (_, i) =>
+          pool.callTool({ server: 'e', tool: 'echo', arguments: { message: `m${i}` }, toolUseId: `c${i}` }),
+        ),
+      );
+      expect(outs.map(textOf)).toEqual(Array.from({ length: 25 }, (_, i) => `Echo: m${i}`));
+      const procs = markedServers(marker);
+      expect(procs).toHaveLength(1);
+      expect(procs[0]!.pid).toBe(pool.status()[0]!.pid);
+      expect(procs[0]!.pgid).toBe(procs[0]!.pid); // it leads its own process group
+      expect(pool.status()[0]!.spawned).toBe(1);
     } finally {
-      await stop(server);
+      await pool.close();
     }
-  } finally {
-    await pool.close();
-  }
+  });
+});
+
+describe('injected values', () => {
+  it('are merged worker-side, hidden from the listed schema, win over Claude, and are redacted from results', async () => {
+    const { pool, log } = poolOf({
+      e: { ...everything(), inject: { a: 40 } },
+      echo: { ...everything(), inject: { message: INJECTED_SECRET } },
+    });
+    try {
+      const listed = await pool.listTools();
+      const sum = listed.tools.find((t) => t.server === 'e' && t.name === 'get-sum')!;
+      expect(sum.inputSchema.properties).not.toHaveProperty('a');
+      expect(sum.inputSchema.required).toEqual(['b']);
+      const echo = listed.tools.find((t) => t.server === 'echo' && t.name === 'echo')!;
+      expect(echo.inputSchema.properties).not.toHaveProperty('message');
+      expect(echo.inputSchema.required ?? []).not.toContain('message');
+      expect(JSON.stringify(listed)).not.toContain(INJECTED_SECRET);
+
+      // The injected number reached the server (and Claude's own `a` does not override it).
+      const out = await pool.callTool({ server: 'e', tool: 'get-sum', arguments: { b: 2 }, toolUseId: 'i1' });
+      expect(textOf(out)).toBe('The sum of 40 and 2 is 42.');
+      const forced = await pool.callTool({
+        server: 'e',
+        tool: 'get-sum',
+        arguments: { a: 1000, b: 2 },
+        toolUseId: 'i2',
+      });
+      expect(textOf(forced)).toBe('The sum of 40 and 2 is 42.');
+
+      // The injected secret reached the server too: it echoes exactly it, which is kept out of the result.
+      const echoed = await pool.callTool({ server: 'echo', tool: 'echo', arguments: {}, toolUseId: 'i3' });
+      expect(textOf(echoed)).toBe('Echo: [redacted]');
+      expect(log.all()).not.toContain(INJECTED_SECRET);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe('timeouts and cancellation', () => {
+  const { pool } = poolOf({ e: { ...everything(), timeout_ms: 700, breaker: { failure_threshold: 2 } } });
+  afterAll(() => pool.close());
+
+  it('a call over its request timeout throws a retryable McpTimeout that counts against the breaker', async () => {
+    const err = await pool
+      .callTool({
+        server: 'e',
+        tool: 'trigger-long-running-operation',
+        arguments: { duration: 3, steps: 1 },
+        toolUseId: 'x1',
+      })
+      .catch((e: unknown) => e);
+    expect(err).toMatchObject({ type: 'McpTimeout', nonRetryable: false });
+    expect((err as Error).message).toMatch(/timed out/i);
+    expect(pool.status()[0]).toMatchObject({ state: 'closed', consecutiveFailures: 1, connected: true });
+    // A slow call does not kill the server other calls share.
+    expect(
+      textOf(
+        await pool.callTool({
+          server: 'e',
+          tool: 'echo',
+          arguments: { message: 'still here' },
+          toolUseId: 'x2',
+        }),
+      ),
+    ).toBe('Echo: still here');
+  });
+
+  it('progress keeps a call alive past its request timeout, up to max_total_timeout_ms', async () => {
+    const { pool: patient } = poolOf({
+      e: { ...everything(), timeout_ms: 700, max_total_timeout_ms: 10_000 },
+    });
+    try {
+      const out = await patient.callTool(
+        {
+          server: 'e',
+          tool: 'trigger-long-running-operation',
+          arguments: { duration: 2, steps: 8 },
+          toolUseId: 'x3',
+        },
+        { onProgress: () => undefined },
+      );
+      expect(textOf(out)).toContain('completed');
+    } finally {
+      await patient.close();
+    }
+  });
+
+  it('aborting the signal rejects at once and does not count against the breaker', async () => {
+    const abort = new AbortController();
+    const started = Date.now();
+    const call = pool.callTool(
+      {
+        server: 'e',
+        tool: 'trigger-long-running-operation',
+        arguments: { duration: 5, steps: 5 },
+        toolUseId: 'x4',
+      },
+      { signal: abort.signal },
+    );
+    setTimeout(() => abort.abort(new Error('activity cancelled')), 300);
+    await expect(call).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(pool.status()[0]!.consecutiveFailures).toBe(0); // the echo success reset it; the abort added nothing
+  });
 });
 
 it('leaves no server processes behind after close, grandchildren included', async () => {
@@ -212,12 +415,21 @@ it('leaves no server processes behind after close, grandchildren included', asyn
       `const child = spawn(process.execPath, [${JSON.stringify(EVERYTHING)}, 'stdio'], { stdio: 'inherit' });\n` +
       `child.on('exit', (c) => process.exit(c ?? 0));\n`,
   );
-  const pool = new McpPool(parseConfig(JSON.stringify({ mcp_servers: { launched: { command: process.execPath, args: [launcher] } } }), 'json').servers);
-  const out = await pool.callTool({ server: 'launched', tool: 'echo', arguments: { message: 'x' }, toolUseId: 'o' });
-  expect(text(out)).toBe('Echo: x');
-  const pgid = pool.status()[0]!.pid!;
-  expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(3);
+  const { pool } = poolOf({ launched: { command: process.execPath, args: [launcher] }, plain: everything() });
+  await Promise.all(
+    ['launched', 'plain'].map((server) =>
+      pool.callTool({ server, tool: 'echo', arguments: { message: 'x' }, toolUseId: 'o' }),
+    ),
+  );
+  const pgids = pool.status().map((s) => s.pid!);
+  const inGroups = () => processTable().filter((p) => pgids.includes(p.pgid));
+  expect(inGroups().length).toBeGreaterThanOrEqual(4); // launcher + grandchild + server, and the plain server
+  const t0 = Date.now();
   await pool.close();
-  await new Promise((r) => setTimeout(r, 300));
-  expect(groupMembers(pgid)).toEqual([]);
+  expect(inGroups()).toEqual([]);
+  expect(Date.now() - t0).toBeLessThan(5000);
+  // Closed means closed: no call can spawn a new process afterwards.
+  await expect(
+    pool.callTool({ server: 'plain', tool: 'echo', arguments: { message: 'x' }, toolUseId: 'late' }),
+  ).rejects.toThrow(/closed/);
 });

@@ -1,0 +1,77 @@
+/**
+ * The MCP activities in a mocked activity context over a real pool: they heartbeat on every progress
+ * notification and periodically while waiting, set the attempt, and turn the activity's cancellation
+ * into MCP cancellation.
+ */
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { CancelledFailure } from '@temporalio/common';
+import { makeMcpActivities } from '../../activities/mcp';
+import type { CallToolOutput, ListToolsOutput } from '../../src/core/contracts';
+import { McpPool, parseConfig } from '../../src/mcp';
+import { sleep, startTestServer, textOf, type TestServer } from './mcp-fixtures';
+
+jest.setTimeout(30_000);
+
+let server: TestServer;
+let pool: McpPool;
+let activities: ReturnType<typeof makeMcpActivities>;
+
+beforeAll(async () => {
+  server = await startTestServer({ pageSize: 100 });
+  pool = new McpPool(
+    parseConfig(
+      JSON.stringify({ mcpServers: { api: { type: 'http', url: server.url, heartbeatTimeoutMs: 1500 } } }),
+      'json',
+      {},
+      'test',
+    ).servers,
+  );
+  activities = makeMcpActivities(pool);
+});
+afterAll(async () => {
+  await pool?.close();
+  await server?.close();
+});
+
+it('listTools returns the tools and the call policy of each listed server', async () => {
+  const env = new MockActivityEnvironment();
+  const out: ListToolsOutput = await env.run(activities.listTools, {});
+  expect(out.tools.map((t) => t.name)).toContain('slow');
+  expect(out.policies.api).toMatchObject({ startToCloseTimeoutMs: 40_000, heartbeatTimeoutMs: 1500 });
+});
+
+it('callTool heartbeats on progress and while waiting, and records the attempt', async () => {
+  const env = new MockActivityEnvironment({ attempt: 2, heartbeatTimeoutMs: 1500 });
+  const beats: unknown[] = [];
+  env.on('heartbeat', (d: unknown) => beats.push(d));
+  const out: CallToolOutput = await env.run(activities.callTool, {
+    server: 'api',
+    tool: 'slow',
+    arguments: { ms: 1200 },
+    toolUseId: 'tu1',
+  });
+  expect(textOf(out)).toBe('slept 1200 ms');
+  expect(out.attempt).toBe(2);
+  const progress = beats.filter((b) => b !== undefined);
+  expect(progress.length).toBeGreaterThanOrEqual(10); // one per progress notification (every 100 ms)
+  expect(progress[0]).toEqual({ progress: 100, total: 1200 });
+  expect(beats.filter((b) => b === undefined).length).toBeGreaterThanOrEqual(1); // the periodic beat (every 500 ms here)
+});
+
+it('cancelling the activity cancels the MCP request on the server', async () => {
+  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 1500 });
+  const before = server.cancelled.length;
+  const running = env.run(activities.callTool, {
+    server: 'api',
+    tool: 'slow',
+    arguments: { ms: 5000 },
+    toolUseId: 'tu2',
+  });
+  await sleep(300);
+  env.cancel();
+  const err = await running.catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(CancelledFailure);
+  for (let i = 0; i < 30 && server.cancelled.length === before; i++) await sleep(50);
+  expect(server.cancelled.length).toBe(before + 1);
+  expect(pool.status()[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+});
