@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     }),
   );
   const bin = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
-  const worker = spawn(process.execPath, [bin, 'worker', '--config', config, '--task-queue', 'bench-batch'], {
+  const worker = spawn(process.execPath, [bin, 'worker', '--config', config, '--task-queue', 'bench-batch', '--log-level', 'WARN'], {
     env: { ...process.env, TEMPORAL_ADDRESS: server.address, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: stub.url },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   console.log(`  completed ${completed}, failed ${failed}`);
   console.log(`  wall ${wall.toFixed(1)} s → ${(TURNS / wall).toFixed(1)} turns/s (target: ${TURNS} within 60 s)`);
   console.log(`  worker peak RSS ${peakRssMb.toFixed(0)} MB (target < 600 MB)`);
-  console.log(`  worker CPU ${(cpuSeconds - cpu0).toFixed(1)} s = ${(((cpuSeconds - cpu0) / wall) * 100).toFixed(0)}% of one core over the run (2 cores here)`);
+  console.log(`  worker CPU ${(cpuSeconds - cpu0).toFixed(1)} s = ${(((cpuSeconds - cpu0) / wall) * 100).toFixed(0)}% of one core over the run (${os.availableParallelism()} cores here)`);
   console.log(`  stub peak concurrent Claude requests ${stub.maxConcurrent}`);
   console.log(`  history ${(historyBytes / sample.length / 1024).toFixed(1)} KiB per turn (mean of ${sample.length})`);
 

@@ -70,10 +70,12 @@ async function main(): Promise<void> {
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
 
   // The in-process loop: the same activities, the same transcript rules, no Temporal.
-  const env = new MockActivityEnvironment();
   const mcp = makeMcpActivities(pool);
   const claude = makeClaudeActivities({ client: claudeClient, config: claudeConfig });
   async function inProcess(model: string, question: string): Promise<void> {
+    // A fresh mock context per turn, as Temporal gives each activity its own: one shared context's
+    // cancellation signal would collect an abort listener per call (MaxListenersExceededWarning).
+    const env = new MockActivityEnvironment();
     const listed = (await env.run(mcp.listTools, {})) as Awaited<ReturnType<typeof mcp.listTools>>;
     const catalog = buildToolCatalog(listed.tools, {}, 15);
     const messages: MessageParam[] = [{ role: 'user', content: question }];

@@ -3,7 +3,7 @@
  * query's result as it finishes. Safe to call again after a crash: finished queries are never run
  * twice (their workflow ids are deterministic) and results are fetched from Temporal, not recomputed.
  */
-import { WorkflowFailedError, WorkflowIdConflictPolicy, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
 import { batchChildId, batchWorkflowId, type BatchItem, type BatchProgress } from '../core/batch';
 import type { ChatTurnResult } from '../core/turn-result';
@@ -88,7 +88,8 @@ export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'on
   );
 }
 
-async function outcomeOf(client: Client, id: string, workflowId: string): Promise<BatchItemOutcome> {
+/** Undefined when no turn has that id: the batch workflow never started the item. */
+async function outcomeOf(client: Client, id: string, workflowId: string): Promise<BatchItemOutcome | undefined> {
   const handle = client.workflow.getHandle(workflowId);
   try {
     const result = (await handle.result()) as ChatTurnResult;
@@ -97,6 +98,7 @@ async function outcomeOf(client: Client, id: string, workflowId: string): Promis
     return { id, workflowId, status: 'completed', result, ...(durationMs !== undefined ? { durationMs } : {}) };
   } catch (err) {
     if (err instanceof WorkflowFailedError) return { id, workflowId, status: 'failed', error: describeFailure(err) };
+    if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;
   }
 }
@@ -118,8 +120,26 @@ function sum(name: string, parts: BatchProgress[]): BatchProgress {
  * progress of the batch (summed over its shards).
  */
 export async function runBatch(client: Client, opts: RunBatchOptions): Promise<BatchProgress> {
-  const shards = await startBatch(client, opts);
   const reported = new Set(opts.alreadyReported ?? []);
+  const unreported = (): BatchItem[] => opts.items.filter((item) => !reported.has(item.id));
+  let progress = await runPass(client, opts, reported);
+  if (unreported().length) {
+    // Items no turn exists for: the pass attached to batch workflows still running from another list
+    // of queries (the file was edited after the CLI was stopped). Those have closed now, so a second
+    // pass starts new runs with this list; ids that already finished are skipped, never run twice.
+    progress = await runPass(client, opts, reported);
+  }
+  for (const item of unreported()) {
+    const workflowId = batchChildId(opts.name, item.id);
+    reported.add(item.id);
+    await opts.onResult({ id: item.id, workflowId, status: 'failed', error: `batch ${opts.name} did not start ${workflowId} (see the batch workflow's log)` });
+  }
+  return progress;
+}
+
+/** One pass: starts or attaches to the batch's workflows and reports items as they finish. */
+async function runPass(client: Client, opts: RunBatchOptions, reported: Set<string>): Promise<BatchProgress> {
+  const shards = await startBatch(client, opts);
   const inFlight = new Set<string>();
   const fetches: Array<Promise<void>> = [];
   const interval = opts.pollIntervalMs ?? 500;
@@ -135,18 +155,22 @@ export async function runBatch(client: Client, opts: RunBatchOptions): Promise<B
   );
   let failed: unknown;
   finished.catch((err: unknown) => (failed = err));
+  let fetchFailed: { err: unknown } | undefined;
 
   const collect = (items: BatchItem[], upTo: number, running: Set<string>): void => {
     for (const item of items.slice(0, upTo)) {
       if (reported.has(item.id) || inFlight.has(item.id) || running.has(item.id)) continue;
       inFlight.add(item.id);
-      fetches.push(
-        outcomeOf(client, item.id, batchChildId(opts.name, item.id)).then(async (outcome) => {
-          reported.add(item.id);
-          inFlight.delete(item.id);
-          await opts.onResult(outcome);
-        }),
-      );
+      const fetch = outcomeOf(client, item.id, batchChildId(opts.name, item.id)).then(async (outcome) => {
+        inFlight.delete(item.id);
+        if (!outcome) return; // not started: left for the next pass
+        reported.add(item.id);
+        await opts.onResult(outcome);
+      });
+      // Handled at once, so a failed fetch ends the batch with its error rather than crashing the
+      // process as an unhandled rejection while the poll loop still runs.
+      fetch.catch((err: unknown) => (fetchFailed ??= { err }));
+      fetches.push(fetch);
     }
   };
   const report = (): void => {
@@ -154,7 +178,7 @@ export async function runBatch(client: Client, opts: RunBatchOptions): Promise<B
     if (known.length) opts.onProgress?.(sum(opts.name, known));
   };
 
-  while (!done.every(Boolean) && failed === undefined) {
+  while (!done.every(Boolean) && failed === undefined && !fetchFailed) {
     await Promise.all(
       shards.map(async (shard, i) => {
         if (done[i]) return;
@@ -170,6 +194,7 @@ export async function runBatch(client: Client, opts: RunBatchOptions): Promise<B
     report();
     await Promise.race([finished.catch(() => undefined), new Promise((r) => setTimeout(r, interval))]);
   }
+  if (fetchFailed) throw fetchFailed.err;
   await finished;
   for (const shard of shards) collect(shard.items, shard.items.length, new Set());
   await Promise.all(fetches);

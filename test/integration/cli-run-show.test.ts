@@ -64,18 +64,47 @@ it('run without --json prints the answer, the tool calls and the UI link; --no-w
   expect(run.stdout).toMatch(/Temporal UI: http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\/turn-/);
   const started = await runCli(['run', 'later', '--model', 'cli', '--no-wait', '--json', ...common]);
   expect(JSON.parse(started.stdout)).toMatchObject({ workflowId: expect.stringMatching(/^turn-/), url: expect.stringContaining('/workflows/turn-') });
+
+  // --no-wait with --id: exactly {workflowId, url}, and the turn it started runs to the end on the worker.
+  const id = `later-${Date.now()}`;
+  const named = await runCli(['run', 'later, named', '--model', 'cli', '--id', id, '--no-wait', '--json', ...common]);
+  expect(named.code).toBe(0);
+  const startedJson = JSON.parse(named.stdout);
+  expect(Object.keys(startedJson).sort()).toEqual(['url', 'workflowId']);
+  expect(startedJson.workflowId).toBe(id);
+  expect(startedJson.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/namespaces/default/workflows/${id}$`));
+  let shown: { status: string; result?: { response: { conversation: string } } } = { status: 'RUNNING' };
+  for (let i = 0; i < 40 && shown.status === 'RUNNING'; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    shown = JSON.parse((await runCli(['show', id, '--json', ...common.slice(2)])).stdout);
+  }
+  expect(shown.status).toBe('COMPLETED');
+  expect(shown.result!.response.conversation).toBe('The tool said: Echo: from the cli');
 });
 
 it('bad input and failed turns are one clear line with a non-zero exit', async () => {
   const bad = await runCli(['run', 'x', '--max-steps', '0', ...common]);
   expect(bad.code).toBe(2);
   expect(bad.stderr.trim()).toBe('mcp-turns: --max-steps must be a positive integer, got "0"');
+  expect(bad.stdout).toBe('');
 
-  const failed = await runCli(['run', 'x', '--model', 'broken', ...common]);
+  const failedId = `broken-${Date.now()}`;
+  const failed = await runCli(['run', 'x', '--model', 'broken', '--id', failedId, '--json', ...common]);
   expect(failed.code).toBe(1);
-  expect(failed.stderr.trim()).toMatch(/^mcp-turns: turn turn-\S+ failed: Claude call failed at step 1: Claude API 400 invalid_request_error: tools\.0: bad schema \(request-id req_stub_\d+\); attempt 1$/);
+  expect(failed.stdout).toBe('');
+  const line = failed.stderr.trim();
+  expect(line).toMatch(
+    new RegExp(`^mcp-turns: turn ${failedId} failed: Claude call failed at step 1: Claude API 400 invalid_request_error: tools\\.0: bad schema \\(request-id req_stub_\\d+\\); attempt 1$`),
+  );
+  // show of the failed turn says why, with the same request id.
+  const requestId = /req_stub_\d+/.exec(line)![0];
+  const shownFailed = await runCli(['show', failedId, ...common.slice(2)]);
+  expect(shownFailed.code).toBe(0);
+  expect(shownFailed.stdout).toContain(`Turn ${failedId} · FAILED`);
+  expect(shownFailed.stdout).toContain(`Failed: Claude call failed at step 1: Claude API 400 invalid_request_error: tools.0: bad schema (request-id ${requestId})`);
 
   const missing = await runCli(['show', 'no-such-turn', ...common.slice(2)]);
   expect(missing.code).toBe(1);
+  expect(missing.stdout).toBe('');
   expect(missing.stderr.trim()).toBe('mcp-turns: no workflow no-such-turn in namespace default');
 });

@@ -61,12 +61,13 @@ export function batchCommand(): Command {
       if (!items.length) throw new CliError(`${file}: no valid query lines`, 2);
 
       const out = opts.out ?? `${file.replace(/\.jsonl?$/, '')}.results.jsonl`;
-      const earlier = readResults(out);
       const known = new Set(items.map((i) => i.id));
-      const reported = new Set(earlier.filter((l) => known.has(l.id)).map((l) => l.id));
+      // Only completed lines are kept: the batch workflow starts a failed query's id again
+      // (ALLOW_DUPLICATE_FAILED_ONLY), so its line is fetched anew instead of staying stale.
+      const lines: ResultLine[] = readResults(out).filter((l) => known.has(l.id) && l.status === 'completed');
+      const reported = new Set(lines.map((l) => l.id));
       // Rewrite the file with whole lines only, so a line cut short by a crash does not linger.
-      fs.writeFileSync(out, earlier.filter((l) => known.has(l.id)).map((l) => JSON.stringify(l) + '\n').join(''));
-      const lines: ResultLine[] = earlier.filter((l) => known.has(l.id));
+      fs.writeFileSync(out, lines.map((l) => JSON.stringify(l) + '\n').join(''));
 
       const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
       const tty = process.stderr.isTTY;

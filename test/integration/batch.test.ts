@@ -1,0 +1,350 @@
+/**
+ * `mcp-turns batch` as an operator runs it, against a separate worker process and the scripted stub:
+ * 200 queries at concurrency 20, the CLI SIGKILLed once 60 results are written, the same command run
+ * again to the end, then a third time. The proof that no query ran twice is the stub's own request
+ * log (one first-step Claude request per question) and Temporal's count of child turns.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { startStubModel, type StubModel, type RecordedRequest } from '../../src/stub';
+import { BIN, runCli } from '../support/cli';
+import { everythingStdio } from '../support/mcp-servers';
+import { testClient, uniqueQueue } from '../support/temporal';
+import { startWorkerProcess } from '../support/worker-process';
+
+jest.setTimeout(120_000);
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-batch-'));
+const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
+const taskQueue = uniqueQueue('batch');
+const QUERIES = 200;
+let stub: StubModel;
+let worker: ChildProcess;
+
+interface Line {
+  id: string;
+  status: string;
+  answer?: string;
+  workflowId: string;
+  error?: string;
+}
+
+function readLines(file: string): Line[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Line);
+}
+
+/** Lines so far, tolerating a last line still being written (the CLI appends while we poll). */
+function countLines(file: string): number {
+  if (!fs.existsSync(file)) return 0;
+  return fs.readFileSync(file, 'utf8').split('\n').length - 1;
+}
+
+/** The question of a recorded Claude request: its first user message, as text. */
+function questionOf(r: RecordedRequest): string {
+  const content = r.body.messages[0].content as string | Array<{ type: string; text?: string }>;
+  return typeof content === 'string' ? content : content.map((b) => b.text ?? '').join('');
+}
+
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+beforeAll(async () => {
+  stub = await startStubModel({
+    scenarios: {
+      batch: {
+        // ~50 ms per Claude call, three calls per turn: the batch takes a few seconds, long enough to kill.
+        latencyMs: 50,
+        steps: [
+          { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: '{{question}}' } }] },
+          { content: [{ type: 'text', text: 'answered {{toolResults}}' }] },
+        ],
+        formatter: { conversation: [{ type: 'text', content: 'A: {{toolResults}}' }] },
+      },
+      // Each question's first Claude request fails with a 400 (the counter is per question).
+      'fails-once': {
+        steps: [{ content: [{ type: 'text', text: 'ok' }] }],
+        formatter: { conversation: [{ type: 'text', content: 'second time lucky: {{question}}' }] },
+        faults: [{ step: 0, status: 400, times: 1, message: 'flaky upstream' }],
+      },
+    },
+  });
+  worker = await startWorkerProcess({
+    config: { mcp_servers: { everything: everythingStdio() }, claude: { maxConcurrentCalls: 40 } },
+    taskQueue,
+    stubUrl: stub.url,
+  });
+});
+
+afterAll(async () => {
+  worker?.kill('SIGTERM');
+  await stub?.close();
+});
+
+it('200 queries: the CLI killed at 60 results, run again to the end; no query runs twice', async () => {
+  const input = path.join(dir, 'queries.jsonl');
+  const out = path.join(dir, 'results.jsonl');
+  const name = `b200-${Date.now().toString(36)}`;
+  const rows: string[] = [];
+  for (let i = 1; i <= QUERIES; i++) {
+    // Odd queries have no id (their id is their line number), even ones name theirs.
+    rows.push(
+      JSON.stringify(
+        i % 2
+          ? { question: `q${i}`, model: 'batch' }
+          : { id: `item-${i}`, question: `q${i}`, model: 'batch' },
+      ),
+    );
+    if (i === 50) rows.push('{ this is not json'); // line 51
+    if (i === 120) rows.push(JSON.stringify({ id: 'no-question', model: 'batch' })); // line 122
+  }
+  fs.writeFileSync(input, rows.join('\n') + '\n');
+  const args = [
+    'batch',
+    input,
+    '--concurrency',
+    '20',
+    '--out',
+    out,
+    '--name',
+    name,
+    '--task-queue',
+    taskQueue,
+    '--address',
+    address,
+  ];
+
+  const t0 = Date.now();
+  const first = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let firstStderr = '';
+  first.stderr.on('data', (d: Buffer) => (firstStderr += d.toString()));
+  first.stdout.resume();
+  const deadline = Date.now() + 60_000;
+  while (countLines(out) < 60) {
+    if (Date.now() > deadline || first.exitCode !== null)
+      throw new Error(`batch never reached 60 results:\n${firstStderr}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  const atKill = countLines(out);
+  // Killed mid-run, not after it ended.
+  expect(atKill).toBeLessThan(QUERIES);
+  // Both bad lines were reported by number while the rest ran (60 results already exist).
+  expect(firstStderr).toMatch(new RegExp(`^${escape(input)}:51: not JSON: .*\\(skipped\\)$`, 'm'));
+  expect(firstStderr).toMatch(new RegExp(`^${escape(input)}:122: question: .*\\(skipped\\)$`, 'm'));
+  expect(firstStderr).toContain(`batch ${name}: ${QUERIES} queries (0 already in ${out}), concurrency 20`);
+
+  const second = await runCli(args, { timeoutMs: 90_000 });
+  const firstTwo = Date.now() - t0;
+  expect(second.code).toBe(0);
+  expect(second.stderr).toMatch(
+    new RegExp(`batch ${name}: ${QUERIES} queries \\(\\d+ already in ${escape(out)}\\)`),
+  );
+  const results = readLines(out);
+  expect(results).toHaveLength(QUERIES);
+  expect(new Set(results.map((r) => r.id)).size).toBe(QUERIES);
+  expect(results.filter((r) => r.status !== 'completed')).toEqual([]);
+  // Ids: the line number for odd queries (shifted by the bad line 51), `item-N` for even ones.
+  const byId = new Map(results.map((r) => [r.id, r]));
+  expect(byId.get('1')!.answer).toBe('A: Echo: q1');
+  expect(byId.get('52')!.answer).toBe('A: Echo: q51');
+  expect(byId.get('item-200')!.answer).toBe('A: Echo: q200');
+  expect(byId.get('item-2')!.workflowId).toBe(`${name}-item-2`);
+
+  expect(second.stdout).toMatch(
+    new RegExp(`^${QUERIES} results in ${escape(out)}: ${QUERIES} completed, 0 failed$`, 'm'),
+  );
+  expect(second.stdout).toMatch(
+    /^tokens: [1-9]\d* in, [1-9]\d* out, \d+ cache read, \d+ cache write · cost \$\d+\.\d{4}$/m,
+  );
+  expect(second.stdout).toMatch(/^turn time: p50 \d+\.\d\d s, p95 \d+\.\d\d s$/m);
+  const [, p50, p95] = /p50 (\S+) s, p95 (\S+) s/.exec(second.stdout)!;
+  expect(Number(p50)).toBeGreaterThan(0);
+  expect(Number(p95)).toBeGreaterThanOrEqual(Number(p50));
+
+  // Claude saw each question's first step exactly once across both CLI runs: nothing ran twice.
+  const firstSteps = new Map<string, number>();
+  for (const r of stub.requests) {
+    if (r.scenario !== 'batch' || r.kind !== 'step' || r.step !== 0) continue;
+    firstSteps.set(questionOf(r), (firstSteps.get(questionOf(r)) ?? 0) + 1);
+  }
+  expect([...firstSteps.keys()].sort()).toEqual(
+    Array.from({ length: QUERIES }, (_, i) => `q${i + 1}`).sort(),
+  );
+  expect([...firstSteps.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+  // And Temporal holds exactly one turn per query (a second run of an id would be a second execution).
+  const client = await testClient();
+  try {
+    const { count } = await client.workflow.count(`WorkflowType = 'chatTurn' AND McpTurnsBatch = '${name}'`);
+    expect(count).toBe(QUERIES);
+  } finally {
+    await client.connection.close();
+  }
+
+  // A third run has nothing to run or fetch: it is quick, keeps 200 lines and Claude sees nothing.
+  const before = stub.requests.length;
+  const t3 = Date.now();
+  const third = await runCli(args, { timeoutMs: 30_000 });
+  const thirdMs = Date.now() - t3;
+  expect(third.code).toBe(0);
+  expect(third.stderr).toContain(`${QUERIES} queries (${QUERIES} already in ${out})`);
+  expect(third.stdout).toMatch(new RegExp(`^${QUERIES} results in .*: ${QUERIES} completed, 0 failed$`, 'm'));
+  expect(readLines(out)).toHaveLength(QUERIES);
+  expect(stub.requests.length).toBe(before);
+  expect(thirdMs).toBeLessThan(15_000);
+  console.log(
+    `batch of ${QUERIES}: killed at ${atKill} results; first two runs ${(firstTwo / 1000).toFixed(1)} s; third run ${(thirdMs / 1000).toFixed(1)} s`,
+  );
+});
+
+it('a failed query is run again by the next run, and its line is replaced by the new outcome', async () => {
+  const input = path.join(dir, 'flaky.jsonl');
+  const out = path.join(dir, 'flaky.results.jsonl');
+  const name = `flaky-${Date.now().toString(36)}`;
+  fs.writeFileSync(
+    input,
+    ['f1', 'f2', 'f3']
+      .map((id) => JSON.stringify({ id, question: `flaky ${id}`, model: 'fails-once' }))
+      .join('\n'),
+  );
+  const args = [
+    'batch',
+    input,
+    '--concurrency',
+    '3',
+    '--out',
+    out,
+    '--name',
+    name,
+    '--task-queue',
+    taskQueue,
+    '--address',
+    address,
+  ];
+
+  const first = await runCli(args);
+  expect(first.code).toBe(0);
+  expect(first.stdout).toMatch(/^3 results in .*: 0 completed, 3 failed$/m);
+  const failed = readLines(out);
+  expect(failed.map((l) => l.status)).toEqual(['failed', 'failed', 'failed']);
+  expect(failed[0]!.error).toMatch(/Claude API 400 invalid_request_error: flaky upstream \(request-id req_/);
+
+  const second = await runCli(args);
+  expect(second.code).toBe(0);
+  const results = readLines(out);
+  expect(results.map((l) => l.id).sort()).toEqual(['f1', 'f2', 'f3']);
+  expect(results.map((l) => l.status)).toEqual(['completed', 'completed', 'completed']);
+  expect(results.find((l) => l.id === 'f2')!.answer).toBe('second time lucky: flaky f2');
+  expect(second.stdout).toMatch(/^3 results in .*: 3 completed, 0 failed$/m);
+});
+
+it('a rerun after the file was edited, while the earlier batch still runs, reports every line of the new file', async () => {
+  const input = path.join(dir, 'edited.jsonl');
+  const out = path.join(dir, 'edited.results.jsonl');
+  const name = `edited-${Date.now().toString(36)}`;
+  const rows = Array.from({ length: 40 }, (_, i) =>
+    JSON.stringify({ question: `edit q${i + 1}`, model: 'batch' }),
+  );
+  rows.splice(4, 0, '{ broken'); // line 5
+  fs.writeFileSync(input, rows.join('\n'));
+  const args = [
+    'batch',
+    input,
+    '--concurrency',
+    '5',
+    '--out',
+    out,
+    '--name',
+    name,
+    '--task-queue',
+    taskQueue,
+    '--address',
+    address,
+  ];
+
+  const first = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore' });
+  const deadline = Date.now() + 60_000;
+  while (countLines(out) < 5) {
+    if (Date.now() > deadline || first.exitCode !== null) throw new Error('batch never reached 5 results');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+
+  // The operator fixes line 5 and runs again at once: the batch workflow started with the old list
+  // (without item 5) is still running, and the new run attaches to it.
+  rows[4] = JSON.stringify({ question: 'edit fixed', model: 'batch' });
+  fs.writeFileSync(input, rows.join('\n'));
+  const second = await runCli(args, { timeoutMs: 90_000 });
+  expect(second.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  expect(second.code).toBe(0);
+  const results = readLines(out);
+  expect(results).toHaveLength(41);
+  expect(new Set(results.map((r) => r.id)).size).toBe(41);
+  expect(results.filter((r) => r.status !== 'completed')).toEqual([]);
+  expect(results.find((r) => r.id === '5')!.answer).toBe('A: Echo: edit fixed');
+  expect(results.find((r) => r.id === '6')!.answer).toBe('A: Echo: edit q5');
+  const firstSteps = stub.requests.filter(
+    (r) => r.kind === 'step' && r.step === 0 && questionOf(r).startsWith('edit '),
+  );
+  expect(firstSteps).toHaveLength(41);
+  expect(new Set(firstSteps.map(questionOf)).size).toBe(41);
+});
+
+it('a results file that cannot be written ends the CLI with one line, not a stack trace', async () => {
+  const input = path.join(dir, 'unwritable.jsonl');
+  const out = path.join(dir, 'unwritable.results.jsonl');
+  const name = `unwritable-${Date.now().toString(36)}`;
+  fs.writeFileSync(
+    input,
+    Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify({ question: `unwritable ${i}`, model: 'batch' }),
+    ).join('\n'),
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'batch',
+      input,
+      '--concurrency',
+      '2',
+      '--out',
+      out,
+      '--name',
+      name,
+      '--task-queue',
+      taskQueue,
+      '--address',
+      address,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.resume();
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const deadline = Date.now() + 60_000;
+  while (countLines(out) < 2) {
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`batch never reached 2 results:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  // The next append fails (EISDIR).
+  fs.rmSync(out);
+  fs.mkdirSync(out);
+  expect(await exited).toBe(1);
+  const lines = stderr.trim().split('\n');
+  expect(lines[lines.length - 1]).toMatch(
+    new RegExp(`^mcp-turns: EISDIR: illegal operation on a directory, open '${escape(out)}'$`),
+  );
+  expect(stderr).not.toMatch(/\n\s+at /);
+});
