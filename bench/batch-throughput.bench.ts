@@ -28,6 +28,27 @@ function procStat(pid: number): { peakRssMb: number; cpuSeconds: number } {
   return { peakRssMb: hwm / 1024, cpuSeconds: ticks / 100 };
 }
 
+/** CPU seconds of a process's descendants (the worker's MCP servers), from /proc. */
+function descendantsCpuSeconds(root: number): number {
+  const procs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  const parent = new Map<number, number>();
+  const cpu = new Map<number, number>();
+  for (const pid of procs) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      parent.set(Number(pid), Number(stat[1]));
+      cpu.set(Number(pid), (Number(stat[11]) + Number(stat[12])) / 100);
+    } catch {
+      // the process ended while we read
+    }
+  }
+  const isBelow = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === root) return true;
+    return false;
+  };
+  return [...cpu].filter(([pid]) => isBelow(pid)).reduce((sum, [, s]) => sum + s, 0);
+}
+
 async function main(): Promise<void> {
   const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
   const stub = await startStubModel({
@@ -54,7 +75,10 @@ async function main(): Promise<void> {
     }),
   );
   const bin = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
-  const worker = spawn(process.execPath, [bin, 'worker', '--config', config, '--task-queue', 'bench-batch', '--log-level', 'WARN'], {
+  // BENCH_WORKER_PROF=dir writes a V8 CPU profile of the worker there (open it in Chrome DevTools).
+  const profile = process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_WORKER_PROF] : [];
+  const workerArgs = [...profile, bin, 'worker', '--config', config, '--task-queue', 'bench-batch', '--log-level', 'WARN'];
+  const worker = spawn(process.execPath, workerArgs, {
     env: { ...process.env, TEMPORAL_ADDRESS: server.address, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: stub.url },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -64,6 +88,9 @@ async function main(): Promise<void> {
   const name = `bench-${Date.now().toString(36)}`;
   const items = Array.from({ length: TURNS }, (_, i) => ({ id: String(i + 1), input: { question: `bench query ${i + 1}`, model: 'bench' } }));
   const cpu0 = procStat(worker.pid!).cpuSeconds;
+  const serverCpu0 = procStat(server.pid!).cpuSeconds;
+  const mcpCpu0 = descendantsCpuSeconds(worker.pid!);
+  const ownCpu0 = process.cpuUsage();
   const t0 = performance.now();
   let completed = 0;
   let failed = 0;
@@ -79,6 +106,10 @@ async function main(): Promise<void> {
   });
   const wall = (performance.now() - t0) / 1000;
   const { peakRssMb, cpuSeconds } = procStat(worker.pid!);
+  const serverCpu = procStat(server.pid!).cpuSeconds - serverCpu0;
+  const mcpCpu = descendantsCpuSeconds(worker.pid!) - mcpCpu0;
+  const own = process.cpuUsage(ownCpu0);
+  const ownCpu = (own.user + own.system) / 1e6;
 
   let historyBytes = 0;
   const sample = items.filter((_, i) => i % Math.max(1, Math.floor(TURNS / 20)) === 0);
@@ -92,6 +123,12 @@ async function main(): Promise<void> {
   console.log(`  wall ${wall.toFixed(1)} s → ${(TURNS / wall).toFixed(1)} turns/s (target: ${TURNS} within 60 s)`);
   console.log(`  worker peak RSS ${peakRssMb.toFixed(0)} MB (target < 600 MB)`);
   console.log(`  worker CPU ${(cpuSeconds - cpu0).toFixed(1)} s = ${(((cpuSeconds - cpu0) / wall) * 100).toFixed(0)}% of one core over the run (${os.availableParallelism()} cores here)`);
+  const totalCpu = cpuSeconds - cpu0 + serverCpu + mcpCpu + ownCpu;
+  console.log(
+    `  CPU of the whole run: ${totalCpu.toFixed(1)} s of the ${(wall * os.availableParallelism()).toFixed(0)} s the machine had ` +
+      `(worker ${(cpuSeconds - cpu0).toFixed(1)}, Temporal server ${serverCpu.toFixed(1)}, MCP server ${mcpCpu.toFixed(1)}, ` +
+      `client + stub ${ownCpu.toFixed(1)}) = ${((totalCpu / wall / os.availableParallelism()) * 100).toFixed(0)}% busy`,
+  );
   console.log(`  stub peak concurrent Claude requests ${stub.maxConcurrent}`);
   console.log(`  history ${(historyBytes / sample.length / 1024).toFixed(1)} KiB per turn (mean of ${sample.length})`);
 

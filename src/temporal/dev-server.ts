@@ -1,6 +1,7 @@
 /**
  * Starts the Temporal dev server (`temporal server start-dev`) from the resolved CLI, with a persistent
- * SQLite file, the Web UI, and mcp-turns' search attributes registered.
+ * SQLite file, the Web UI, mcp-turns' search attributes registered, and the dynamic config that
+ * keeps a one-shard server from throttling its own task dispatch (see dev-server-tuning.ts).
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -9,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { searchAttributeCliArgs } from '../core/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
+import { devServerDynamicConfigArgs } from './dev-server-tuning';
 
 export interface DevServerOptions {
   /** gRPC port. @default 7233 */
@@ -103,6 +105,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     '--log-level', 'warn',
     ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
     ...searchAttributeCliArgs(),
+    ...devServerDynamicConfigArgs(),
     ...(opts.extraArgs ?? []),
   ];
   const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });

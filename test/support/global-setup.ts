@@ -9,6 +9,7 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
+import { devServerDynamicConfigArgs } from '../../src/temporal/dev-server-tuning';
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import { workflowsPath } from '../../src/worker/workflows-path';
 import { freePort } from './ports';
@@ -25,6 +26,7 @@ export default async function globalSetup(): Promise<void> {
       uiPort,
       searchAttributes: [...SEARCH_ATTRIBUTES],
       log: { format: 'pretty', level: 'error' },
+      extraArgs: devServerDynamicConfigArgs(),
     },
   });
   (globalThis as { __TEMPORAL_ENV__?: TestWorkflowEnvironment }).__TEMPORAL_ENV__ = env;
