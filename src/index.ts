@@ -25,5 +25,6 @@ export {
 export type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } from './core/turn-result';
 export type { TurnResponse, Artifact } from './core/response';
 export type { TokenUsage } from './core/usage';
-export { parseBatchLines, type BatchItem, type BatchProgress } from './core/batch';
+export { parseBatchLines } from './core/batch-lines';
+export type { BatchItem, BatchProgress } from './core/batch';
 export { SEARCH_ATTRIBUTES } from './core/search-attributes';

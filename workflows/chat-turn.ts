@@ -12,12 +12,14 @@ import {
   log,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   setCurrentDetails,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
+import { INVALID_TURN_INPUT } from '../src/core/contracts';
 import type {
   ChatTurnActivities,
   ClaudeCallOutput,
@@ -29,6 +31,7 @@ import type {
   ServerUnavailable,
   Tool,
   ToolResultContent,
+  TurnLocalActivities,
 } from '../src/core/contracts';
 import { canonicalJson } from '../src/core/canonical-json';
 import { claudeTaskQueue } from '../src/core/task-queue-names';
@@ -55,7 +58,8 @@ import {
   type ToolResultEntry,
   type ToolUseBlock,
 } from '../src/core/transcript';
-import { ChatTurnInputError, DEFAULT_MODEL, parseChatTurnInput, type ChatTurnInput, type ChatTurnParams } from '../src/core/turn-input';
+import { DEFAULT_MODEL, applyTurnDefaults } from '../src/core/turn-defaults';
+import type { ChatTurnInput, ChatTurnParams } from '../src/core/turn-input';
 import type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } from '../src/core/turn-result';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
 
@@ -68,6 +72,12 @@ export const transcriptQuery = defineQuery<TranscriptSnapshot, [number]>(TRANSCR
  * their input, so history grows linearly with steps. Histories recorded before this still replay.
  */
 const TRANSCRIPT_BY_QUERY = 'transcript-by-query';
+/**
+ * The input is checked by a local activity (zod stays out of the sandbox, where it would be loaded
+ * for every run), and search attributes the starter already set are not upserted again. Histories
+ * recorded before this validated inside the workflow and upserted status and model at once.
+ */
+const INPUT_CHECKED_LOCALLY = 'input-checked-locally';
 
 /**
  * Claude calls: retried by Temporal alone (the SDK runs with maxRetries 0), on their own task queue
@@ -382,26 +392,22 @@ class Turn {
 }
 
 /**
- * The chat-turn workflow. Input is validated here too (the client validates first), so a bad input
- * fails the run at once with every bad field named instead of retrying a workflow task.
+ * The chat-turn workflow. Input is checked here too (the client checks first), so a bad input
+ * started by other means fails the run at once, with every bad field named, instead of retrying.
  */
 export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult> {
-  let input: ChatTurnParams;
-  try {
-    input = parseChatTurnInput(rawInput);
-  } catch (err) {
-    if (err instanceof ChatTurnInputError) {
-      throw ApplicationFailure.create({ type: 'InvalidTurnInput', message: err.message, nonRetryable: true, details: err.problems });
-    }
-    throw err;
-  }
+  const checkedLocally = patched(INPUT_CHECKED_LOCALLY);
+  if (checkedLocally) await checkInput(rawInput);
+  const input = applyTurnDefaults(rawInput);
   const turn = new Turn(input);
   setHandler(progressQuery, () => turn.progress);
   setHandler(transcriptQuery, (count: number) => ({ messages: turn.messages.slice(0, count), tools: turn.catalog.tools }));
-  upsertSearchAttributes([
+  const startAttributes = workflowInfo().typedSearchAttributes;
+  const initial = [
     { key: SA_STATUS, value: 'running' },
     { key: SA_MODEL, value: turn.model },
-  ]);
+  ].filter(({ key }) => !checkedLocally || startAttributes.get(key) === undefined);
+  if (initial.length) upsertSearchAttributes(initial);
   turn.setPhase('listing-tools');
   await turn.listTools();
 
@@ -457,6 +463,23 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
     { key: SA_COST_USD, value: result.costUsd },
   ]);
   return result;
+}
+
+async function checkInput(rawInput: ChatTurnInput): Promise<void> {
+  const { checkTurnInput } = proxyLocalActivities<TurnLocalActivities>({
+    startToCloseTimeout: '10 seconds',
+    retry: { maximumAttempts: 3 },
+    summary: 'check input',
+  });
+  try {
+    await checkTurnInput(rawInput);
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === INVALID_TURN_INPUT) {
+      throw ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: cause.message, nonRetryable: true, details: cause.details ?? undefined });
+    }
+    throw err;
+  }
 }
 
 function withoutTools<T extends { tools: Tool[] }>(c: T): Omit<T, 'tools'> {

@@ -178,3 +178,18 @@ export interface ChatTurnActivities {
   claude(input: ClaudeCallInput): Promise<ClaudeCallOutput>;
   formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput>;
 }
+
+/** Failure type of a turn whose input fails the schema: never retried. */
+export const INVALID_TURN_INPUT = 'InvalidTurnInput';
+
+/**
+ * Local activities of the turn worker: they run in the worker process that runs the workflow, and
+ * history records only their result, never their input.
+ */
+export interface TurnLocalActivities {
+  /**
+   * Checks a turn's input against its zod schema (kept out of the workflow sandbox, where it would be
+   * loaded again for every run). Fails non-retryably with type `InvalidTurnInput`, naming every bad field.
+   */
+  checkTurnInput(input: unknown): Promise<void>;
+}

@@ -4,12 +4,15 @@
  */
 import { z } from 'zod';
 import type { MessageParam } from './contracts';
+import { applyTurnDefaults } from './turn-defaults';
 
-export const DEFAULT_MODEL = 'claude-sonnet-4-6';
-/** design note 01's MAX_THINKING_STEPS. */
-export const DEFAULT_MAX_STEPS = 5;
-export const DEFAULT_MAX_TOOLS_PER_REQUEST = 15;
-export const DEFAULT_MAX_TOKENS_PER_CALL = 4096;
+export {
+  DEFAULT_MAX_STEPS,
+  DEFAULT_MAX_TOKENS_PER_CALL,
+  DEFAULT_MAX_TOOLS_PER_REQUEST,
+  DEFAULT_MODEL,
+  applyTurnDefaults,
+} from './turn-defaults';
 
 /** A prior message, as the Messages API takes it; content blocks are passed through unchanged. */
 const MessageParamSchema = z.object({
@@ -17,6 +20,7 @@ const MessageParamSchema = z.object({
   content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
 });
 
+/** Defaults are applied by applyTurnDefaults (turn-defaults.ts), which the workflow shares without zod. */
 export const ChatTurnInputSchema = z
   .object({
     /** The user's question for this turn. */
@@ -35,19 +39,19 @@ export const ChatTurnInputSchema = z
     /** Claude model id. @default "claude-sonnet-4-6" */
     model: z.string().min(1).optional(),
     /** Claude calls in the tool loop (the formatter not counted). @default 5 */
-    maxSteps: z.number().int().min(1).max(100).default(DEFAULT_MAX_STEPS),
+    maxSteps: z.number().int().min(1).max(100).optional(),
     /** Tool calls in the turn. */
     maxToolCalls: z.number().int().min(1).optional(),
     /** Token budget for the whole turn (input + output of every call); checked between steps. */
     maxTokens: z.number().int().min(1).optional(),
     /** max_tokens of each Claude call. @default 4096 */
-    maxTokensPerCall: z.number().int().min(1).max(128_000).default(DEFAULT_MAX_TOKENS_PER_CALL),
+    maxTokensPerCall: z.number().int().min(1).max(128_000).optional(),
     /** Run the forced response formatter at the end. @default true */
-    format: z.boolean().default(true),
+    format: z.boolean().optional(),
     /** `native`: loop until Claude stops calling tools; `gather-then-format`: design note 01's gathering loop. */
-    loopPolicy: z.enum(['native', 'gather-then-format']).default('native'),
+    loopPolicy: z.enum(['native', 'gather-then-format']).optional(),
     /** Tools offered per Claude request after allow/deny. @default 15 */
-    maxToolsPerRequest: z.number().int().min(1).max(128).default(DEFAULT_MAX_TOOLS_PER_REQUEST),
+    maxToolsPerRequest: z.number().int().min(1).max(128).optional(),
     /** Extended thinking budget; when set, thinking blocks are kept and sent back unchanged. */
     thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
   })
@@ -55,8 +59,10 @@ export const ChatTurnInputSchema = z
 
 /** What callers pass (defaults optional). */
 export type ChatTurnInput = z.input<typeof ChatTurnInputSchema>;
+type Defaulted = 'maxSteps' | 'maxTokensPerCall' | 'format' | 'loopPolicy' | 'maxToolsPerRequest';
 /** What the workflow works with (defaults applied). */
-export type ChatTurnParams = z.output<typeof ChatTurnInputSchema> & { history?: MessageParam[] };
+export type ChatTurnParams = Omit<ChatTurnInput, Defaulted | 'history'> &
+  Required<Pick<ChatTurnInput, Defaulted>> & { history?: MessageParam[] };
 
 export class ChatTurnInputError extends Error {
   override name = 'ChatTurnInputError';
@@ -73,5 +79,5 @@ export function parseChatTurnInput(input: unknown): ChatTurnParams {
       parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`),
     );
   }
-  return parsed.data as ChatTurnParams;
+  return applyTurnDefaults(parsed.data);
 }

@@ -8,6 +8,7 @@ import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@tem
 import { claudeMetrics } from './metrics';
 import { makeClaudeActivities } from '../../activities/claude';
 import { makeMcpActivities } from '../../activities/mcp';
+import { makeTurnInputActivities } from '../../activities/turn-input';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
 import type { ListToolsOutput } from '../core/contracts';
@@ -56,7 +57,10 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     namespace,
     taskQueue: opts.taskQueue,
     ...workflowSource,
-    activities: withTurnDefaults(makeMcpActivities(opts.pool), { model: opts.claudeConfig.model }),
+    activities: {
+      ...withTurnDefaults(makeMcpActivities(opts.pool), { model: opts.claudeConfig.model }),
+      ...makeTurnInputActivities(), // local: runs beside the workflow that asks
+    },
     ...opts.turnWorkerOptions,
   });
   const claudeWorker = await Worker.create({

@@ -5,6 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { SA_MODEL, SA_STATUS } from '../../src/core/search-attributes';
 import type { Scenario } from '../../src/stub';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
@@ -198,6 +200,47 @@ it('format: false answers with Claude’s last text and makes no formatter call'
   expect(result.formatMode).toBeUndefined();
   expect(result.response.conversation).toMatch(/^Both done: /);
   expect(requestsFor('two-round').slice(before).filter((r) => r.kind === 'formatter')).toHaveLength(0);
+});
+
+it('fails a bad input started without the client at once, naming every bad field, and runs nothing', async () => {
+  const before = h.stub.requests.length;
+  const handle = await h.client.workflow.start('chatTurn', {
+    taskQueue: h.taskQueue,
+    workflowId: `bad-input-${Date.now()}`,
+    args: [{ question: '  ', maxSteps: 0, loopPolicy: 'loop', serverz: ['x'] }],
+  });
+  const err = await handle.result().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  const cause = (err as WorkflowFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  expect((cause as ApplicationFailure).type).toBe('InvalidTurnInput');
+  expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+  expect(cause!.message).toMatch(/question: question must not be empty/);
+  expect(cause!.message).toMatch(/maxSteps: /);
+  expect(cause!.message).toMatch(/loopPolicy: /);
+  expect(cause!.message).toMatch(/serverz/);
+  expect((cause as ApplicationFailure).details).toHaveLength(4); // one problem per field
+  expect(h.stub.requests.length).toBe(before);
+  const { events } = await handle.fetchHistory();
+  expect(events!.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(0);
+});
+
+it('sets status and model once: at start by the client, not upserted again by the workflow', async () => {
+  const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3', model: 'two-round' }, 'sa-once');
+  expect(result.stopReason).toBe('completed');
+  const upserts = history.events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes);
+  const fields = upserts
+    .map((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!))
+    .filter((keys) => !keys.includes('TemporalChangeVersion')); // the SDK's own, one per patch
+  expect(fields).toHaveLength(1); // the final one
+  expect(fields[0]).toContain(SA_STATUS.name);
+  expect(fields[0]).not.toContain(SA_MODEL.name);
+});
+
+it('keeps zod out of the workflow bundle (the sandbox would load it again for every run)', () => {
+  const code = fs.readFileSync(process.env.MCP_TURNS_TEST_BUNDLE!, 'utf8');
+  expect(code).toContain('node_modules/@temporalio/workflow');
+  expect(code).not.toMatch(/node_modules\/zod\//);
 });
 
 it('records a multi-step history for the replay tests', async () => {

@@ -1,0 +1,55 @@
+/** Parsing a batch's JSONL input: one chat-turn input per line, bad lines reported by number. */
+import { z } from 'zod';
+import { ChatTurnInputSchema, type ChatTurnInput } from './turn-input';
+import type { BatchItem } from './batch';
+
+/** One input line: `{ "id"?: string, "question": string, ...per-query overrides }`. */
+export const BatchLineSchema = ChatTurnInputSchema.extend({
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'id must be 1-100 characters of A-Z a-z 0-9 . _ -')
+    .optional(),
+});
+
+export interface BatchLineProblem {
+  line: number;
+  message: string;
+}
+
+/**
+ * Parses JSONL text into items; bad lines are reported with their line number and left out, so the
+ * rest can run. Blank lines are ignored. Duplicate ids are errors (they would share a workflow id).
+ */
+export function parseBatchLines(text: string): { items: BatchItem[]; problems: BatchLineProblem[] } {
+  const items: BatchItem[] = [];
+  const problems: BatchLineProblem[] = [];
+  const seen = new Set<string>();
+  text.split('\n').forEach((raw, i) => {
+    const line = i + 1;
+    if (!raw.trim()) return;
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (err) {
+      problems.push({ line, message: `not JSON: ${(err as Error).message}` });
+      return;
+    }
+    const parsed = BatchLineSchema.safeParse(json);
+    if (!parsed.success) {
+      problems.push({
+        line,
+        message: parsed.error.issues.map((iss) => `${iss.path.join('.') || '(line)'}: ${iss.message}`).join('; '),
+      });
+      return;
+    }
+    const { id, ...rest } = json as { id?: string } & ChatTurnInput;
+    const itemId = id ?? String(line);
+    if (seen.has(itemId)) {
+      problems.push({ line, message: `duplicate id "${itemId}"` });
+      return;
+    }
+    seen.add(itemId);
+    items.push({ id: itemId, input: rest });
+  });
+  return { items, problems };
+}
