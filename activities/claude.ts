@@ -12,6 +12,7 @@ import { makePriceTable } from '../src/claude/pricing';
 import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput, TranscriptSnapshot } from '../src/core/contracts';
 import { TRANSCRIPT_QUERY } from '../src/core/transcript';
 import type { ClaudeMetrics } from '../src/worker/metrics';
+import { TranscriptCache } from '../src/claude/transcript-cache';
 import { formatResponse as runFormatter } from '../src/formatter/format-response';
 
 export interface ClaudeActivityDeps {
@@ -20,19 +21,32 @@ export interface ClaudeActivityDeps {
   config: ClaudeConfig;
   /** Calls and tokens by model (worker metrics). */
   metrics?: ClaudeMetrics;
+  /** Conversations held between a turn's calls; default a fresh one per set of activities. */
+  transcripts?: TranscriptCache;
 }
 
-/** The conversation an activity works on: its own input, or the workflow's transcript query. */
-async function withConversation<T extends ClaudeCallInput | FormatResponseInput>(input: T): Promise<T> {
-  if (!input.transcript) return input;
-  const { workflowId, runId, count } = input.transcript;
-  const snapshot = await Context.current()
-    .client.workflow.getHandle(workflowId, runId)
-    .query<TranscriptSnapshot, [number]>(TRANSCRIPT_QUERY, count);
-  if (snapshot.messages.length !== count) {
-    throw ApplicationFailure.create({ type: 'TranscriptMismatch', message: `transcript query returned ${snapshot.messages.length} messages, expected ${count}` });
+/**
+ * The conversation an activity works on: its own input (runs recorded before transcripts went by
+ * reference), this worker's copy from the turn's previous call when its digest matches, or the
+ * workflow's transcript query.
+ */
+async function withConversation<T extends ClaudeCallInput | FormatResponseInput>(
+  input: T,
+  cache: TranscriptCache,
+): Promise<{ input: T; snapshot?: TranscriptSnapshot }> {
+  if (!input.transcript) return { input };
+  const ref = input.transcript;
+  let snapshot = cache.lookup(ref);
+  if (!snapshot) {
+    snapshot = await Context.current()
+      .client.workflow.getHandle(ref.workflowId, ref.runId)
+      .query<TranscriptSnapshot, [number]>(TRANSCRIPT_QUERY, ref.count);
+    if (snapshot.messages.length !== ref.count) {
+      throw ApplicationFailure.create({ type: 'TranscriptMismatch', message: `transcript query returned ${snapshot.messages.length} messages, expected ${ref.count}` });
+    }
   }
-  return 'tools' in input ? { ...input, messages: snapshot.messages, tools: snapshot.tools } : { ...input, messages: snapshot.messages };
+  const withMessages = 'tools' in input ? { ...input, messages: snapshot.messages, tools: snapshot.tools } : { ...input, messages: snapshot.messages };
+  return { input: withMessages, snapshot };
 }
 
 /** How often a Claude activity heartbeats while it waits (the workflow's heartbeat timeout is 10 s). */
@@ -75,6 +89,7 @@ function withAttempt(err: unknown, attempt: number, maxSpendCapAttempts: number)
 /** Builds the `claude` and `formatResponse` activities (see `ChatTurnActivities`). */
 export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
+  const transcripts = deps.transcripts ?? new TranscriptCache();
   const errorPolicy = claudeErrorPolicy(deps.config);
 
   const options = (): CallClaudeOptions => {
@@ -93,7 +108,12 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   return {
     /** One Claude call of the tool loop. */
     async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
-      const out = await whileBeating(async () => callClaude(deps.client, await withConversation(input), options()), deps.config.maxSpendCapAttempts);
+      const out = await whileBeating(async () => {
+        const { input: full, snapshot } = await withConversation(input, transcripts);
+        const reply = await callClaude(deps.client, full, options());
+        if (input.transcript && snapshot) transcripts.remember(input.transcript, snapshot, reply.content);
+        return reply;
+      }, deps.config.maxSpendCapAttempts);
       deps.metrics?.record('claude', out.model, out.usage, out.stopReason ?? 'none');
       Context.current().log.debug('claude call', {
         step: input.step,
@@ -110,7 +130,11 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
 
     /** The final, forced `response_formatter` call (with repair and fallbacks). */
     async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
-      const out = await whileBeating(async () => runFormatter(deps.client, await withConversation(input), options()), deps.config.maxSpendCapAttempts);
+      const out = await whileBeating(async () => {
+        const { input: full } = await withConversation(input, transcripts);
+        return runFormatter(deps.client, full, options());
+      }, deps.config.maxSpendCapAttempts);
+      if (input.transcript) transcripts.forget(input.transcript);
       Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });
       deps.metrics?.record('formatter', input.model, out.usage, out.mode);
       return out;

@@ -47,6 +47,7 @@ import {
   SA_TOOL_CALLS,
 } from '../src/core/search-attributes';
 import { buildToolCatalog, type ToolCatalog } from '../src/core/tool-naming';
+import { TranscriptDigests } from '../src/core/transcript-digest';
 import {
   errorText,
   lastAssistantText,
@@ -102,6 +103,12 @@ const DEFAULT_TOOL_POLICY = {
   heartbeatTimeoutMs: 15_000,
   retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
 };
+/**
+ * Messages added since the previous Claude call are sent along (TranscriptRef.tail) when they are at
+ * most this many characters of JSON: the worker that made that call then needs no query. Larger ones
+ * (big tool results) are left to the query rather than recorded in history twice.
+ */
+const TAIL_MAX_CHARS = 16_000;
 /** max_tokens retry after a cut tool_use: at most this many tokens per call. */
 const MAX_TOKENS_CEILING = 64_000;
 
@@ -143,6 +150,9 @@ class Turn {
   catalog: ToolCatalog = { tools: [], targets: {}, dropped: [] };
   listed: ListToolsOutput = { tools: [], policies: {}, unavailable: [], unknownServers: [] };
   unavailable: ServerUnavailable[] = [];
+  private readonly digests = new TranscriptDigests(() => this.catalog.tools, () => this.messages);
+  /** Messages in the conversation the previous Claude activity was given; undefined before it. */
+  private sentCount: number | undefined;
 
   constructor(readonly input: ChatTurnParams) {
     this.model = input.model ?? DEFAULT_MODEL;
@@ -243,7 +253,15 @@ class Turn {
   conversation(): { messages: MessageParam[]; tools: Tool[]; transcript?: TranscriptRef } {
     if (!patched(TRANSCRIPT_BY_QUERY)) return { messages: this.messages, tools: this.catalog.tools };
     const { workflowId, runId } = workflowInfo();
-    return { messages: [], tools: [], transcript: { workflowId, runId, count: this.messages.length } };
+    const count = this.messages.length;
+    const transcript: TranscriptRef = { workflowId, runId, count, digest: this.digests.upTo(count) };
+    if (this.sentCount !== undefined) {
+      // Skip the previous call's reply: that worker holds it already.
+      const tail = this.messages.slice(Math.min(this.sentCount + 1, count));
+      if (canonicalJson(tail).length <= TAIL_MAX_CHARS) transcript.tail = tail;
+    }
+    this.sentCount = count;
+    return { messages: [], tools: [], transcript };
   }
 
   private trim(): boolean {
@@ -252,6 +270,8 @@ class Turn {
     const dropped = this.messages.length - trimmed.length;
     this.messages.splice(0, this.messages.length, ...trimmed);
     this.historyLength -= dropped;
+    this.digests.reset(); // rewritten, not appended: no worker's copy matches any more
+    this.sentCount = undefined;
     log.warn('context window exceeded; trimmed prior history', { dropped });
     return true;
   }

@@ -107,6 +107,17 @@ export interface TranscriptRef {
   workflowId: string;
   runId: string;
   count: number;
+  /**
+   * transcriptDigest() of the tools and the first `count` messages. With it, a worker that still
+   * holds the conversation from the turn's previous Claude call (plus `tail`) answers from memory
+   * and skips the query; any difference in the digest falls back to the query.
+   */
+  digest?: string;
+  /**
+   * The last messages of the first `count` (those added since the previous Claude call, minus the
+   * reply that call returned), when small: recorded once more in history, in exchange for no query.
+   */
+  tail?: MessageParam[];
 }
 
 /** What the `transcript` query answers. */

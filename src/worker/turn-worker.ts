@@ -11,6 +11,7 @@ import { makeMcpActivities } from '../../activities/mcp';
 import { makeTurnInputActivities } from '../../activities/turn-input';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
+import { TranscriptCache } from '../claude/transcript-cache';
 import type { ListToolsOutput } from '../core/contracts';
 import { claudeTaskQueue } from './task-queues';
 import { workflowsPath } from './workflows-path';
@@ -31,6 +32,8 @@ export interface TurnWorkerOptions {
 export interface TurnWorkers {
   turnWorker: Worker;
   claudeWorker: Worker;
+  /** Turn conversations held between Claude calls (its stats say how many calls skipped the query). */
+  transcripts: TranscriptCache;
   /** Runs both until shutdown; rejects if either fails. */
   run(): Promise<void>;
   shutdown(): void;
@@ -63,6 +66,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     },
     ...opts.turnWorkerOptions,
   });
+  const transcripts = new TranscriptCache();
   const claudeWorker = await Worker.create({
     connection: opts.connection,
     namespace,
@@ -71,6 +75,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
       client: opts.claudeClient,
       config: opts.claudeConfig,
       metrics: claudeMetrics(Runtime.instance().metricMeter),
+      transcripts,
     }),
     maxConcurrentActivityTaskExecutions: opts.claudeConfig.maxConcurrentCalls,
     ...(opts.claudeConfig.rateLimitPerSecond !== undefined
@@ -80,6 +85,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
   return {
     turnWorker,
     claudeWorker,
+    transcripts,
     async run() {
       await Promise.all([turnWorker.run(), claudeWorker.run()]);
     },

@@ -11,6 +11,7 @@ import { McpPool, parseConfig } from '../../src/mcp';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig, type ClaudeConfigInput } from '../../src/claude/config';
 import { createTurnWorkers, type TurnWorkers } from '../../src/worker/turn-worker';
+import type { TranscriptCache } from '../../src/claude/transcript-cache';
 import { executeChatTurn, startChatTurn } from '../../src/client/chat-turn-client';
 import type { ChatTurnInput } from '../../src/core/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
@@ -24,6 +25,8 @@ export interface TurnHarness {
   stub: StubModel;
   pool: McpPool;
   client: Client;
+  /** The Claude activities' conversation cache (hits = calls that needed no transcript query). */
+  transcripts: TranscriptCache;
   taskQueue: string;
   run(input: ChatTurnInput, workflowId?: string): Promise<ChatTurnResult>;
   runWithHistory(input: ChatTurnInput, workflowId: string): Promise<{ result: ChatTurnResult; history: temporal.api.history.v1.IHistory }>;
@@ -58,6 +61,7 @@ export async function startTurnHarness(opts: {
     stub,
     pool,
     client,
+    transcripts: workers.transcripts,
     taskQueue,
     run: (input, workflowId) => executeChatTurn(client, input, { taskQueue, ...(workflowId ? { workflowId } : {}) }),
     async runWithHistory(input, workflowId) {

@@ -237,6 +237,17 @@ it('sets status and model once: at start by the client, not upserted again by th
   expect(fields[0]).not.toContain(SA_MODEL.name);
 });
 
+it('reads the transcript from the worker\'s memory after a turn\'s first Claude call: one query per turn', async () => {
+  const before = h.transcripts.stats();
+  const result = await h.run({ question: 'echo alpha, then add 2 and 3 (memory)', model: 'two-round' });
+  expect(result.steps).toBe(3);
+  expect(result.response.conversation).toContain('Echo: alpha');
+  const after = h.transcripts.stats();
+  // 3 loop calls + the formatter: the first asks the workflow, the other three are answered from memory.
+  expect(after.misses - before.misses).toBe(1);
+  expect(after.hits - before.hits).toBe(3);
+});
+
 it('keeps zod out of the workflow bundle (the sandbox would load it again for every run)', () => {
   const code = fs.readFileSync(process.env.MCP_TURNS_TEST_BUNDLE!, 'utf8');
   expect(code).toContain('node_modules/@temporalio/workflow');
