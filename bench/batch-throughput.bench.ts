@@ -72,6 +72,8 @@ async function main(): Promise<void> {
     JSON.stringify({
       mcp_servers: { everything: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } },
       claude: { maxConcurrentCalls: CONCURRENCY * 2 },
+      // BENCH_WORKER='{"workflowThreadPoolSize":1}' tries other worker tuning (the config's worker: section).
+      ...(process.env.BENCH_WORKER ? { worker: JSON.parse(process.env.BENCH_WORKER) as unknown } : {}),
     }),
   );
   const bin = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
@@ -87,7 +89,7 @@ async function main(): Promise<void> {
 
   const name = `bench-${Date.now().toString(36)}`;
   const items = Array.from({ length: TURNS }, (_, i) => ({ id: String(i + 1), input: { question: `bench query ${i + 1}`, model: 'bench' } }));
-  const cpu0 = procStat(worker.pid!).cpuSeconds;
+  const { cpuSeconds: cpu0, peakRssMb: idleRssMb } = procStat(worker.pid!);
   const serverCpu0 = procStat(server.pid!).cpuSeconds;
   const mcpCpu0 = descendantsCpuSeconds(worker.pid!);
   const ownCpu0 = process.cpuUsage();
@@ -121,7 +123,7 @@ async function main(): Promise<void> {
   console.log(`\n${TURNS} turns × 2 tool rounds, stub latency ${LATENCY} ms, batch concurrency ${CONCURRENCY}, one worker`);
   console.log(`  completed ${completed}, failed ${failed}`);
   console.log(`  wall ${wall.toFixed(1)} s → ${(TURNS / wall).toFixed(1)} turns/s (target: ${TURNS} within 60 s)`);
-  console.log(`  worker peak RSS ${peakRssMb.toFixed(0)} MB (target < 600 MB)`);
+  console.log(`  worker peak RSS ${peakRssMb.toFixed(0)} MB (target < 600 MB; ${idleRssMb.toFixed(0)} MB when ready, before the batch)`);
   console.log(`  worker CPU ${(cpuSeconds - cpu0).toFixed(1)} s = ${(((cpuSeconds - cpu0) / wall) * 100).toFixed(0)}% of one core over the run (${os.availableParallelism()} cores here)`);
   const totalCpu = cpuSeconds - cpu0 + serverCpu + mcpCpu + ownCpu;
   console.log(

@@ -22,6 +22,7 @@ import { executeChatTurn, startChatTurn } from '../src/client/chat-turn-client';
 import { buildToolCatalog } from '../src/core/tool-naming';
 import { toolResultsMessage, toolUses } from '../src/core/transcript';
 import type { MessageParam } from '../src/core/contracts';
+import { hopTimes } from './hop-times';
 
 const ROUNDS = 5;
 const TURNS = Number(process.env.BENCH_TURNS ?? 8);
@@ -117,6 +118,12 @@ async function main(): Promise<void> {
         `→ ${added.toFixed(1)} ms added per round (target ≤ 10 ms)`,
     );
   }
+
+  // Where the added time goes, from the event timestamps of one more 0 ms turn.
+  const traced = await startChatTurn(client, { question: 'traced', model: 'lat-0', format: false, maxSteps: 20 }, { taskQueue });
+  await traced.result();
+  console.log('\nWhere a round\'s time goes (one 0 ms turn, median per hop, from event timestamps)');
+  for (const line of hopTimes(await traced.fetchHistory())) console.log(`  ${line}`);
 
   console.log('\nHistory size by steps (format: false)');
   const sizes: Array<[number, number]> = [];

@@ -1,7 +1,8 @@
 /**
  * The config file's optional `worker:` section: Temporal worker capacity. Defaults suit a small
  * machine running many short turns: a bounded workflow cache (the SDK's default grows with the heap
- * limit, to thousands of cached turns and gigabytes of memory) and one workflow thread per core.
+ * limit, to thousands of cached turns and gigabytes of memory) and workflow threads that leave a core
+ * to the activities.
  */
 import os from 'node:os';
 import { z } from 'zod';
@@ -10,8 +11,12 @@ export const WorkerTuningSchema = z
   .object({
     /** Turns kept in the worker's sticky cache. @default 500 */
     maxCachedWorkflows: z.number().int().min(0).default(500),
-    /** Threads running workflow code. @default the number of cores (at most 4) */
-    workflowThreadPoolSize: z.number().int().min(1).max(64).default(Math.min(4, Math.max(1, os.cpus().length))),
+    /**
+     * Threads running workflow code, each with its own V8 heap. One core is left to the main thread,
+     * which runs the activities (Claude and MCP I/O): on 2 cores, 2 threads cost ~100 MB more peak RSS
+     * than 1 for the same throughput (bench:batch). @default cores - 1 (1 to 4)
+     */
+    workflowThreadPoolSize: z.number().int().min(1).max(64).default(Math.min(4, Math.max(1, os.cpus().length - 1))),
     /** Workflow tasks processed at once. @default 100 */
     maxConcurrentWorkflowTaskExecutions: z.number().int().min(2).default(100),
     /** MCP calls (and listTools) running at once on this worker. @default 200 */
