@@ -17,6 +17,7 @@ import { createClaudeClient } from '../src/claude/client';
 import { resolveClaudeConfig } from '../src/claude/config';
 import { createTurnWorkers } from '../src/worker/turn-worker';
 import { workflowsPath } from '../src/worker/workflows-path';
+import { quietBundlerLogger } from '../src/worker/workflow-bundle';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { executeChatTurn, startChatTurn } from '../src/client/chat-turn-client';
 import { buildToolCatalog } from '../src/core/tool-naming';
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
   const claudeClient = createClaudeClient({ apiKey: 'bench', baseURL: stub.url });
   const claudeConfig = resolveClaudeConfig({});
   const connection = await NativeConnection.connect({ address: server.address });
-  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
   const taskQueue = 'bench-overhead';
   const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig, workflowBundle: bundle });
   const running = workers.run();

@@ -14,7 +14,7 @@ import type { McpPool } from '../mcp/pool';
 import { TranscriptCache } from '../claude/transcript-cache';
 import type { ListToolsOutput } from '../core/contracts';
 import { claudeTaskQueue } from './task-queues';
-import { workflowsPath } from './workflows-path';
+import { workflowSource } from './workflow-bundle';
 
 export interface TurnWorkerOptions {
   connection: NativeConnection;
@@ -32,6 +32,8 @@ export interface TurnWorkerOptions {
 export interface TurnWorkers {
   turnWorker: Worker;
   claudeWorker: Worker;
+  /** Where the workflow code came from: "prebuilt dist/workflow-bundle.js", or why it was bundled at start. */
+  workflowCode: string;
   /** Turn conversations held between Claude calls (its stats say how many calls skipped the query). */
   transcripts: TranscriptCache;
   /** Runs both until shutdown; rejects if either fails. */
@@ -54,12 +56,14 @@ function withTurnDefaults(
 
 export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWorkers> {
   const namespace = opts.namespace ?? 'default';
-  const workflowSource = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowsPath() };
+  const workflows = opts.workflowBundle
+    ? { source: { workflowBundle: opts.workflowBundle }, reason: 'given bundle' }
+    : workflowSource();
   const turnWorker = await Worker.create({
     connection: opts.connection,
     namespace,
     taskQueue: opts.taskQueue,
-    ...workflowSource,
+    ...workflows.source,
     activities: {
       ...withTurnDefaults(makeMcpActivities(opts.pool), { model: opts.claudeConfig.model }),
       ...makeTurnInputActivities(), // local: runs beside the workflow that asks
@@ -86,6 +90,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     turnWorker,
     claudeWorker,
     transcripts,
+    workflowCode: workflows.reason,
     async run() {
       await Promise.all([turnWorker.run(), claudeWorker.run()]);
     },

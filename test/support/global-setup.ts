@@ -12,6 +12,7 @@ import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { devServerDynamicConfigArgs } from '../../src/temporal/dev-server-tuning';
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import { workflowsPath } from '../../src/worker/workflows-path';
+import { quietBundlerLogger } from '../../src/worker/workflow-bundle';
 import { freePort } from './ports';
 
 export default async function globalSetup(): Promise<void> {
@@ -34,7 +35,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS = address;
   process.env.MCP_TURNS_TEST_UI_URL = `http://127.0.0.1:${uiPort}`;
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
   const bundlePath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-bundle-')), 'workflows.js');
   fs.writeFileSync(bundlePath, bundle.code);
   process.env.MCP_TURNS_TEST_BUNDLE = bundlePath;
@@ -43,12 +44,3 @@ export default async function globalSetup(): Promise<void> {
       `workflow bundle ${Math.round(bundle.code.length / 1024)} KiB; ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
   );
 }
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
-};

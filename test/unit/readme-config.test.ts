@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseConfig } from '../../src/mcp';
 import { resolveClaudeConfig } from '../../src/claude/config';
+import { resolveWorkerTuning } from '../../src/worker/worker-tuning';
 
 it('accepts the configuration example in the README', () => {
   const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
@@ -16,4 +17,5 @@ it('accepts the configuration example in the README', () => {
   ]);
   expect(config.servers[1]!.headers.Authorization).toBe('Bearer tok');
   expect(resolveClaudeConfig(config.claude).rateLimitPerSecond).toBe(5);
+  expect(resolveWorkerTuning(config.worker)).toEqual({ tuning: expect.objectContaining({ workflowThreadPoolSize: 1 }), problems: [] });
 });

@@ -66,7 +66,8 @@ export function workerCommand(): Command {
       process.once('SIGTERM', () => stop('SIGTERM'));
       console.log(
         `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
-          `MCP servers: ${config.mcp.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source})` +
+          `MCP servers: ${config.mcp.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
+          `workflow code: ${workers.workflowCode}` +
           (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : ''),
       );
       try {
