@@ -8,7 +8,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { NativeConnection, Runtime, DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
+import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../src/stub';
 import { McpPool, parseConfig } from '../src/mcp';
 import { makeMcpActivities } from '../activities/mcp';
@@ -120,11 +120,38 @@ async function main(): Promise<void> {
     );
   }
 
+  // Temporal's own floor for the same hops: no-op activities, nothing else.
+  const floorBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflow'), logger: quietBundlerLogger });
+  const noop = { async noop(): Promise<void> {} };
+  const floorWorkers = await Promise.all(
+    ['bench-floor', 'bench-floor-other'].map((queue) =>
+      Worker.create({ connection, taskQueue: queue, activities: noop, ...(queue === 'bench-floor' ? { workflowBundle: floorBundle } : {}) }),
+    ),
+  );
+  const floorRunning = Promise.all(floorWorkers.map((w) => w.run()));
+  const floor: number[] = [];
+  let floorHops: string[] = [];
+  for (let i = 0; i < TURNS + 1; i++) {
+    const t = performance.now();
+    const handle = await client.workflow.start('floorRounds', { taskQueue: 'bench-floor', workflowId: `floor-${Date.now()}-${i}`, args: [ROUNDS, 'bench-floor-other'] });
+    await handle.result();
+    if (i > 0) floor.push(performance.now() - t); // the first warms the cache
+    if (i === TURNS) floorHops = hopTimes(await handle.fetchHistory());
+  }
+  for (const w of floorWorkers) w.shutdown();
+  await floorRunning;
+  console.log(
+    `  Temporal's floor on this server: ${(median(floor) / ROUNDS).toFixed(1)} ms per round of the same two hops with no-op ` +
+      `activities and no work in the workflow (${median(floor).toFixed(1)} ms for ${ROUNDS} rounds)`,
+  );
+
   // Where the added time goes, from the event timestamps of one more 0 ms turn.
   const traced = await startChatTurn(client, { question: 'traced', model: 'lat-0', format: false, maxSteps: 20 }, { taskQueue });
   await traced.result();
   console.log('\nWhere a round\'s time goes (one 0 ms turn, median per hop, from event timestamps)');
   for (const line of hopTimes(await traced.fetchHistory())) console.log(`  ${line}`);
+  console.log('  and in the floor workflow:');
+  for (const line of floorHops) console.log(`  ${line}`);
 
   console.log('\nHistory size by steps (format: false)');
   const sizes: Array<[number, number]> = [];
