@@ -20,24 +20,30 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
 const LATENCY = Number(process.env.BENCH_LATENCY_MS ?? 200);
 
+/** Fields of /proc/<pid>/stat after the command name: [0] state, [1] parent pid, [11] utime, [12] stime. */
+function statFields(pid: number | string): string[] {
+  return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+}
+
+function cpuSecondsOf(fields: string[]): number {
+  return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks
+}
+
 function procStat(pid: number): { peakRssMb: number; cpuSeconds: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(stat[11]) + Number(stat[12]); // utime + stime
-  return { peakRssMb: hwm / 1024, cpuSeconds: ticks / 100 };
+  return { peakRssMb: hwm / 1024, cpuSeconds: cpuSecondsOf(statFields(pid)) };
 }
 
 /** CPU seconds of a process's descendants (the worker's MCP servers), from /proc. */
 function descendantsCpuSeconds(root: number): number {
-  const procs = fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   const parent = new Map<number, number>();
   const cpu = new Map<number, number>();
-  for (const pid of procs) {
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      parent.set(Number(pid), Number(stat[1]));
-      cpu.set(Number(pid), (Number(stat[11]) + Number(stat[12])) / 100);
+      const fields = statFields(pid);
+      parent.set(Number(pid), Number(fields[1]));
+      cpu.set(Number(pid), cpuSecondsOf(fields));
     } catch {
       // the process ended while we read
     }

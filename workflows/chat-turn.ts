@@ -105,7 +105,7 @@ const DEFAULT_TOOL_POLICY = {
 };
 /**
  * Messages added since the previous Claude call are sent along (TranscriptRef.tail) when they are at
- * most this many characters of JSON: the worker that made that call then needs no query. Larger ones
+ * most this many characters of canonical JSON: the worker that made that call then needs no query. Larger ones
  * (big tool results) are left to the query rather than recorded in history twice.
  */
 const TAIL_MAX_CHARS = 16_000;
@@ -257,8 +257,8 @@ class Turn {
     const transcript: TranscriptRef = { workflowId, runId, count, digest: this.digests.upTo(count) };
     if (this.sentCount !== undefined) {
       // Skip the previous call's reply: that worker holds it already.
-      const tail = this.messages.slice(Math.min(this.sentCount + 1, count));
-      if (canonicalJson(tail).length <= TAIL_MAX_CHARS) transcript.tail = tail;
+      const from = Math.min(this.sentCount + 1, count);
+      if (this.digests.chars(from, count) <= TAIL_MAX_CHARS) transcript.tail = this.messages.slice(from);
     }
     this.sentCount = count;
     return { messages: [], tools: [], transcript };
@@ -270,7 +270,7 @@ class Turn {
     const dropped = this.messages.length - trimmed.length;
     this.messages.splice(0, this.messages.length, ...trimmed);
     this.historyLength -= dropped;
-    this.digests.reset(); // rewritten, not appended: no worker's copy matches any more
+    this.digests.invalidateFrom(0); // rewritten, not appended: no worker's copy matches any more
     this.sentCount = undefined;
     log.warn('context window exceeded; trimmed prior history', { dropped });
     return true;

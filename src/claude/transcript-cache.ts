@@ -6,25 +6,14 @@
  * activation fewer per call. The copy is used only when its digest equals the workflow's; any other
  * case (another worker ran the last call, a restart, a trimmed history) reads the query as before.
  */
-import { canonicalJson } from '../core/canonical-json';
-import type { ContentBlock, MessageParam, TranscriptRef, TranscriptSnapshot } from '../core/contracts';
-import { extendDigestWith, toolsDigest } from '../core/transcript-digest';
+import type { ContentBlock, MessageParam, Tool, TranscriptRef, TranscriptSnapshot } from '../core/contracts';
+import { TranscriptDigests } from '../core/transcript-digest';
 
 export interface TranscriptCacheOptions {
   /** Turns held at once; the least recently used go first. @default 1000 */
   maxTurns?: number;
   /** Characters of canonical JSON held at once, over all turns. @default 64 Mi */
   maxChars?: number;
-}
-
-interface Entry {
-  snapshot: TranscriptSnapshot;
-  /** chain[i] = digest of the tools and the first i messages. */
-  chain: string[];
-  /** Canonical JSON length of the tools, then of each message (the memory the entry stands for). */
-  toolsChars: number;
-  sizes: number[];
-  chars: number;
 }
 
 export interface TranscriptCacheStats {
@@ -34,6 +23,23 @@ export interface TranscriptCacheStats {
   misses: number;
   turns: number;
   chars: number;
+}
+
+/** One turn's conversation as this worker last sent it (plus the reply it got). */
+class Entry {
+  readonly messages: MessageParam[];
+  readonly digests: TranscriptDigests;
+  /** What the last lookup answered: remember() extends the entry only after that answer. */
+  answered?: TranscriptSnapshot;
+  chars = 0;
+
+  constructor(
+    readonly tools: Tool[],
+    messages: MessageParam[],
+  ) {
+    this.messages = [...messages];
+    this.digests = new TranscriptDigests(() => this.tools, () => this.messages);
+  }
 }
 
 function keyOf(ref: TranscriptRef): string {
@@ -53,44 +59,43 @@ export class TranscriptCache {
     this.maxChars = opts.maxChars ?? 64 * 1024 * 1024;
   }
 
-  /** The conversation `ref` names, if held here and identical to the workflow's; else undefined. */
+  /**
+   * The conversation `ref` names, if held here and identical to the workflow's; else undefined.
+   * The entry is moved to that conversation first (its prefix plus the tail); if the digests then
+   * differ it is of no further use and is dropped (the query's answer replaces it).
+   */
   lookup(ref: TranscriptRef): TranscriptSnapshot | undefined {
-    const entry = ref.digest ? this.entries.get(keyOf(ref)) : undefined;
+    const key = keyOf(ref);
+    const entry = ref.digest ? this.entries.get(key) : undefined;
     const tail = ref.tail ?? [];
     const from = ref.count - tail.length;
-    if (!entry || from < 0 || entry.snapshot.messages.length < from) {
+    if (!entry || from < 0 || entry.messages.length < from) {
       this.misses++;
       return undefined;
     }
-    let digest = entry.chain[from]!;
-    for (const m of tail) digest = extendDigestWith(digest, canonicalJson(m));
-    if (digest !== ref.digest) {
+    entry.messages.splice(from, Infinity, ...tail);
+    entry.digests.invalidateFrom(from);
+    if (entry.digests.upTo(ref.count) !== ref.digest) {
+      this.drop(key);
       this.misses++;
       return undefined;
     }
+    this.resize(entry);
     this.hits++;
-    return { messages: [...entry.snapshot.messages.slice(0, from), ...tail], tools: entry.snapshot.tools };
+    entry.answered = { messages: [...entry.messages], tools: entry.tools };
+    return entry.answered;
   }
 
   /** Holds the conversation a call was made with, plus the reply it got (the workflow's next message). */
   remember(ref: TranscriptRef, snapshot: TranscriptSnapshot, reply?: ContentBlock[]): void {
     const key = keyOf(ref);
-    const previous = this.entries.get(key);
-    const messages: MessageParam[] = reply ? [...snapshot.messages, { role: 'assistant', content: reply }] : [...snapshot.messages];
-    // The prefix shared with the previous entry (same objects: lookup hands them out) keeps its digests.
-    const shared = previous && previous.snapshot.tools === snapshot.tools ? sharedPrefix(previous.snapshot.messages, messages) : 0;
-    const toolsChars = previous && shared ? previous.toolsChars : canonicalJson(snapshot.tools).length;
-    const chain = previous && shared ? previous.chain.slice(0, shared + 1) : [toolsDigest(snapshot.tools)];
-    const sizes = previous && shared ? previous.sizes.slice(0, shared) : [];
-    for (let i = sizes.length; i < messages.length; i++) {
-      const json = canonicalJson(messages[i]);
-      chain.push(extendDigestWith(chain[i]!, json));
-      sizes.push(json.length);
-    }
-    const chars = toolsChars + sizes.reduce((a, b) => a + b, 0);
-    this.drop(key);
-    this.entries.set(key, { snapshot: { messages, tools: snapshot.tools }, chain, toolsChars, sizes, chars });
-    this.chars += chars;
+    const held = this.entries.get(key);
+    const entry = held && held.answered === snapshot ? held : new Entry(snapshot.tools, snapshot.messages);
+    entry.answered = undefined;
+    if (reply) entry.messages.push({ role: 'assistant', content: reply });
+    this.drop(key); // re-inserted below: the most recently used come last
+    this.entries.set(key, entry);
+    this.resize(entry);
     this.evict();
   }
 
@@ -103,10 +108,17 @@ export class TranscriptCache {
     return { hits: this.hits, misses: this.misses, turns: this.entries.size, chars: this.chars };
   }
 
+  private resize(entry: Entry): void {
+    const chars = entry.digests.size(entry.messages.length);
+    this.chars += chars - entry.chars;
+    entry.chars = chars;
+  }
+
   private drop(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.chars -= entry.chars;
+    entry.chars = 0;
     this.entries.delete(key);
   }
 
@@ -116,11 +128,4 @@ export class TranscriptCache {
       this.drop(key);
     }
   }
-}
-
-/** How many leading messages two transcripts share, by identity. */
-function sharedPrefix(held: MessageParam[], messages: MessageParam[]): number {
-  let n = 0;
-  while (n < held.length && n < messages.length && held[n] === messages[n]) n++;
-  return n;
 }

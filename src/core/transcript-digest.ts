@@ -15,44 +15,60 @@ function digestOf(text: string): string {
   return fnv1a32(text).toString(16).padStart(8, '0') + fnv1a32(text, SEED_B).toString(16).padStart(8, '0');
 }
 
-/** The digest of a transcript with no messages yet: its tools. */
-export function toolsDigest(tools: Tool[]): string {
-  return digestOf(`tools:${canonicalJson(tools)}`);
-}
-
-/** The digest after one more message. */
-export function extendDigest(previous: string, message: MessageParam): string {
-  return extendDigestWith(previous, canonicalJson(message));
-}
-
-/** extendDigest() for a message already in canonical JSON (callers that also need its size). */
-export function extendDigestWith(previous: string, messageJson: string): string {
-  return digestOf(`${previous}:${messageJson}`);
-}
-
 /**
- * Digests of every prefix of a growing transcript, extended lazily: `upTo(n)` costs only the
- * messages added since the last call. Call `reset()` when messages are rewritten, not appended.
+ * Digests of every prefix of a growing transcript, and the size of each message in canonical JSON
+ * (both come from the one serialisation), extended lazily: asking about the first n messages costs
+ * only the messages added since the last question. Messages are read through `messages()`, so the
+ * owner keeps appending to its own array; `invalidateFrom(i)` when messages from i on were replaced.
  */
 export class TranscriptDigests {
+  /** chain[i]: digest of the tools and the first i messages. */
   private readonly chain: string[] = [];
+  private readonly sizes: number[] = [];
+  private toolsChars = 0;
 
   constructor(
     private readonly tools: () => Tool[],
     private readonly messages: () => readonly MessageParam[],
   ) {}
 
+  /** The digest of the tools and the first `count` messages. */
   upTo(count: number): string {
-    if (this.chain.length === 0) this.chain.push(toolsDigest(this.tools()));
-    const messages = this.messages();
-    while (this.chain.length <= count) {
-      this.chain.push(extendDigest(this.chain[this.chain.length - 1]!, messages[this.chain.length - 1]!));
-    }
+    this.extend(count);
     return this.chain[count]!;
   }
 
-  reset(): void {
-    this.chain.length = 0;
+  /** Characters of canonical JSON in messages `from` (inclusive) to `to` (exclusive). */
+  chars(from: number, to: number): number {
+    this.extend(to);
+    let chars = 0;
+    for (let i = from; i < to; i++) chars += this.sizes[i]!;
+    return chars;
+  }
+
+  /** Characters of canonical JSON in the tools and the first `count` messages. */
+  size(count: number): number {
+    return this.chars(0, count) + this.toolsChars;
+  }
+
+  invalidateFrom(index: number): void {
+    this.chain.length = Math.min(this.chain.length, index + 1);
+    this.sizes.length = Math.min(this.sizes.length, index);
+  }
+
+  private extend(count: number): void {
+    if (this.chain.length === 0) {
+      const tools = canonicalJson(this.tools());
+      this.toolsChars = tools.length;
+      this.chain.push(digestOf(`tools:${tools}`));
+    }
+    const messages = this.messages();
+    while (this.chain.length <= count) {
+      const i = this.chain.length - 1;
+      const json = canonicalJson(messages[i]);
+      this.chain.push(digestOf(`${this.chain[i]!}:${json}`));
+      this.sizes.push(json.length);
+    }
   }
 }
 
