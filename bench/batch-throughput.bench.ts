@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
+import { devServerEnv } from '../src/temporal/dev-server-tuning';
 import { runBatch } from '../src/client/batch-client';
 import { batchChildId } from '../src/core/batch';
 
@@ -114,7 +115,8 @@ async function main(): Promise<void> {
   });
   const wall = (performance.now() - t0) / 1000;
   const { peakRssMb, cpuSeconds } = procStat(worker.pid!);
-  const serverCpu = procStat(server.pid!).cpuSeconds - serverCpu0;
+  const { cpuSeconds: serverCpu1, peakRssMb: serverPeakRssMb } = procStat(server.pid!);
+  const serverCpu = serverCpu1 - serverCpu0;
   const mcpCpu = descendantsCpuSeconds(worker.pid!) - mcpCpu0;
   const own = process.cpuUsage(ownCpu0);
   const ownCpu = (own.user + own.system) / 1e6;
@@ -137,6 +139,7 @@ async function main(): Promise<void> {
       `(worker ${(cpuSeconds - cpu0).toFixed(1)}, Temporal server ${serverCpu.toFixed(1)}, MCP server ${mcpCpu.toFixed(1)}, ` +
       `client + stub ${ownCpu.toFixed(1)}) = ${((totalCpu / wall / os.availableParallelism()) * 100).toFixed(0)}% busy`,
   );
+  console.log(`  Temporal dev server peak RSS ${serverPeakRssMb.toFixed(0)} MB (GOGC=${devServerEnv().GOGC})`);
   console.log(`  stub peak concurrent Claude requests ${stub.maxConcurrent}`);
   console.log(`  history ${(historyBytes / sample.length / 1024).toFixed(1)} KiB per turn (mean of ${sample.length})`);
 

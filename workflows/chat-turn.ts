@@ -1,5 +1,5 @@
 /**
- * One chat turn as a durable workflow: list tools once, then Claude ⇄ MCP tool rounds until Claude
+ * One chat turn as a durable workflow: check the input and list tools once (one local activity), then Claude ⇄ MCP tool rounds until Claude
  * stops asking for tools or a budget is reached, then the forced response formatter. Every Claude
  * call and every tool call is its own activity, so each retries on its own and shows in the UI.
  *
@@ -79,6 +79,13 @@ const TRANSCRIPT_BY_QUERY = 'transcript-by-query';
  * recorded before this validated inside the workflow and upserted status and model at once.
  */
 const INPUT_CHECKED_LOCALLY = 'input-checked-locally';
+/**
+ * One local activity checks the input and lists the tools, where the turn had a local one and then
+ * an activity: one workflow task, one activity task and six events fewer per turn. It implies both
+ * patches above without recording them (each patch costs a marker and a search-attribute upsert).
+ * Histories recorded before replay through the older patches.
+ */
+const PREPARED_LOCALLY = 'turn-prepared-locally';
 
 /**
  * Claude calls: retried by Temporal alone (the SDK runs with maxRetries 0), on their own task queue
@@ -93,6 +100,7 @@ function claudeOptions(): ActivityOptions {
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   };
 }
+/** Each server's listing is bounded by its `listTimeoutMs`, well under this. */
 const LIST_TOOLS_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
@@ -154,7 +162,14 @@ class Turn {
   /** Messages in the conversation the previous Claude activity was given; undefined before it. */
   private sentCount: number | undefined;
 
-  constructor(readonly input: ChatTurnParams) {
+  /**
+   * @param preparedLocally the turn runs under PREPARED_LOCALLY, which implies reading the
+   *   transcript by query without asking `patched()` for it.
+   */
+  constructor(
+    readonly input: ChatTurnParams,
+    private readonly preparedLocally: boolean,
+  ) {
     this.model = input.model ?? DEFAULT_MODEL;
     this.messages = [...(input.history ?? []), { role: 'user', content: input.question }];
     this.historyLength = input.history?.length ?? 0;
@@ -179,19 +194,25 @@ class Turn {
     );
   }
 
+  /** Runs before PREPARED_LOCALLY: the tools came from their own activity. */
   async listTools(): Promise<void> {
-    this.listed = await activities(LIST_TOOLS_OPTIONS, 'list tools').listTools(
-      this.input.servers ? { servers: this.input.servers } : {},
+    this.useTools(
+      await activities(LIST_TOOLS_OPTIONS, 'list tools').listTools(this.input.servers ? { servers: this.input.servers } : {}),
     );
-    const workerModel = this.listed.turnDefaults?.model;
+  }
+
+  /** Takes the worker's tool listing (and its default model, when the input named none). */
+  useTools(listed: ListToolsOutput): void {
+    this.listed = listed;
+    const workerModel = listed.turnDefaults?.model;
     if (this.input.model === undefined && workerModel && workerModel !== this.model) {
       this.model = workerModel;
       upsertSearchAttributes([{ key: SA_MODEL, value: workerModel }]);
     }
-    this.catalog = buildToolCatalog(this.listed.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest);
+    this.catalog = buildToolCatalog(listed.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest);
     this.unavailable = [
-      ...this.listed.unavailable,
-      ...this.listed.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
+      ...listed.unavailable,
+      ...listed.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
     ];
     if (this.catalog.dropped.length) log.info('tools not offered to Claude', { dropped: this.catalog.dropped });
   }
@@ -251,7 +272,7 @@ class Turn {
 
   /** The conversation for a Claude activity: by reference (linear history), or inline (old runs). */
   conversation(): { messages: MessageParam[]; tools: Tool[]; transcript?: TranscriptRef } {
-    if (!patched(TRANSCRIPT_BY_QUERY)) return { messages: this.messages, tools: this.catalog.tools };
+    if (!this.preparedLocally && !patched(TRANSCRIPT_BY_QUERY)) return { messages: this.messages, tools: this.catalog.tools };
     const { workflowId, runId } = workflowInfo();
     const count = this.messages.length;
     const transcript: TranscriptRef = { workflowId, runId, count, digest: this.digests.upTo(count) };
@@ -416,10 +437,18 @@ class Turn {
  * started by other means fails the run at once, with every bad field named, instead of retrying.
  */
 export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult> {
-  const checkedLocally = patched(INPUT_CHECKED_LOCALLY);
-  if (checkedLocally) await checkInput(rawInput);
+  // patched() records a marker: ask for an older patch only when the newer one is absent (old histories).
+  const preparedLocally = patched(PREPARED_LOCALLY);
+  const checkedLocally = preparedLocally || patched(INPUT_CHECKED_LOCALLY);
+  let listed: ListToolsOutput | undefined;
+  if (preparedLocally) {
+    listed = await local({ startToCloseTimeout: LIST_TOOLS_OPTIONS.startToCloseTimeout, retry: LIST_TOOLS_OPTIONS.retry }, 'check input, list tools')
+      .prepareTurn(rawInput);
+  } else if (checkedLocally) {
+    await local({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } }, 'check input').checkTurnInput(rawInput);
+  }
   const input = applyTurnDefaults(rawInput);
-  const turn = new Turn(input);
+  const turn = new Turn(input, preparedLocally);
   setHandler(progressQuery, () => turn.progress);
   setHandler(transcriptQuery, (count: number) => ({ messages: turn.messages.slice(0, count), tools: turn.catalog.tools }));
   const startAttributes = workflowInfo().typedSearchAttributes;
@@ -428,8 +457,12 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
     { key: SA_MODEL, value: turn.model },
   ].filter(({ key }) => !checkedLocally || startAttributes.get(key) === undefined);
   if (initial.length) upsertSearchAttributes(initial);
-  turn.setPhase('listing-tools');
-  await turn.listTools();
+  if (listed) {
+    turn.useTools(listed);
+  } else {
+    turn.setPhase('listing-tools');
+    await turn.listTools();
+  }
 
   let stopReason: TurnStopReason | undefined;
   while (!stopReason) {
@@ -485,21 +518,26 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
   return result;
 }
 
-async function checkInput(rawInput: ChatTurnInput): Promise<void> {
-  const { checkTurnInput } = proxyLocalActivities<TurnLocalActivities>({
-    startToCloseTimeout: '10 seconds',
-    retry: { maximumAttempts: 3 },
-    summary: 'check input',
-  });
-  try {
-    await checkTurnInput(rawInput);
-  } catch (err) {
-    const cause = err instanceof ActivityFailure ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type === INVALID_TURN_INPUT) {
-      throw ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: cause.message, nonRetryable: true, details: cause.details ?? undefined });
-    }
-    throw err;
-  }
+/**
+ * The turn's local activities. A bad input fails them with a non-retryable `InvalidTurnInput`,
+ * which is rethrown as the workflow's own failure (not wrapped in an ActivityFailure) so the run
+ * fails at once, naming every bad field.
+ */
+function local(options: Pick<ActivityOptions, 'startToCloseTimeout' | 'retry'>, summary: string): TurnLocalActivities {
+  const acts = proxyLocalActivities<TurnLocalActivities>({ ...options, summary });
+  const unwrapped = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await fn(...args);
+      } catch (err) {
+        const cause = err instanceof ActivityFailure ? err.cause : undefined;
+        if (cause instanceof ApplicationFailure && cause.type === INVALID_TURN_INPUT) {
+          throw ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: cause.message, nonRetryable: true, details: cause.details ?? undefined });
+        }
+        throw err;
+      }
+    };
+  return { checkTurnInput: unwrapped(acts.checkTurnInput), prepareTurn: unwrapped(acts.prepareTurn) };
 }
 
 function withoutTools<T extends { tools: Tool[] }>(c: T): Omit<T, 'tools'> {

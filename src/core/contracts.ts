@@ -203,4 +203,9 @@ export interface TurnLocalActivities {
    * loaded again for every run). Fails non-retryably with type `InvalidTurnInput`, naming every bad field.
    */
   checkTurnInput(input: unknown): Promise<void>;
+  /**
+   * Checks the input as `checkTurnInput` does, then lists the tools of its servers with the worker's
+   * turn defaults (what `listTools` returns): a turn's whole start in one local activity.
+   */
+  prepareTurn(input: unknown): Promise<ListToolsOutput>;
 }

@@ -26,3 +26,14 @@ export function devServerDynamicConfigArgs(): string[] {
     `${key}=${JSON.stringify(value)}`,
   ]);
 }
+
+/**
+ * Environment for the dev server process. GOGC=400 lets the Go heap grow to 5× the live data before
+ * a collection instead of 2×: the server's garbage collector ran in 8 % of its CPU samples and its
+ * allocations in 7 %, and with 400 the server's CPU per turn in bench:batch fell by ~8 % (ratio to
+ * the worker's CPU in the same run, 4 pairs of runs), for more memory in a process that holds only a
+ * dev database. A GOGC already in the environment wins.
+ */
+export function devServerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, GOGC: env.GOGC ?? '400' };
+}

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { searchAttributeCliArgs } from '../core/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
-import { devServerDynamicConfigArgs } from './dev-server-tuning';
+import { devServerDynamicConfigArgs, devServerEnv } from './dev-server-tuning';
 
 export interface DevServerOptions {
   /** gRPC port. @default 7233 */
@@ -108,7 +108,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     ...devServerDynamicConfigArgs(),
     ...(opts.extraArgs ?? []),
   ];
-  const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], env: devServerEnv() });
   const tail: string[] = [];
   const onData = (buf: Buffer): void => {
     for (const line of buf.toString('utf8').split('\n')) {

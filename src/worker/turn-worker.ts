@@ -8,7 +8,7 @@ import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@tem
 import { claudeMetrics } from './metrics';
 import { makeClaudeActivities } from '../../activities/claude';
 import { makeMcpActivities } from '../../activities/mcp';
-import { makeTurnInputActivities } from '../../activities/turn-input';
+import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
 import { TranscriptCache } from '../claude/transcript-cache';
@@ -59,14 +59,15 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
   const workflows = opts.workflowBundle
     ? { source: { workflowBundle: opts.workflowBundle }, reason: 'given bundle' }
     : workflowSource();
+  const turnDefaults = { model: opts.claudeConfig.model };
   const turnWorker = await Worker.create({
     connection: opts.connection,
     namespace,
     taskQueue: opts.taskQueue,
     ...workflows.source,
     activities: {
-      ...withTurnDefaults(makeMcpActivities(opts.pool), { model: opts.claudeConfig.model }),
-      ...makeTurnInputActivities(), // local: runs beside the workflow that asks
+      ...withTurnDefaults(makeMcpActivities(opts.pool), turnDefaults),
+      ...makeTurnStartActivities({ pool: opts.pool, turnDefaults }), // local: run beside the workflow that asks
     },
     ...opts.turnWorkerOptions,
   });

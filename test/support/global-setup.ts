@@ -9,7 +9,7 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
-import { devServerDynamicConfigArgs } from '../../src/temporal/dev-server-tuning';
+import { devServerDynamicConfigArgs, devServerEnv } from '../../src/temporal/dev-server-tuning';
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import { workflowsPath } from '../../src/worker/workflows-path';
 import { quietBundlerLogger } from '../../src/worker/workflow-bundle';
@@ -19,6 +19,9 @@ export default async function globalSetup(): Promise<void> {
   const t0 = Date.now();
   const cli = resolveTemporalCli({ log: (line) => console.log(`[global-setup] ${line}`) });
   const uiPort = await freePort();
+  // The SDK's core spawns the server with this process's environment: give it the dev server's.
+  const gogc = process.env.GOGC;
+  process.env.GOGC = devServerEnv().GOGC;
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: cli.path },
@@ -29,6 +32,9 @@ export default async function globalSetup(): Promise<void> {
       log: { format: 'pretty', level: 'error' },
       extraArgs: devServerDynamicConfigArgs(),
     },
+  }).finally(() => {
+    if (gogc === undefined) delete process.env.GOGC;
+    else process.env.GOGC = gogc;
   });
   (globalThis as { __TEMPORAL_ENV__?: TestWorkflowEnvironment }).__TEMPORAL_ENV__ = env;
   const address = env.connection.options.address;

@@ -1,4 +1,4 @@
-import { DEV_SERVER_DYNAMIC_CONFIG, devServerDynamicConfigArgs } from '../../src/temporal/dev-server-tuning';
+import { DEV_SERVER_DYNAMIC_CONFIG, devServerDynamicConfigArgs, devServerEnv } from '../../src/temporal/dev-server-tuning';
 
 describe('dev server dynamic config', () => {
   it('passes every key as a --dynamic-config-value pair with a JSON value', () => {
@@ -15,5 +15,12 @@ describe('dev server dynamic config', () => {
       expect(args[i]).toBe('--dynamic-config-value');
       expect(args[i + 1]).toMatch(/^[a-zA-Z.]+=(\d+|true|false)$/);
     }
+  });
+});
+
+describe('dev server environment', () => {
+  it('trades memory for CPU with GOGC=400 unless GOGC is set, and keeps the rest of the environment', () => {
+    expect(devServerEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: '400' });
+    expect(devServerEnv({ GOGC: 'off' }).GOGC).toBe('off');
   });
 });

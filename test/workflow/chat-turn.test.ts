@@ -237,6 +237,18 @@ it('sets status and model once: at start by the client, not upserted again by th
   expect(fields[0]).not.toContain(SA_MODEL.name);
 });
 
+it('starts with one local activity that checks the input and lists the tools: no listTools activity, one patch marker', async () => {
+  const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3 (shape)', model: 'two-round' }, 'shape');
+  expect(result.toolCalls.map((c) => c.tool)).toEqual(['echo', 'get-sum']);
+  const events = history.events!;
+  const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name] : []));
+  expect(scheduled).toEqual(['claude', 'callTool', 'claude', 'callTool', 'claude', 'formatResponse']);
+  const markers = events.filter((e) => e.markerRecordedEventAttributes).map((e) => e.markerRecordedEventAttributes!.markerName);
+  expect(markers).toEqual(['core_patch', 'core_local_activity']);
+  // One workflow task to start, one per Claude reply and one per tool result.
+  expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(7);
+});
+
 it('reads the transcript from the worker\'s memory after a turn\'s first Claude call: one query per turn', async () => {
   const before = h.transcripts.stats();
   const result = await h.run({ question: 'echo alpha, then add 2 and 3 (memory)', model: 'two-round' });
