@@ -9,11 +9,12 @@ describe('dev server dynamic config', () => {
         '--dynamic-config-value',
         'history.transferProcessorMaxPollRPS=1000',
         'system.enableActivityEagerExecution=true',
+        'history.visibilityProcessorUpdateAckInterval="1s"',
       ]),
     );
     for (let i = 0; i < args.length; i += 2) {
       expect(args[i]).toBe('--dynamic-config-value');
-      expect(args[i + 1]).toMatch(/^[a-zA-Z.]+=(\d+|true|false)$/);
+      expect(args[i + 1]).toMatch(/^[a-zA-Z.]+=(\d+|true|false|"\d+m?s")$/);
     }
   });
 });
