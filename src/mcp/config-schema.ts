@@ -23,8 +23,9 @@
  *
  * Both shapes are validated by the one snake_case schema below (camelCase keys are mapped to it and
  * error paths mapped back), so they cannot drift apart. Unknown keys are errors (typos are caught).
- * Top level: `mcpServers` or `mcp_servers`, and the optional sections `claude` and `pricing` (owned
- * and validated elsewhere) and `worker` (src/worker/worker-tuning.ts); anything else is an error.
+ * Top level: `mcpServers` or `mcp_servers`, and the optional sections `claude` (src/claude/config.ts,
+ * prices included) and `worker` (src/worker/worker-tuning.ts); anything else is an error, and a
+ * top-level `pricing` gets one that says where prices go.
  */
 import { z } from 'zod';
 
@@ -233,6 +234,9 @@ function resolveEntry(name: string, s: ServerEntry) {
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 export const SERVER_NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9 _ -';
 
+export const MISPLACED_PRICING =
+  'model prices go under claude.pricing (e.g. claude: { pricing: { claude-sonnet-4-6: { input: 3, output: 15 } } }), not at the top level';
+
 /** An object section owned by another module: only its being an object is checked here. */
 const OpaqueSection = z.record(z.string(), z.unknown());
 
@@ -245,8 +249,8 @@ export const ConfigFileSchema = z
       .optional(),
     /** Validated by src/claude/config.ts. */
     claude: OpaqueSection.nullable().optional(),
-    /** Model prices; validated by its owner. */
-    pricing: OpaqueSection.nullable().optional(),
+    /** Not a section: prices live in `claude.pricing`. Kept in the schema only to say so. */
+    pricing: z.unknown().refine((v) => v === undefined, { message: MISPLACED_PRICING }).optional(),
     /** Validated by src/worker/worker-tuning.ts. */
     worker: z.unknown().optional(),
   })

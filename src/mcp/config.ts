@@ -22,8 +22,6 @@ export interface McpTurnsConfig {
   servers: ServerConfig[];
   /** The raw `claude:` section (validated by src/claude/config.ts). */
   claude?: Record<string, unknown>;
-  /** The raw `pricing:` section (validated by its owner). */
-  pricing?: Record<string, unknown>;
   /** The raw `worker:` section (validated by src/worker/worker-tuning.ts). */
   worker?: unknown;
   /** The file it came from. */
@@ -146,11 +144,10 @@ export function parseConfig(
     }
   }
   if (problems.length || !parsed.success) throw new ConfigError(sourceName, problems);
-  const { mcp_servers: servers = [], claude, pricing, worker } = parsed.data;
+  const { mcp_servers: servers = [], claude, worker } = parsed.data;
   return {
     servers,
     ...(claude != null ? { claude } : {}),
-    ...(pricing != null ? { pricing } : {}),
     ...(worker !== undefined ? { worker } : {}),
     source: sourceName,
   };

@@ -59,7 +59,7 @@ describe('valid configs', () => {
     expect(remote!.retry).toEqual({ ...SERVER_DEFAULTS.retry, maximumAttempts: 5 });
   });
 
-  it("reads design note 03's YAML shape, and the claude / pricing / worker sections as they are", () => {
+  it("reads design note 03's YAML shape, and the claude section as it is", () => {
     const c = parseConfig(
       [
         'mcp_servers:',
@@ -76,8 +76,8 @@ describe('valid configs', () => {
         '    retry: { maximum_attempts: 5 }',
         'claude:',
         '  model: claude-sonnet-4-5',
-        'pricing:',
-        '  claude-sonnet-4-5: { input: 3, output: 15 }',
+        '  pricing:',
+        '    claude-sonnet-4-5: { input: 3, output: 15 }',
       ].join('\n'),
       'yaml',
       env,
@@ -86,8 +86,7 @@ describe('valid configs', () => {
     expect(c.servers[0]!.inject).toEqual({ access_token: 'sekret-token', depth: 2 });
     expect(c.servers[1]!.headers).toEqual({ Authorization: 'Bearer sekret-token' });
     expect(c.servers[1]!.retry.maximumAttempts).toBe(5);
-    expect(c.claude).toEqual({ model: 'claude-sonnet-4-5' });
-    expect(c.pricing).toEqual({ 'claude-sonnet-4-5': { input: 3, output: 15 } });
+    expect(c.claude).toEqual({ model: 'claude-sonnet-4-5', pricing: { 'claude-sonnet-4-5': { input: 3, output: 15 } } });
   });
 
   it('applies the documented defaults, and derives the activity policy from them', () => {
@@ -159,7 +158,7 @@ describe('malformed configs are refused with the path of each problem', () => {
     ['unknown top-level key', '{"mcpServers":{},"servers":{}}', 'json', /^servers: unknown key/],
     ['unknown top-level key (yaml)', 'mcp_servers: {}\nmodel: x\n', 'yaml', /^model: unknown key/],
     ['claude not an object', 'mcp_servers: {}\nclaude: fast\n', 'yaml', /^claude: /],
-    ['pricing not an object', '{"mcpServers":{},"pricing":[1]}', 'json', /^pricing: /],
+    ['prices at the top level', 'mcp_servers: {}\npricing: { m: { input: 1, output: 1 } }\n', 'yaml', /^pricing: model prices go under claude\.pricing/],
     ['mcp_servers not an object', 'mcp_servers: [a, b]\n', 'yaml', /^mcp_servers: /],
     [
       'stdio without command',
