@@ -9,6 +9,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   defineQuery,
+  isCancellation,
   log,
   patched,
   proxyActivities,
@@ -247,6 +248,7 @@ class Turn {
           step: this.step,
         });
       } catch (err) {
+        if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
         if (isPromptTooLong(err) && !trimmed && this.trim()) {
           trimmed = true;
           continue;
@@ -398,6 +400,7 @@ class Turn {
       this.toolArtifacts.push(...out.artifacts);
       if (isError) record.error = textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, 500);
     } catch (err) {
+      if (isCancellation(err)) throw err; // the turn was cancelled: not a tool failure for Claude to see
       // Retries are exhausted or the error cannot succeed on retry: Claude sees the failure as data.
       const text = failureText(err);
       content = errorText(`Tool ${target.server}/${target.tool} failed: ${text}`);
@@ -440,6 +443,17 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
   // patched() records a marker: ask for an older patch only when the newer one is absent (old histories).
   const preparedLocally = patched(PREPARED_LOCALLY);
   const checkedLocally = preparedLocally || patched(INPUT_CHECKED_LOCALLY);
+  try {
+    return await runTurn(rawInput, preparedLocally, checkedLocally);
+  } catch (err) {
+    // The status attribute says how the turn ended, so `McpTurnsStatus = "running"` finds only running
+    // turns. Part of the PREPARED_LOCALLY shape: older runs ended without this update.
+    if (preparedLocally) upsertSearchAttributes([{ key: SA_STATUS, value: isCancellation(err) ? 'cancelled' : 'failed' }]);
+    throw err;
+  }
+}
+
+async function runTurn(rawInput: ChatTurnInput, preparedLocally: boolean, checkedLocally: boolean): Promise<ChatTurnResult> {
   let listed: ListToolsOutput | undefined;
   if (preparedLocally) {
     listed = await local({ startToCloseTimeout: LIST_TOOLS_OPTIONS.startToCloseTimeout, retry: LIST_TOOLS_OPTIONS.retry }, 'check input, list tools')

@@ -25,6 +25,8 @@ export interface RecordedRequest {
   error?: string;
   startedAt: number;
   endedAt: number;
+  /** The client closed the connection before the answer was written (e.g. a cancelled activity). */
+  aborted?: boolean;
 }
 
 export interface StubModel {
@@ -107,6 +109,13 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
     };
     const fail = (status: number, message: string, headers: Record<string, string> = {}): void =>
       finish(status, { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message }, request_id: requestId }, headers);
+
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        record.aborted = true;
+        record.endedAt = Date.now();
+      }
+    });
 
     const chunks: Buffer[] = [];
     let size = 0;

@@ -5,9 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { SA_MODEL, SA_STATUS } from '../../src/core/search-attributes';
 import type { Scenario } from '../../src/stub';
+import { cancelTurn, getTurnProgress, startChatTurn } from '../../src/client/chat-turn-client';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 
@@ -18,6 +19,16 @@ const use = (name: string, input: Record<string, unknown>) => ({ type: 'tool_use
 const answer = (content: string) => ({ conversation: [{ type: 'text', content }] });
 
 const scenarios: Record<string, Scenario> = {
+  // The first Claude call takes 20 s: long enough to cancel the turn in the middle of it.
+  slow: {
+    steps: [{ content: [text('too late')], latencyMs: 20_000 }],
+    formatter: answer('too late'),
+  },
+  // A tool call that takes 30 s (progress every 3 s): long enough to cancel the turn during it.
+  'slow-tool': {
+    steps: [{ content: [use('everything__trigger-long-running-operation', { duration: 30, steps: 10 })] }, { content: [text('too late')] }],
+    formatter: answer('too late'),
+  },
   'two-round': {
     steps: [
       { content: [text('Let me echo first.'), use('everything__echo', { message: 'alpha' })] },
@@ -223,6 +234,44 @@ it('fails a bad input started without the client at once, naming every bad field
   expect(h.stub.requests.length).toBe(before);
   const { events } = await handle.fetchHistory();
   expect(events!.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(0);
+  expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('failed');
+});
+
+it('cancels a turn in the middle of a Claude call: the run ends cancelled at once, the HTTP request is aborted, the status says so', async () => {
+  const handle = await startChatTurn(h.client, { question: 'cancel me mid call', model: 'slow' }, { taskQueue: h.taskQueue, workflowId: `cancel-${Date.now()}` });
+  const inFlight = async () => h.stub.requests.find((r) => r.scenario === 'slow' && r.body?.messages?.[0]?.content === 'cancel me mid call');
+  for (let i = 0; i < 100 && !(await inFlight()); i++) await new Promise((r) => setTimeout(r, 50));
+  const request = (await inFlight())!;
+  expect(request).toBeDefined();
+  expect((await getTurnProgress(handle)).phase).toBe('thinking');
+
+  const t0 = Date.now();
+  await cancelTurn(handle);
+  const err = await handle.result().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowFailedError);
+  expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+  expect(Date.now() - t0).toBeLessThan(5_000); // not the 20 s the call would take
+  // The activity learns of the cancel with its next heartbeat (every 2 s) and aborts the request.
+  for (let i = 0; i < 100 && !request.aborted; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(request.aborted).toBe(true);
+  expect(request.endedAt - request.startedAt).toBeLessThan(10_000);
+  const described = await handle.describe();
+  expect(described.status.name).toBe('CANCELLED');
+  expect(described.typedSearchAttributes.get(SA_STATUS)).toBe('cancelled');
+});
+
+it('cancels a turn during a tool call: cancelled, not a tool failure handed back to Claude', async () => {
+  const before = h.stub.requests.filter((r) => r.scenario === 'slow-tool').length;
+  const handle = await startChatTurn(h.client, { question: 'cancel me mid tool', model: 'slow-tool' }, { taskQueue: h.taskQueue, workflowId: `cancel-tool-${Date.now()}` });
+  for (let i = 0; i < 100 && (await getTurnProgress(handle)).phase !== 'calling-tools'; i++) await new Promise((r) => setTimeout(r, 50));
+  expect((await getTurnProgress(handle)).toolCalls.map((c) => c.status)).toEqual(['running']);
+  const t0 = Date.now();
+  await cancelTurn(handle);
+  const err = await handle.result().catch((e: unknown) => e);
+  expect((err as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
+  expect(Date.now() - t0).toBeLessThan(5_000);
+  expect(h.stub.requests.filter((r) => r.scenario === 'slow-tool')).toHaveLength(before + 1); // Claude was not asked again
+  expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('cancelled');
 });
 
 it('sets status and model once: at start by the client, not upserted again by the workflow', async () => {
