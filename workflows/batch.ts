@@ -6,6 +6,7 @@
  */
 import {
   ApplicationFailure,
+  CancellationScope,
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   condition,
@@ -89,9 +90,10 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
         // Finished (or still running) from an earlier run of this batch: not run again.
         progress.skipped++;
-      } else if (isCancellation(err)) {
-        throw err;
+      } else if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
+        throw err; // the batch itself is being cancelled (its children are asked to cancel too)
       } else {
+        // Failed, or cancelled on its own (e.g. cancelTurn on one child): the batch goes on.
         progress.failed++;
         log.warn('batch item failed', { item: item.id, workflowId, error: (err as Error).message });
       }
