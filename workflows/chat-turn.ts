@@ -440,11 +440,18 @@ class Turn {
  * started by other means fails the run at once, with every bad field named, instead of retrying.
  */
 export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult> {
+  // Queries are answered from the first workflow task on, before the turn's start has finished, so
+  // a progress query right after the start is answered (queries leave no trace in history).
+  const current: { turn?: Turn } = {};
+  setHandler(progressQuery, () => current.turn?.progress ?? { phase: 'listing-tools', step: 0, toolCalls: [], usage: ZERO_USAGE, costUsd: 0 });
+  setHandler(transcriptQuery, (count: number) =>
+    current.turn ? { messages: current.turn.messages.slice(0, count), tools: current.turn.catalog.tools } : { messages: [], tools: [] },
+  );
   // patched() records a marker: ask for an older patch only when the newer one is absent (old histories).
   const preparedLocally = patched(PREPARED_LOCALLY);
   const checkedLocally = preparedLocally || patched(INPUT_CHECKED_LOCALLY);
   try {
-    return await runTurn(rawInput, preparedLocally, checkedLocally);
+    return await runTurn(rawInput, preparedLocally, checkedLocally, current);
   } catch (err) {
     // The status attribute says how the turn ended, so `McpTurnsStatus = "running"` finds only running
     // turns. Part of the PREPARED_LOCALLY shape: older runs ended without this update.
@@ -453,7 +460,12 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
   }
 }
 
-async function runTurn(rawInput: ChatTurnInput, preparedLocally: boolean, checkedLocally: boolean): Promise<ChatTurnResult> {
+async function runTurn(
+  rawInput: ChatTurnInput,
+  preparedLocally: boolean,
+  checkedLocally: boolean,
+  current: { turn?: Turn },
+): Promise<ChatTurnResult> {
   let listed: ListToolsOutput | undefined;
   if (preparedLocally) {
     listed = await local({ startToCloseTimeout: LIST_TOOLS_OPTIONS.startToCloseTimeout, retry: LIST_TOOLS_OPTIONS.retry }, 'check input, list tools')
@@ -463,8 +475,7 @@ async function runTurn(rawInput: ChatTurnInput, preparedLocally: boolean, checke
   }
   const input = applyTurnDefaults(rawInput);
   const turn = new Turn(input, preparedLocally);
-  setHandler(progressQuery, () => turn.progress);
-  setHandler(transcriptQuery, (count: number) => ({ messages: turn.messages.slice(0, count), tools: turn.catalog.tools }));
+  current.turn = turn;
   const startAttributes = workflowInfo().typedSearchAttributes;
   const initial = [
     { key: SA_STATUS, value: 'running' },

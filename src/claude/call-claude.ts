@@ -5,8 +5,10 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
+  ContentBlockParam,
   Message,
   MessageCreateParamsNonStreaming,
+  MessageParam,
   TextBlockParam,
   ToolUnion,
 } from '@anthropic-ai/sdk/resources/messages';
@@ -37,10 +39,32 @@ export interface CallClaudeOptions {
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
+/** Block types of a user message that may carry `cache_control`. */
+const CACHEABLE_USER_BLOCKS = new Set(['text', 'tool_result', 'image', 'document', 'search_result']);
+
+/**
+ * The conversation with a cache breakpoint on the last block of its last message, when that is a
+ * user message (the question, or the tool results of the previous step): the API caches the whole
+ * prefix, and the next step of the turn, which repeats it, reads it back instead of paying for it
+ * again. Only that message is copied.
+ */
+function withConversationBreakpoint(messages: MessageParam[]): MessageParam[] {
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== 'user') return messages;
+  const content: ContentBlockParam[] =
+    typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : [...last.content];
+  const block = content[content.length - 1];
+  if (!block || !CACHEABLE_USER_BLOCKS.has(block.type)) return messages;
+  if (block.type === 'text' && !block.text) return messages; // the API refuses cache_control on empty text
+  content[content.length - 1] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
+  return [...messages.slice(0, -1), { ...last, content }];
+}
+
 /**
  * The Messages API request for an activity input. `tool_choice` and `thinking` are left out when
- * undefined, `tools` when empty. With `cache` (the default) the last tool and the system prompt
- * (as a text block) carry `cache_control`; the input is never mutated.
+ * undefined, `tools` when empty. With `cache` (the default) the last tool, the system prompt (as a
+ * text block) and the last user message's last block carry `cache_control` (3 of the API's 4
+ * breakpoints); the input is never mutated.
  */
 export function buildMessageParams(
   input: ClaudeCallInput,
@@ -49,7 +73,7 @@ export function buildMessageParams(
   const params: MessageCreateParamsNonStreaming = {
     model: input.model,
     max_tokens: input.maxTokens,
-    messages: input.messages,
+    messages: cache ? withConversationBreakpoint(input.messages) : input.messages,
   };
   if (input.system !== undefined && input.system !== '') {
     params.system = cache

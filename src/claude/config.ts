@@ -14,7 +14,7 @@ export const ClaudeConfigSchema = z
     model: z.string().min(1).default(DEFAULT_MODEL),
     /** Stream responses: heartbeats on every event, and no SDK limit on long non-streamed calls. @default false */
     stream: z.boolean().default(false),
-    /** `cache_control` on the last tool and on the system prompt. @default true */
+    /** `cache_control` on the last tool, the system prompt and the last user message (each step reads the conversation so far back from the cache). @default true */
     promptCaching: z.boolean().default(true),
     /** Claude calls one worker runs at once. @default 10 */
     maxConcurrentCalls: z.number().int().min(1).default(10),

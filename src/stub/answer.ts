@@ -73,27 +73,52 @@ export function estimateInputTokens(body: Record<string, unknown>): number {
   return tokens({ system: body.system, messages: body.messages, tools: body.tools });
 }
 
+/** A request part without its cache_control markers: the cache keys on content, not on markers. */
+function unmarked(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value ?? null, (key, v: unknown) => (key === 'cache_control' ? undefined : v)));
+}
+
+const marked = (value: unknown): boolean => JSON.stringify(value ?? null).includes('"cache_control"');
+
 /**
- * Usage: input = bytes/4 of {system, messages, tools}; output = bytes/4 of the content. With a
- * cache_control marker, the tools+system prefix is reported as cache creation the first time this
- * stub sees that prefix and as a cache read after, and is then not counted in input_tokens.
+ * Usage: input = bytes/4 of {system, messages, tools}; output = bytes/4 of the content. Caching as the
+ * API does it, by prefix (tools, then system, then messages): a `cache_control` marker writes the
+ * prefix up to it (cache creation) unless it is cached already; a request reads the longest cached
+ * prefix that ends at or before its last marker (at the tools+system boundary or a message boundary;
+ * the API's 20-block lookback is not modelled). Read and written tokens are not counted in
+ * input_tokens.
  */
 function usageFor(body: Record<string, unknown>, content: Block[], cache: Set<string>): Usage {
-  let input = estimateInputTokens(body);
+  const total = estimateInputTokens(body);
+  const messages = (body.messages ?? []) as Message[];
+  // A string is the same content as one text block (the last message is sent as blocks to carry a marker).
+  const asBlocks = (content: unknown): unknown => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
+  const head = { tools: unmarked(body.tools), system: unmarked(asBlocks(body.system)) };
+  const plain = messages.map((m) => ({ role: m.role, content: unmarked(asBlocks(m.content)) }));
+  const key = (count: number): string =>
+    createHash('sha1').update(JSON.stringify({ head, messages: plain.slice(0, count) })).digest('hex');
+  const size = (count: number): number => tokens({ ...head, messages: plain.slice(0, count) });
+  // Prefix k: the tools and system, and the first k messages. Markers end prefixes.
+  const ends: number[] = [];
+  if (marked(body.tools) || marked(body.system)) ends.push(0);
+  messages.forEach((m, i) => marked(m.content) && ends.push(i + 1));
+  if (!ends.length) return { input_tokens: total, output_tokens: tokens(content), cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+  const last = ends[ends.length - 1]!;
   let read = 0;
-  let created = 0;
-  const raw = JSON.stringify({ tools: body.tools, system: body.system });
-  if (raw.includes('"cache_control"')) {
-    const prefix = tokens({ tools: body.tools, system: body.system });
-    const key = createHash('sha1').update(raw).digest('hex');
-    if (cache.has(key)) read = prefix;
-    else {
-      created = prefix;
-      cache.add(key);
+  for (let k = last; k >= 0; k--) {
+    if (cache.has(key(k))) {
+      read = size(k);
+      break;
     }
-    input = Math.max(1, input - prefix);
   }
-  return { input_tokens: input, output_tokens: tokens(content), cache_read_input_tokens: read, cache_creation_input_tokens: created };
+  const created = cache.has(key(last)) ? 0 : Math.max(0, size(last) - read);
+  for (const k of ends) cache.add(key(k));
+  return {
+    input_tokens: Math.max(1, total - read - created),
+    output_tokens: tokens(content),
+    cache_read_input_tokens: read,
+    cache_creation_input_tokens: created,
+  };
 }
 
 export function answer(scenarioName: string, scenario: ParsedScenario, body: Record<string, unknown>, cache: Set<string>): Answer {

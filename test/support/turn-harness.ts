@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
-import { startStubModel, type Scenario, type StubModel } from '../../src/stub';
+import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../../src/stub';
 import { McpPool, parseConfig } from '../../src/mcp';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig, type ClaudeConfigInput } from '../../src/claude/config';
@@ -20,6 +20,12 @@ import { NativeConnection as NC } from '@temporalio/worker';
 
 /** Looks like a key, is not one; the secret-scan test searches histories for it. */
 export const TEST_API_KEY = 'test-anthropic-key-4f2b9d-never-in-history';
+
+/** The question of a recorded Claude request (the first message, a string or, with a cache marker, a text block). */
+export function questionOf(r: RecordedRequest): unknown {
+  const content = r.body?.messages?.[0]?.content as unknown;
+  return Array.isArray(content) ? (content[0] as { text?: string } | undefined)?.text : content;
+}
 
 export interface TurnHarness {
   stub: StubModel;

@@ -92,7 +92,7 @@ describe('callClaude', () => {
     expect(JSON.parse(JSON.stringify(streamed))).toEqual(streamed);
   });
 
-  it('puts cache_control on the last tool and the system prompt only', async () => {
+  it('puts cache_control on the last tool, the system prompt and the last user message only', async () => {
     const out = await callClaude(client, base());
     const body = stub.requests[0]?.body;
     expect(body.system).toEqual([
@@ -100,7 +100,7 @@ describe('callClaude', () => {
     ]);
     expect(body.tools[0]).not.toHaveProperty('cache_control');
     expect(body.tools[1].cache_control).toEqual({ type: 'ephemeral' });
-    expect(JSON.stringify(body.messages)).not.toContain('cache_control');
+    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'say hi', cache_control: { type: 'ephemeral' } }] }]);
     expect(body).not.toHaveProperty('tool_choice');
     expect(body).not.toHaveProperty('thinking');
     expect(out.usage.cacheCreationInputTokens).toBeGreaterThan(0);

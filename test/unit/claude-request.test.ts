@@ -25,6 +25,27 @@ describe('buildMessageParams', () => {
     expect(i.tools[1]).not.toHaveProperty('cache_control');
   });
 
+  it('puts cache_control on the last block of the last user message, copying only that message', () => {
+    const i = input();
+    const p = buildMessageParams(i);
+    expect(p.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }]);
+    expect(i.messages).toEqual([{ role: 'user', content: 'hi' }]);
+
+    const assistant = { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 't1', name: 'a', input: {} }] };
+    const results = { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 't1', content: 'one' }] };
+    const later = { ...input(), messages: [{ role: 'user' as const, content: 'hi' }, assistant, results] };
+    const q = buildMessageParams(later);
+    expect(q.messages[0]).toBe(later.messages[0]);
+    expect(q.messages[1]).toBe(assistant); // Claude's content goes back untouched
+    expect(q.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'one', cache_control: { type: 'ephemeral' } }] });
+    expect(results.content[0]).not.toHaveProperty('cache_control');
+
+    // A conversation ending on an assistant message (a prefill) gets no message breakpoint.
+    const prefill = buildMessageParams({ ...input(), messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Sure' }] });
+    expect(prefill.messages[1]).toEqual({ role: 'assistant', content: 'Sure' });
+    expect(buildMessageParams(i, { cache: false }).messages).toBe(i.messages);
+  });
+
   it('sends plain system and tools with caching off', () => {
     const p = buildMessageParams(input(), { cache: false });
     expect(p.system).toBe('be brief');

@@ -100,7 +100,7 @@ describe('formatResponse', () => {
     expect(body.tools[0].cache_control).toEqual({ type: 'ephemeral' });
     expect(body.system[0].text).toBe(`Be helpful.\n\n${FORMATTER_INSTRUCTIONS}`);
     expect(body.messages).toHaveLength(5);
-    expect(body.messages[4]).toEqual({ role: 'user', content: FINAL_ANSWER_REQUEST });
+    expect(body.messages[4]).toEqual({ role: 'user', content: [{ type: 'text', text: FINAL_ANSWER_REQUEST, cache_control: { type: 'ephemeral' } }] });
     expect(out.usage).toEqual(answered(stub.requests));
     expect(out.costUsd).toBeUndefined();
   });

@@ -93,3 +93,31 @@ it('injects faults with retry-after, counted per question', async () => {
   await expect(call('a')).resolves.toMatchObject({ content: [{ type: 'text', text: 'fine' }] });
   await expect(call('b')).rejects.toThrow(); // another question has its own count
 });
+
+it('caches by prefix like the API: a marker writes the prefix up to it, the next step reads it back', async () => {
+  const eph = { type: 'ephemeral' as const };
+  const marked = [{ ...tools[0]!, cache_control: eph }];
+  const question = `cache me ${Date.now()}`;
+  const first = await client.messages.create({
+    model: 'tools', max_tokens: 100, tools: marked,
+    messages: [{ role: 'user', content: [{ type: 'text', text: question, cache_control: eph }] }],
+  });
+  expect(first.usage.cache_read_input_tokens).toBe(0);
+  expect(first.usage.cache_creation_input_tokens).toBeGreaterThan(0);
+  // Step 2 repeats step 1's conversation (markers moved to the new last message) and adds to it.
+  const second = await client.messages.create({
+    model: 'tools', max_tokens: 100, tools: marked,
+    messages: [
+      { role: 'user', content: question },
+      { role: 'assistant', content: first.content as Anthropic.ContentBlockParam[] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: (first.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock).id, content: 'hi', cache_control: eph }] },
+    ],
+  });
+  // It reads everything step 1 wrote (the tools and the question) and writes only what is new.
+  expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_read_input_tokens! + first.usage.cache_creation_input_tokens!);
+  expect(second.usage.cache_creation_input_tokens).toBeGreaterThan(0);
+  // Without markers nothing is cached or read.
+  const plain = await client.messages.create({ model: 'tools', max_tokens: 100, tools, messages: [{ role: 'user', content: question }] });
+  expect(plain.usage.cache_read_input_tokens).toBe(0);
+  expect(plain.usage.cache_creation_input_tokens).toBe(0);
+});

@@ -6,10 +6,11 @@
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { batchChildId, batchWorkflowId, type BatchInput, type BatchProgress } from '../../src/core/batch';
 import type { Scenario } from '../../src/stub';
-import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
+import { questionOf, startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 
 jest.setTimeout(120_000);
+
 
 const scenarios: Record<string, Scenario> = {
   quick: {
@@ -53,7 +54,7 @@ function batchInput(name: string, items: Array<{ id: string; model: string }>): 
 
 async function waitForSlowCall(question: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if (h.stub.requests.some((r) => r.scenario === 'slow' && r.body?.messages?.[0]?.content === question)) return;
+    if (h.stub.requests.some((r) => r.scenario === 'slow' && questionOf(r) === question)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`no Claude call for "${question}"`);

@@ -9,10 +9,11 @@ import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temp
 import { SA_MODEL, SA_STATUS } from '../../src/core/search-attributes';
 import type { Scenario } from '../../src/stub';
 import { cancelTurn, getTurnProgress, startChatTurn } from '../../src/client/chat-turn-client';
-import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
+import { questionOf, startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 
 jest.setTimeout(120_000);
+
 
 const text = (t: string) => ({ type: 'text' as const, text: t });
 const use = (name: string, input: Record<string, unknown>) => ({ type: 'tool_use' as const, name, input });
@@ -239,7 +240,7 @@ it('fails a bad input started without the client at once, naming every bad field
 
 it('cancels a turn in the middle of a Claude call: the run ends cancelled at once, the HTTP request is aborted, the status says so', async () => {
   const handle = await startChatTurn(h.client, { question: 'cancel me mid call', model: 'slow' }, { taskQueue: h.taskQueue, workflowId: `cancel-${Date.now()}` });
-  const inFlight = async () => h.stub.requests.find((r) => r.scenario === 'slow' && r.body?.messages?.[0]?.content === 'cancel me mid call');
+  const inFlight = async () => h.stub.requests.find((r) => r.scenario === 'slow' && questionOf(r) === 'cancel me mid call');
   for (let i = 0; i < 100 && !(await inFlight()); i++) await new Promise((r) => setTimeout(r, 50));
   const request = (await inFlight())!;
   expect(request).toBeDefined();
@@ -263,6 +264,8 @@ it('cancels a turn in the middle of a Claude call: the run ends cancelled at onc
 it('cancels a turn during a tool call: cancelled, not a tool failure handed back to Claude', async () => {
   const before = h.stub.requests.filter((r) => r.scenario === 'slow-tool').length;
   const handle = await startChatTurn(h.client, { question: 'cancel me mid tool', model: 'slow-tool' }, { taskQueue: h.taskQueue, workflowId: `cancel-tool-${Date.now()}` });
+  // Asked at once: the query is answered even before the turn's start (its local activity) is done.
+  await expect(getTurnProgress(handle)).resolves.toHaveProperty('phase');
   for (let i = 0; i < 100 && (await getTurnProgress(handle)).phase !== 'calling-tools'; i++) await new Promise((r) => setTimeout(r, 50));
   expect((await getTurnProgress(handle)).toolCalls.map((c) => c.status)).toEqual(['running']);
   const t0 = Date.now();

@@ -172,6 +172,10 @@ it('sums usage exactly over every answered call (formatter included) and prices 
   const expected = answered.reduce((u, r) => addUsage(u, fromApiUsage(r.usage!)), ZERO_USAGE);
   expect(result.usage).toEqual(expected);
   expect(result.usage.cacheCreationInputTokens + result.usage.cacheReadInputTokens).toBeGreaterThan(0);
+  // The conversation breakpoint: step 2 reads back all that step 1 read or wrote (tools, system, question).
+  const [s1, s2] = answered.filter((r) => r.kind === 'step').map((r) => r.usage!);
+  expect(s2!.cache_read_input_tokens).toBe(s1!.cache_read_input_tokens + s1!.cache_creation_input_tokens);
+  expect(s2!.cache_read_input_tokens).toBeGreaterThan(s1!.cache_read_input_tokens);
   const prices = makePriceTable();
   const cost = answered.reduce((c, r) => c + prices.costOf(fromApiUsage(r.usage!), 'claude-sonnet-4-6').usd, 0);
   expect(result.costUsd).toBeCloseTo(cost, 10);
