@@ -22,7 +22,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ChatTurnInput } from '../src/core/turn-input';
-import { SA_BATCH, SA_MODEL, SA_STATUS } from '../src/core/search-attributes';
+import { SA_BATCH, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
 import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
 import type { chatTurn } from './chat-turn';
 
@@ -78,11 +78,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
         staticSummary: summary(item.input.question),
         staticDetails: `batch **${input.name}**, item ${item.id} (#${index + 1})`,
         // Set at start, so the child need not upsert them (one command and visibility write fewer).
-        typedSearchAttributes: [
-          { key: SA_BATCH, value: input.name },
-          { key: SA_STATUS, value: 'running' },
-          ...(item.input.model ? [{ key: SA_MODEL, value: item.input.model }] : []),
-        ],
+        typedSearchAttributes: turnStartSearchAttributes({ model: item.input.model, batch: input.name }),
       });
       await handle.result();
       progress.completed++;

@@ -82,7 +82,7 @@ const TRANSCRIPT_BY_QUERY = 'transcript-by-query';
 const INPUT_CHECKED_LOCALLY = 'input-checked-locally';
 /**
  * One local activity checks the input and lists the tools, where the turn had a local one and then
- * an activity: one workflow task, one activity task and six events fewer per turn. It implies both
+ * an activity: one workflow task, one activity task and eight events fewer per turn. It implies both
  * patches above without recording them (each patch costs a marker and a search-attribute upsert).
  * Histories recorded before replay through the older patches.
  */
@@ -101,8 +101,8 @@ function claudeOptions(): ActivityOptions {
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   };
 }
-/** Each server's listing is bounded by its `listTimeoutMs`, well under this. */
-const LIST_TOOLS_OPTIONS: ActivityOptions = {
+/** Each server's listing is bounded by its `listTimeoutMs`, well under this. Also the local prepareTurn's. */
+const LIST_TOOLS_OPTIONS: Pick<ActivityOptions, 'startToCloseTimeout' | 'retry'> = {
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 };
@@ -153,7 +153,7 @@ class Turn {
   costUsd = 0;
   readonly toolCalls: ToolCallRecord[] = [];
   readonly toolArtifacts: Artifact[] = [];
-  readonly progress: TurnProgress = { phase: 'listing-tools', step: 0, toolCalls: [], usage: ZERO_USAGE, costUsd: 0 };
+  readonly progress: TurnProgress = startingProgress();
   /** Signature → result of every tool call run in this turn (design note 01's repeated-call check). */
   private readonly seen = new Map<string, Promise<ToolResultEntry>>();
   catalog: ToolCatalog = { tools: [], targets: {}, dropped: [] };
@@ -443,7 +443,7 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
   // Queries are answered from the first workflow task on, before the turn's start has finished, so
   // a progress query right after the start is answered (queries leave no trace in history).
   const current: { turn?: Turn } = {};
-  setHandler(progressQuery, () => current.turn?.progress ?? { phase: 'listing-tools', step: 0, toolCalls: [], usage: ZERO_USAGE, costUsd: 0 });
+  setHandler(progressQuery, () => current.turn?.progress ?? startingProgress());
   setHandler(transcriptQuery, (count: number) =>
     current.turn ? { messages: current.turn.messages.slice(0, count), tools: current.turn.catalog.tools } : { messages: [], tools: [] },
   );
@@ -468,10 +468,9 @@ async function runTurn(
 ): Promise<ChatTurnResult> {
   let listed: ListToolsOutput | undefined;
   if (preparedLocally) {
-    listed = await local({ startToCloseTimeout: LIST_TOOLS_OPTIONS.startToCloseTimeout, retry: LIST_TOOLS_OPTIONS.retry }, 'check input, list tools')
-      .prepareTurn(rawInput);
+    listed = await local(LIST_TOOLS_OPTIONS, 'check input, list tools', (acts) => acts.prepareTurn(rawInput));
   } else if (checkedLocally) {
-    await local({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } }, 'check input').checkTurnInput(rawInput);
+    await local({ startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } }, 'check input', (acts) => acts.checkTurnInput(rawInput));
   }
   const input = applyTurnDefaults(rawInput);
   const turn = new Turn(input, preparedLocally);
@@ -544,25 +543,29 @@ async function runTurn(
 }
 
 /**
- * The turn's local activities. A bad input fails them with a non-retryable `InvalidTurnInput`,
- * which is rethrown as the workflow's own failure (not wrapped in an ActivityFailure) so the run
- * fails at once, naming every bad field.
+ * Runs one of the turn's local activities. A bad input fails them with a non-retryable
+ * `InvalidTurnInput`, which is rethrown as the workflow's own failure (not wrapped in an
+ * ActivityFailure) so the run fails at once, naming every bad field.
  */
-function local(options: Pick<ActivityOptions, 'startToCloseTimeout' | 'retry'>, summary: string): TurnLocalActivities {
-  const acts = proxyLocalActivities<TurnLocalActivities>({ ...options, summary });
-  const unwrapped = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      try {
-        return await fn(...args);
-      } catch (err) {
-        const cause = err instanceof ActivityFailure ? err.cause : undefined;
-        if (cause instanceof ApplicationFailure && cause.type === INVALID_TURN_INPUT) {
-          throw ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: cause.message, nonRetryable: true, details: cause.details ?? undefined });
-        }
-        throw err;
-      }
-    };
-  return { checkTurnInput: unwrapped(acts.checkTurnInput), prepareTurn: unwrapped(acts.prepareTurn) };
+async function local<R>(
+  options: Pick<ActivityOptions, 'startToCloseTimeout' | 'retry'>,
+  summary: string,
+  call: (acts: TurnLocalActivities) => Promise<R>,
+): Promise<R> {
+  try {
+    return await call(proxyLocalActivities<TurnLocalActivities>({ ...options, summary }));
+  } catch (err) {
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === INVALID_TURN_INPUT) {
+      throw ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: cause.message, nonRetryable: true, details: cause.details ?? undefined });
+    }
+    throw err;
+  }
+}
+
+/** What the progress query answers before the turn has done anything. */
+function startingProgress(): TurnProgress {
+  return { phase: 'listing-tools', step: 0, toolCalls: [], usage: ZERO_USAGE, costUsd: 0 };
 }
 
 function withoutTools<T extends { tools: Tool[] }>(c: T): Omit<T, 'tools'> {

@@ -6,7 +6,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../core/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
-import { SA_BATCH, SA_MODEL, SA_STATUS } from '../core/search-attributes';
+import { turnStartSearchAttributes } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../worker/task-queues';
 import { newTurnId } from './turn-id';
 
@@ -58,11 +58,7 @@ export async function startChatTurn(
     args: [input],
     staticSummary: oneLine(params.question),
     staticDetails: staticDetails(params),
-    typedSearchAttributes: [
-      { key: SA_STATUS, value: 'running' },
-      ...(params.model ? [{ key: SA_MODEL, value: params.model }] : []),
-      ...(options.batch ? [{ key: SA_BATCH, value: options.batch }] : []),
-    ],
+    typedSearchAttributes: turnStartSearchAttributes({ model: params.model, batch: options.batch }),
   });
 }
 

@@ -5,7 +5,7 @@
  * The search attributes mcp-turns sets on its workflows, kept in one place: `mcp-turns server`
  * registers exactly this list on the dev server, and the README lists it for real clusters.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 
 export const SA_BATCH = defineSearchAttributeKey('McpTurnsBatch', SearchAttributeType.KEYWORD);
 export const SA_STATUS = defineSearchAttributeKey('McpTurnsStatus', SearchAttributeType.KEYWORD);
@@ -26,6 +26,18 @@ export const SEARCH_ATTRIBUTES = [
   SA_OUTPUT_TOKENS,
   SA_COST_USD,
 ] as const;
+
+/**
+ * What a turn's starter sets (the client, or a batch for its children): status `running`, the model
+ * when the input names one, and the batch. The workflow upserts only what is missing at its start.
+ */
+export function turnStartSearchAttributes({ model, batch }: { model?: string; batch?: string }): SearchAttributePair[] {
+  return [
+    { key: SA_STATUS, value: 'running' },
+    ...(model ? [{ key: SA_MODEL, value: model }] : []),
+    ...(batch ? [{ key: SA_BATCH, value: batch }] : []),
+  ];
+}
 
 /** `temporal server start-dev --search-attribute` wants `Name=Type` with these type names. */
 const CLI_TYPE_NAMES: Record<string, string> = {

@@ -234,7 +234,7 @@ function resolveEntry(name: string, s: ServerEntry) {
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 export const SERVER_NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9 _ -';
 
-export const MISPLACED_PRICING =
+const MISPLACED_PRICING =
   'model prices go under claude.pricing (e.g. claude: { pricing: { claude-sonnet-4-6: { input: 3, output: 15 } } }), not at the top level';
 
 /** An object section owned by another module: only its being an object is checked here. */
