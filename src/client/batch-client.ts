@@ -8,7 +8,7 @@ import type { chatBatch } from '../../workflows/batch';
 import { batchChildId, batchWorkflowId, type BatchItem, type BatchProgress } from '../core/batch';
 import type { ChatTurnResult } from '../core/turn-result';
 import { SA_BATCH } from '../core/search-attributes';
-import { DEFAULT_TASK_QUEUE } from '../worker/task-queues';
+import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { describeFailure } from './describe-failure';
 
 export interface BatchItemOutcome {

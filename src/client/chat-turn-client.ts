@@ -7,7 +7,7 @@ import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../core/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { turnStartSearchAttributes } from '../core/search-attributes';
-import { DEFAULT_TASK_QUEUE } from '../worker/task-queues';
+import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { newTurnId } from './turn-id';
 
 export type ChatTurnHandle = WorkflowHandle<typeof chatTurn>;

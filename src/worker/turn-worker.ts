@@ -13,7 +13,7 @@ import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
 import { TranscriptCache } from '../claude/transcript-cache';
 import type { ListToolsOutput } from '../core/contracts';
-import { claudeTaskQueue } from './task-queues';
+import { claudeTaskQueue } from '../core/task-queues';
 import { workflowSource } from './workflow-bundle';
 
 export interface TurnWorkerOptions {

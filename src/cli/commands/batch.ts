@@ -5,7 +5,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { connectOrFail } from '../connect';
 import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
 import { parseBatchLines } from '../../core/batch-lines';
-import { taskQueueFromEnv } from '../../worker/task-queues';
+import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { batchSummary, resultLine, type ResultLine } from '../batch-results';
 

@@ -5,7 +5,7 @@ import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../clien
 import { workflowUrl } from '../../client/ui-link';
 import { ChatTurnInputError, type ChatTurnInput } from '../../core/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
-import { taskQueueFromEnv } from '../../worker/task-queues';
+import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
 import { describeFailure } from '../../client/describe-failure';

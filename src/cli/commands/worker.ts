@@ -4,7 +4,8 @@ import { createClaudeClient, ClaudeClientConfigError } from '../../claude/client
 import { McpPool } from '../../mcp';
 import { createTurnWorkers } from '../../worker/turn-worker';
 import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
-import { taskQueueFromEnv, claudeTaskQueue } from '../../worker/task-queues';
+import { claudeTaskQueue } from '../../core/task-queues';
+import { taskQueueFromEnv } from '../task-queue';
 import { CliError } from '../cli-error';
 import { installTelemetry } from '../../worker/telemetry';
 import { poolMetrics } from '../../worker/metrics';

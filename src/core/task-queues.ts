@@ -4,10 +4,11 @@
  * Temporal's own worker options (batch fan-out must not turn into a 429 storm). The workflow derives
  * the Claude queue from its own queue, so no setting has to be kept in step between client and worker.
  */
+
+/** The queue turns and batches run on when the caller names none. */
 export const DEFAULT_TASK_QUEUE = 'mcp-turns';
 
-export function taskQueueFromEnv(flag?: string): string {
-  return flag ?? process.env.MCP_TURNS_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+/** The queue Claude activities run on, derived from the turn's own task queue. */
+export function claudeTaskQueue(turnTaskQueue: string): string {
+  return `${turnTaskQueue}-claude`;
 }
-
-export { claudeTaskQueue } from '../core/task-queue-names';
