@@ -1,6 +1,8 @@
 /**
- * The Claude activities: thin wrappers that bind the worker's client and config to the logic in
- * src/claude and src/formatter, and connect it to the activity context (heartbeats, cancellation).
+ * The Claude activities: thin wrappers that bind the worker's client and config to the Claude edge
+ * (src/claude) and connect it to the activity context (heartbeats, cancellation). Each reads its
+ * conversation by reference: from this worker's copy of the turn's previous call when the digest
+ * matches, else from the workflow's `transcript` query.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
@@ -9,11 +11,19 @@ import { ClaudeFailureType } from '../src/claude/errors';
 import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
 import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
-import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput, TranscriptSnapshot } from '../src/core/contracts';
-import { TRANSCRIPT_QUERY } from '../src/core/transcript';
+import type {
+  ClaudeCallInput,
+  ClaudeCallOutput,
+  FormatResponseInput,
+  FormatResponseOutput,
+  TranscriptRef,
+  TranscriptSnapshot,
+} from '../src/core/contracts';
+import { transcriptQuery } from '../src/core/queries';
 import type { ClaudeMetrics } from '../src/worker/metrics';
 import { TranscriptCache } from '../src/claude/transcript-cache';
 import { formatResponse as runFormatter } from '../src/formatter/format-response';
+import { heartbeatingWhile } from './heartbeat';
 
 export interface ClaudeActivityDeps {
   /** From `createClaudeClient()`: `maxRetries: 0`, so Temporal alone retries. */
@@ -25,53 +35,30 @@ export interface ClaudeActivityDeps {
   transcripts?: TranscriptCache;
 }
 
-/**
- * The conversation an activity works on: its own input (runs recorded before transcripts went by
- * reference), this worker's copy from the turn's previous call when its digest matches, or the
- * workflow's transcript query.
- */
-async function withConversation<T extends ClaudeCallInput | FormatResponseInput>(
-  input: T,
-  cache: TranscriptCache,
-): Promise<{ input: T; snapshot?: TranscriptSnapshot }> {
-  if (!input.transcript) return { input };
-  const ref = input.transcript;
-  let snapshot = cache.lookup(ref);
-  if (!snapshot) {
-    snapshot = await Context.current()
-      .client.workflow.getHandle(ref.workflowId, ref.runId)
-      .query<TranscriptSnapshot, [number]>(TRANSCRIPT_QUERY, ref.count);
-    if (snapshot.messages.length !== ref.count) {
-      throw ApplicationFailure.create({ type: 'TranscriptMismatch', message: `transcript query returned ${snapshot.messages.length} messages, expected ${ref.count}` });
-    }
+/** The conversation behind a reference: this worker's copy when it matches, else the workflow's query. */
+async function readTranscript(ref: TranscriptRef, cache: TranscriptCache): Promise<TranscriptSnapshot> {
+  const held = cache.lookup(ref);
+  if (held) return held;
+  const snapshot = await Context.current().client.workflow.getHandle(ref.workflowId, ref.runId).query(transcriptQuery, ref.count);
+  if (snapshot.messages.length !== ref.count) {
+    throw ApplicationFailure.create({ type: 'TranscriptMismatch', message: `transcript query returned ${snapshot.messages.length} messages, expected ${ref.count}` });
   }
-  const withMessages = 'tools' in input ? { ...input, messages: snapshot.messages, tools: snapshot.tools } : { ...input, messages: snapshot.messages };
-  return { input: withMessages, snapshot };
+  return snapshot;
 }
 
-/** How often a Claude activity heartbeats while it waits (the workflow's heartbeat timeout is 10 s). */
-const HEARTBEAT_EVERY_MS = 2000;
-
 /**
- * Heartbeats on a timer while a call is in flight, streamed or not: a worker that dies mid-call is
- * noticed within the heartbeat timeout (not after start-to-close), and cancellation is delivered.
+ * Runs a call while heartbeating, and says which attempt failed. A 429 without `retry-after` (a
+ * spend cap does not clear in minutes) becomes final after `maxSpendCapAttempts`, saying why.
  */
-async function whileBeating<T>(fn: () => Promise<T>, maxSpendCapAttempts: number): Promise<T> {
+async function claudeCall<T>(maxSpendCapAttempts: number, fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
-    return await fn();
+    return await heartbeatingWhile(ctx, fn);
   } catch (err) {
     throw withAttempt(err, ctx.info.attempt, maxSpendCapAttempts);
-  } finally {
-    clearInterval(timer);
   }
 }
 
-/**
- * Says which attempt failed, and bounds 429s without `retry-after` (a spend cap does not clear in
- * minutes): after `maxSpendCapAttempts` the failure becomes final, with a message that says why.
- */
 function withAttempt(err: unknown, attempt: number, maxSpendCapAttempts: number): unknown {
   if (!(err instanceof ApplicationFailure)) return err;
   const capped = err.type === ClaudeFailureType.RateLimitedNoRetryAfter && attempt >= maxSpendCapAttempts;
@@ -86,7 +73,7 @@ function withAttempt(err: unknown, attempt: number, maxSpendCapAttempts: number)
   return err;
 }
 
-/** Builds the `claude` and `formatResponse` activities (see `ChatTurnActivities`). */
+/** Builds the `claude` and `formatResponse` activities. */
 export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
   const transcripts = deps.transcripts ?? new TranscriptCache();
@@ -96,7 +83,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     const ctx = Context.current();
     return {
       signal: ctx.cancellationSignal,
-      // Heartbeats are what deliver cancellation to a running activity.
+      // Stream events are progress too: a long streamed reply keeps heartbeating.
       onProgress: () => ctx.heartbeat(),
       stream: deps.config.stream,
       cache: deps.config.promptCaching,
@@ -108,15 +95,16 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   return {
     /** One Claude call of the tool loop. */
     async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
-      const out = await whileBeating(async () => {
-        const { input: full, snapshot } = await withConversation(input, transcripts);
-        const reply = await callClaude(deps.client, full, options());
-        if (input.transcript && snapshot) transcripts.remember(input.transcript, snapshot, reply.content);
+      const { transcript, step, ...request } = input;
+      const out = await claudeCall(deps.config.maxSpendCapAttempts, async () => {
+        const snapshot = await readTranscript(transcript, transcripts);
+        const reply = await callClaude(deps.client, { ...request, messages: snapshot.messages, tools: snapshot.tools }, options());
+        transcripts.remember(transcript, snapshot, reply.content);
         return reply;
-      }, deps.config.maxSpendCapAttempts);
+      });
       deps.metrics?.record('claude', out.model, out.usage, out.stopReason ?? 'none');
       Context.current().log.debug('claude call', {
-        step: input.step,
+        step,
         model: out.model,
         stopReason: out.stopReason,
         requestId: out.requestId,
@@ -130,11 +118,12 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
 
     /** The final, forced `response_formatter` call (with repair and fallbacks). */
     async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
-      const out = await whileBeating(async () => {
-        const { input: full } = await withConversation(input, transcripts);
-        return runFormatter(deps.client, full, options());
-      }, deps.config.maxSpendCapAttempts);
-      if (input.transcript) transcripts.forget(input.transcript);
+      const { transcript, ...request } = input;
+      const out = await claudeCall(deps.config.maxSpendCapAttempts, async () => {
+        const snapshot = await readTranscript(transcript, transcripts);
+        return runFormatter(deps.client, { ...request, messages: snapshot.messages }, options());
+      });
+      transcripts.forget(transcript);
       Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });
       deps.metrics?.record('formatter', input.model, out.usage, out.mode);
       return out;
@@ -142,4 +131,5 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   };
 }
 
+/** The Claude activities' type: what the workflow schedules and the worker registers. */
 export type ClaudeActivities = ReturnType<typeof makeClaudeActivities>;

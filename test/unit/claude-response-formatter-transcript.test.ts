@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { MessageParam } from '../../src/core/contracts';
-import { isForcedToolRefusal, withFinalRequest } from '../../src/formatter/format-response';
+import { isForcedToolRefusal, withFinalRequest } from '../../src/claude/response-formatter';
 
 const ASK = 'give the answer';
 

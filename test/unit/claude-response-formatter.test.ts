@@ -6,7 +6,7 @@ import { makePriceTable } from '../../src/claude/pricing';
 import type { FormatResponseInput, MessageParam } from '../../src/core/contracts';
 import { FORMATTER_INSTRUCTIONS, FORMATTER_TOOL_NAME } from '../../src/core/formatter-schema';
 import { addUsage, fromApiUsage, ZERO_USAGE, type TokenUsage } from '../../src/core/usage';
-import { FALLBACK_THINKING, FINAL_ANSWER_REQUEST, formatResponse } from '../../src/formatter/format-response';
+import { FALLBACK_THINKING, FINAL_ANSWER_REQUEST, formatResponse } from '../../src/claude/response-formatter';
 import { startStubModel, type RecordedRequest, type StubModel } from '../../src/stub';
 
 const good = { thinking: 'short', conversation: [{ type: 'text', content: 'The echo said **hi**.' }] };
