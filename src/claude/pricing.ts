@@ -62,7 +62,7 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freez
   'claude-opus-4-0': price(15, 75),
   'claude-opus-4': price(15, 75),
   'claude-3-opus': price(15, 75),
-  // Sonnet 5.5 cache hits were cut to 0.05 × input on 2026-10-07.
+  // Sonnet 5.5 cache hits cost 0.05 × input.
   'claude-sonnet-5-5': price(2, 10, 2.5, 0.1),
   'claude-sonnet-5': price(2, 10),
   'claude-sonnet-4-6': price(3, 15),

@@ -1,6 +1,7 @@
 /**
- * Recorded histories of real turns (recorded by test/workflow tests with MCP_TURNS_RECORD=1) must
- * replay against today's workflow code; an incompatible change must be caught.
+ * Every recorded history of a real turn in histories/ must replay against the current workflow code,
+ * and an incompatible change must be caught. When a change alters history, the histories are
+ * re-recorded: README, "Changing workflow code that alters history".
  */
 import fs from 'node:fs';
 import path from 'node:path';
