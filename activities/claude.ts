@@ -22,7 +22,7 @@ import type {
 import { transcriptQuery } from '../src/core/queries';
 import type { ClaudeMetrics } from '../src/worker/metrics';
 import { TranscriptCache } from '../src/claude/transcript-cache';
-import { formatResponse as runFormatter } from '../src/formatter/format-response';
+import { formatResponse as runFormatter } from '../src/claude/response-formatter';
 import { heartbeatingWhile } from './heartbeat';
 
 export interface ClaudeActivityDeps {

@@ -1,14 +1,15 @@
 /**
- * The local activities that start a chat turn (see TurnLocalActivities): the input check, and the
- * input check plus the tool listing. The workflow gets a clear, non-retryable failure naming every
- * bad field without loading zod into its sandbox.
+ * The start of a chat turn, a local activity: checks the input against its schema (zod stays out
+ * of the workflow sandbox) and lists the tools of the turn's servers with the worker's turn
+ * defaults. A bad input fails non-retryably with type `InvalidTurnInput`, naming every bad field.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { ChatTurnInputError, parseChatTurnInput, type ChatTurnParams } from '../src/core/turn-input';
-import { INVALID_TURN_INPUT, type ListToolsInput, type ListToolsOutput, type TurnLocalActivities } from '../src/core/contracts';
+import type { ListToolsOutput } from '../src/core/contracts';
+import { INVALID_TURN_INPUT } from '../src/core/failure-types';
+import { ChatTurnInputError, parseChatTurnInput, type ResolvedTurnInput } from '../src/core/turn-input';
 import type { McpPool } from '../src/mcp/pool';
 
-function checked(input: unknown): ChatTurnParams {
+function checked(input: unknown): ResolvedTurnInput {
   try {
     return parseChatTurnInput(input);
   } catch (err) {
@@ -23,19 +24,17 @@ export interface TurnStartDeps {
   turnDefaults: NonNullable<ListToolsOutput['turnDefaults']>;
 }
 
-export function makeTurnStartActivities({ pool, turnDefaults }: TurnStartDeps): TurnLocalActivities {
+export function makeTurnStartActivities({ pool, turnDefaults }: TurnStartDeps) {
   return {
-    async checkTurnInput(input: unknown): Promise<void> {
-      checked(input);
-    },
-
-    // No heartbeats: a local activity has none; each server's listing is bounded by its listTimeoutMs,
+    // A local activity has no heartbeats: each server's listing is bounded by its listTimeoutMs,
     // and the SDK keeps the workflow task alive while a local activity runs.
     async prepareTurn(input: unknown): Promise<ListToolsOutput> {
       const { servers } = checked(input);
-      const request: ListToolsInput = servers ? { servers } : {};
-      const listed = await pool.listTools(request, { signal: Context.current().cancellationSignal });
+      const listed = await pool.listTools(servers ? { servers } : {}, { signal: Context.current().cancellationSignal });
       return { ...listed, turnDefaults };
     },
   };
 }
+
+/** The turn-start local activities' type: what the workflow schedules and the worker registers. */
+export type TurnStartActivities = ReturnType<typeof makeTurnStartActivities>;

@@ -10,9 +10,10 @@ import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../src/stub';
-import { McpPool, parseConfig } from '../src/mcp';
+import { McpPool } from '../src/mcp';
+import { parseConfig } from '../src/worker/worker-file';
 import { makeMcpActivities } from '../activities/mcp';
-import { makeClaudeActivities } from '../activities/claude';
+import { callClaude } from '../src/claude/call-claude';
 import { createClaudeClient } from '../src/claude/client';
 import { resolveClaudeConfig } from '../src/claude/config';
 import { createTurnWorkers } from '../src/worker/turn-worker';
@@ -71,18 +72,17 @@ async function main(): Promise<void> {
   const running = workers.run();
   const client = new Client({ connection: await Connection.connect({ address: server.address }) });
 
-  // The in-process loop: the same activities, the same transcript rules, no Temporal.
+  // The in-process loop: the same Claude edge and MCP activity, the same transcript rules, no Temporal.
   const mcp = makeMcpActivities(pool);
-  const claude = makeClaudeActivities({ client: claudeClient, config: claudeConfig });
   async function inProcess(model: string, question: string): Promise<void> {
     // A fresh mock context per turn, as Temporal gives each activity its own: one shared context's
     // cancellation signal would collect an abort listener per call (MaxListenersExceededWarning).
     const env = new MockActivityEnvironment();
-    const listed = (await env.run(mcp.listTools, {})) as Awaited<ReturnType<typeof mcp.listTools>>;
+    const listed = await pool.listTools();
     const catalog = buildToolCatalog(listed.tools, {}, 15);
     const messages: MessageParam[] = [{ role: 'user', content: question }];
     for (let step = 1; step <= 50; step++) {
-      const reply = (await env.run(claude.claude, { model, messages, tools: catalog.tools, maxTokens: 4096, step })) as Awaited<ReturnType<typeof claude.claude>>;
+      const reply = await callClaude(claudeClient, { model, messages, tools: catalog.tools, maxTokens: 4096 }, { cache: claudeConfig.promptCaching });
       messages.push({ role: 'assistant', content: reply.content });
       const uses = toolUses(reply.content);
       if (!uses.length) return;

@@ -11,7 +11,6 @@ import {
   WorkflowIdReusePolicy,
   condition,
   continueAsNew,
-  defineQuery,
   log,
   setCurrentDetails,
   setHandler,
@@ -24,9 +23,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ChatTurnInput } from '../src/core/turn-input';
 import { SA_BATCH, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
 import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
+import { batchProgressQuery } from '../src/core/queries';
 import type { chatTurn } from './chat-turn';
-
-export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 
 /** Children started per run before continuing as new (each child's result lands in this history). */
 const CHILDREN_PER_RUN = 250;

@@ -1,3 +1,3 @@
 // The workflow bundle's entry: every workflow type the worker registers.
-export { chatTurn, progressQuery, transcriptQuery } from './chat-turn';
-export { chatBatch, batchProgressQuery } from './batch';
+export { chatTurn } from './chat-turn';
+export { chatBatch } from './batch';

@@ -12,7 +12,7 @@ import type {
   TextBlockParam,
   ToolUnion,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ClaudeCallInput, ClaudeCallOutput, ContentBlock } from '../core/contracts';
+import type { ClaudeCallOutput, ClaudeRequest, ContentBlock } from '../core/contracts';
 import { fromApiUsage } from '../core/usage';
 import { toClaudeFailure, type ClaudeErrorPolicy } from './errors';
 import type { PriceTable } from './pricing';
@@ -21,7 +21,7 @@ import type { PriceTable } from './pricing';
 export interface CallClaudeOptions {
   /** Aborts the HTTP request (the activity's cancellation signal). */
   signal?: AbortSignal;
-  /** Called while the call is in flight, for activity heartbeats. */
+  /** Called on stream events (throttled), for activity heartbeats. */
   onProgress?: () => void;
   /** Use the streaming API; progress then follows the stream's events. @default false */
   stream?: boolean;
@@ -29,8 +29,6 @@ export interface CallClaudeOptions {
   cache?: boolean;
   /** Minimum time between two progress calls for stream events. @default 500 */
   progressThrottleMs?: number;
-  /** Progress is also reported on this period, so non-streamed calls heartbeat too. @default 5000 */
-  keepaliveMs?: number;
   /** Retry delays for rate limits. */
   errorPolicy?: Partial<ClaudeErrorPolicy>;
   /** When given, the output carries `costUsd`. */
@@ -67,7 +65,7 @@ function withConversationBreakpoint(messages: MessageParam[]): MessageParam[] {
  * breakpoints); the input is never mutated.
  */
 export function buildMessageParams(
-  input: ClaudeCallInput,
+  input: ClaudeRequest,
   { cache = true }: { cache?: boolean } = {},
 ): MessageCreateParamsNonStreaming {
   const params: MessageCreateParamsNonStreaming = {
@@ -100,13 +98,11 @@ export function buildMessageParams(
  */
 export async function callClaude(
   client: Anthropic,
-  input: ClaudeCallInput,
+  input: ClaudeRequest,
   opts: CallClaudeOptions = {},
 ): Promise<ClaudeCallOutput> {
   const params = buildMessageParams(input, { cache: opts.cache ?? true });
   const progress = progressReporter(opts.onProgress, opts.progressThrottleMs ?? 500);
-  const keepalive = opts.onProgress ? setInterval(progress.now, opts.keepaliveMs ?? 5000) : undefined;
-  keepalive?.unref();
   const requestOptions = opts.signal ? { signal: opts.signal } : {};
   try {
     let message: Message;
@@ -136,30 +132,21 @@ export async function callClaude(
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason ?? err;
     throw toClaudeFailure(err, opts.errorPolicy);
-  } finally {
-    if (keepalive) clearInterval(keepalive);
   }
 }
 
-/** Progress callbacks that never throw into the SDK, throttled for stream events. */
-function progressReporter(
-  onProgress: (() => void) | undefined,
-  throttleMs: number,
-): { now: () => void; throttled: () => void } {
+/** A progress callback that never throws into the SDK, called at most once per `throttleMs`. */
+function progressReporter(onProgress: (() => void) | undefined, throttleMs: number): { throttled: () => void } {
   let last = 0;
-  const now = (): void => {
-    if (!onProgress) return;
-    last = Date.now();
-    try {
-      onProgress();
-    } catch {
-      // A failed heartbeat must not fail the call; Temporal notices missing heartbeats itself.
-    }
-  };
   return {
-    now,
     throttled: () => {
-      if (Date.now() - last >= throttleMs) now();
+      if (!onProgress || Date.now() - last < throttleMs) return;
+      last = Date.now();
+      try {
+        onProgress();
+      } catch {
+        // A failed heartbeat must not fail the call; Temporal notices missing heartbeats itself.
+      }
     },
   };
 }

@@ -11,11 +11,14 @@ import {
   AnthropicError,
 } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
+import { CLAUDE_PROMPT_TOO_LONG } from '../core/failure-types';
 
 /** Failure types thrown by Claude activities (usable in `nonRetryableErrorTypes`). */
 export const ClaudeFailureType = {
   /** 400, 404, 413, 422 and other request errors: the same request cannot succeed. */
   InvalidRequest: 'ClaudeInvalidRequest',
+  /** A 400 saying the prompt does not fit the model's context window: the loop may trim and ask again. */
+  PromptTooLong: CLAUDE_PROMPT_TOO_LONG,
   /** 401 / 403: the key is missing, wrong or lacks access. */
   Auth: 'ClaudeAuth',
   /** 402: the organisation cannot be billed. */
@@ -84,11 +87,15 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 
 const MAX_MESSAGE_CHARS = 1000;
 
+/** How the API words a 400 for a prompt that does not fit the model's context window. */
+const PROMPT_TOO_LONG = /prompt is too long|context window|context length|too many (input )?tokens/i;
+
 /**
  * Maps any error from a Claude call to an {@link ApplicationFailure}:
  *
  * | status | type | retry |
  * |---|---|---|
+ * | 400 "prompt is too long" (context window) | `ClaudePromptTooLong` | no |
  * | 400, 404, 413, 422 (other 4xx too) | `ClaudeInvalidRequest` | no |
  * | 401, 403 | `ClaudeAuth` | no |
  * | 402 | `ClaudeBilling` | no |
@@ -184,7 +191,7 @@ function fromApiError(
     retryable = true;
   } else {
     // 400, 404, 413, 422 and any other 4xx: sending the same request again cannot help.
-    type = ClaudeFailureType.InvalidRequest;
+    type = status === 400 && PROMPT_TOO_LONG.test(err.apiMessage ?? err.message) ? ClaudeFailureType.PromptTooLong : ClaudeFailureType.InvalidRequest;
     retryable = false;
   }
   if (shouldRetry !== undefined) retryable = shouldRetry;
@@ -239,26 +246,6 @@ export function parseRetryAfter(headers: Headers | undefined, now: number = Date
   const date = Date.parse(after);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
-}
-
-const PROMPT_TOO_LONG = /prompt is too long|context window|context length|too many (input )?tokens/i;
-
-/**
- * True for a 400 that says the prompt does not fit the model's context window. Accepts the SDK's
- * `APIError`, a mapped failure from {@link toClaudeFailure}, or either as the `cause` of another error.
- */
-export function isPromptTooLong(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof APIError) {
-      const status = e.status ?? (e.type === 'invalid_request_error' ? 400 : undefined);
-      return status === 400 && PROMPT_TOO_LONG.test(e.apiMessage ?? e.message);
-    }
-    if (e instanceof ApplicationFailure && e.type === ClaudeFailureType.InvalidRequest) {
-      const details = e.details?.[0] as ClaudeFailureDetails | undefined;
-      return (details?.status === undefined || details.status === 400) && PROMPT_TOO_LONG.test(e.message);
-    }
-  }
-  return false;
 }
 
 function oneLine(text: string): string {

@@ -8,12 +8,12 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
-  ClaudeCallInput,
+  ClaudeRequest,
   ClaudeCallOutput,
   ContentBlock,
   ContentBlockParam,
   FormatMode,
-  FormatResponseInput,
+  FormatRequest,
   FormatResponseOutput,
   MessageParam,
 } from '../core/contracts';
@@ -67,7 +67,7 @@ type Attempt =
  */
 export async function formatResponse(
   client: Anthropic,
-  input: FormatResponseInput,
+  input: FormatRequest,
   opts: FormatResponseOptions = {},
 ): Promise<FormatResponseOutput> {
   const run = new FormatterRun(client, input, opts);
@@ -101,7 +101,7 @@ class FormatterRun {
 
   constructor(
     private readonly client: Anthropic,
-    private readonly input: FormatResponseInput,
+    private readonly input: FormatRequest,
     private readonly opts: FormatResponseOptions,
   ) {
     this.messages = withFinalRequest(input.messages, FINAL_ANSWER_REQUEST);
@@ -116,12 +116,11 @@ class FormatterRun {
     choice: 'forced' | 'auto',
     maxTokens = this.input.maxTokens,
   ): Promise<ClaudeCallOutput> {
-    const request: ClaudeCallInput = {
+    const request: ClaudeRequest = {
       model: this.input.model,
       messages,
       tools: [FORMATTER_TOOL],
       maxTokens,
-      step: 0,
     };
     const system = joinSystem(
       this.input.system,

@@ -18,7 +18,7 @@ import type { TokenUsage } from './usage';
 import type { Artifact } from './response';
 import type { FormatterOutput } from './formatter-schema';
 
-export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason };
+export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason, ThinkingConfigParam };
 
 /** A JSON Schema object as MCP servers publish it in `inputSchema`. */
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; required?: string[] } & Record<
@@ -126,18 +126,26 @@ export interface TranscriptSnapshot {
   tools: Tool[];
 }
 
-export interface ClaudeCallInput {
+/** A Claude Messages request as the worker makes it: the activity input with its conversation read. */
+export interface ClaudeRequest {
   model: string;
   system?: string;
-  /** The conversation; empty when `transcript` says where to read it. */
   messages: MessageParam[];
-  /** Messages and tools come from the workflow's transcript query. */
-  transcript?: TranscriptRef;
   tools: Tool[];
   maxTokens: number;
   toolChoice?: ToolChoice;
   thinking?: ThinkingConfigParam;
-  /** 1-based loop step, for the activity summary and logs. */
+}
+
+/** The `claude` activity's input: one Claude call of the loop, its conversation by reference. */
+export interface ClaudeCallInput {
+  model: string;
+  system?: string;
+  /** Where the activity reads the conversation and the turn's tools. */
+  transcript: TranscriptRef;
+  maxTokens: number;
+  thinking?: ThinkingConfigParam;
+  /** 1-based loop step, for logs. */
   step: number;
 }
 
@@ -152,17 +160,19 @@ export interface ClaudeCallOutput {
   costUsd?: number;
 }
 
+/** The `formatResponse` activity's input: the formatter call, its conversation by reference. */
 export interface FormatResponseInput {
   model: string;
   system?: string;
-  /** The conversation; empty when `transcript` says where to read it. */
-  messages: MessageParam[];
-  /** Messages come from the workflow's transcript query. */
-  transcript?: TranscriptRef;
+  /** Where the activity reads the conversation (the turn's tools are not offered to the formatter). */
+  transcript: TranscriptRef;
   maxTokens: number;
   /** With extended thinking on, forced tool_choice is refused by the API, so use the auto path. */
   thinking?: ThinkingConfigParam;
 }
+
+/** The formatter's request as the worker makes it: the activity input with its conversation read. */
+export type FormatRequest = Omit<FormatResponseInput, 'transcript'> & { messages: MessageParam[] };
 
 /** How the formatter arrived at its answer. */
 export type FormatMode = 'forced' | 'repaired' | 'auto' | 'fallback';
@@ -179,33 +189,3 @@ export interface FormatResponseOutput {
   costUsd?: number;
 }
 
-/**
- * The activities a chat turn schedules. Workflows see this interface only as a type; the worker
- * registers an implementation that `satisfies` it (activities/index.ts).
- */
-export interface ChatTurnActivities {
-  listTools(input: ListToolsInput): Promise<ListToolsOutput>;
-  callTool(input: CallToolInput): Promise<CallToolOutput>;
-  claude(input: ClaudeCallInput): Promise<ClaudeCallOutput>;
-  formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput>;
-}
-
-/** Failure type of a turn whose input fails the schema: never retried. */
-export const INVALID_TURN_INPUT = 'InvalidTurnInput';
-
-/**
- * Local activities of the turn worker: they run in the worker process that runs the workflow, and
- * history records only their result, never their input.
- */
-export interface TurnLocalActivities {
-  /**
-   * Checks a turn's input against its zod schema (kept out of the workflow sandbox, where it would be
-   * loaded again for every run). Fails non-retryably with type `InvalidTurnInput`, naming every bad field.
-   */
-  checkTurnInput(input: unknown): Promise<void>;
-  /**
-   * Checks the input as `checkTurnInput` does, then lists the tools of its servers with the worker's
-   * turn defaults (what `listTools` returns): a turn's whole start in one local activity.
-   */
-  prepareTurn(input: unknown): Promise<ListToolsOutput>;
-}

@@ -61,7 +61,8 @@ export interface ChatTurnResult {
 
 /** Live progress, answered by the `progress` query. */
 export interface TurnProgress {
-  phase: 'listing-tools' | 'thinking' | 'calling-tools' | 'formatting' | 'done';
+  /** `listing-tools`: checking the input and listing tools; `asking-claude`: waiting for a Claude reply. */
+  phase: 'listing-tools' | 'asking-claude' | 'calling-tools' | 'formatting' | 'done';
   step: number;
   toolCalls: Array<Pick<ToolCallRecord, 'id' | 'name' | 'step' | 'isError' | 'durationMs'> & { status: 'running' | 'ok' | 'error' }>;
   usage: TokenUsage;

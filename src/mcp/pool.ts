@@ -27,9 +27,8 @@ import { serverLogger, silentLogger, type McpLogger } from './logger';
 import { serverRedactors, type Redactor } from './redaction';
 import { convertToolResult, type McpCallResult } from './result-conversion';
 import { ServerConnection } from './server-connection';
+import { toolCallPolicy } from '../core/tool-call-policy';
 
-/** Start-to-close is the MCP timeout plus this, so the MCP layer times out (and says so) first. */
-const ACTIVITY_MARGIN_MS = 10_000;
 
 /** One MCP progress notification. */
 export interface McpProgress {
@@ -193,11 +192,7 @@ export class McpPool {
 
   /** How the workflow schedules a server's calls (nothing secret in it). */
   static policy(config: ServerConfig): ServerCallPolicy {
-    return {
-      startToCloseTimeoutMs: Math.max(config.timeoutMs, config.maxTotalTimeoutMs) + ACTIVITY_MARGIN_MS,
-      heartbeatTimeoutMs: config.heartbeatTimeoutMs,
-      retry: { ...config.retry },
-    };
+    return toolCallPolicy(config);
   }
 
   /**

@@ -12,7 +12,6 @@ import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
 import { TranscriptCache } from '../claude/transcript-cache';
-import type { ListToolsOutput } from '../core/contracts';
 import { claudeTaskQueue } from '../core/task-queues';
 import { workflowSource } from './workflow-bundle';
 
@@ -41,19 +40,6 @@ export interface TurnWorkers {
   shutdown(): void;
 }
 
-/** listTools also carries the worker's turn defaults, so they are recorded once per turn. */
-function withTurnDefaults(
-  activities: ReturnType<typeof makeMcpActivities>,
-  turnDefaults: NonNullable<ListToolsOutput['turnDefaults']>,
-): ReturnType<typeof makeMcpActivities> {
-  return {
-    ...activities,
-    async listTools(input) {
-      return { ...(await activities.listTools(input)), turnDefaults };
-    },
-  };
-}
-
 export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWorkers> {
   const namespace = opts.namespace ?? 'default';
   const workflows = opts.workflowBundle
@@ -66,7 +52,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     taskQueue: opts.taskQueue,
     ...workflows.source,
     activities: {
-      ...withTurnDefaults(makeMcpActivities(opts.pool), turnDefaults),
+      ...makeMcpActivities(opts.pool),
       ...makeTurnStartActivities({ pool: opts.pool, turnDefaults }), // local: run beside the workflow that asks
     },
     ...opts.turnWorkerOptions,

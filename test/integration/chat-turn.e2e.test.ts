@@ -244,7 +244,7 @@ it('cancels a turn in the middle of a Claude call: the run ends cancelled at onc
   for (let i = 0; i < 100 && !(await inFlight()); i++) await new Promise((r) => setTimeout(r, 50));
   const request = (await inFlight())!;
   expect(request).toBeDefined();
-  expect((await getTurnProgress(handle)).phase).toBe('thinking');
+  expect((await getTurnProgress(handle)).phase).toBe('asking-claude');
 
   const t0 = Date.now();
   await cancelTurn(handle);

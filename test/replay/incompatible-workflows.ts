@@ -1,15 +1,18 @@
 /**
  * A deliberately incompatible edit of the chat turn, for the replay test: it asks Claude before
- * listing tools, so the commands it issues no longer match a recorded history.
+ * the turn's start (input check and tool list), so the commands it issues no longer match a
+ * recorded history.
  */
-import { proxyActivities } from '@temporalio/workflow';
-import type { ChatTurnActivities } from '../../src/core/contracts';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { ClaudeActivities } from '../../activities/claude';
+import type { TurnStartActivities } from '../../activities/turn-start';
 import type { ChatTurnInput } from '../../src/core/turn-input';
 
-const acts = proxyActivities<ChatTurnActivities>({ startToCloseTimeout: '1 minute' });
+const claude = proxyActivities<ClaudeActivities>({ startToCloseTimeout: '1 minute' });
+const start = proxyLocalActivities<TurnStartActivities>({ startToCloseTimeout: '1 minute' });
 
 export async function chatTurn(input: ChatTurnInput): Promise<unknown> {
-  const reply = await acts.claude({ model: 'x', messages: [{ role: 'user', content: input.question }], tools: [], maxTokens: 10, step: 1 });
-  await acts.listTools({});
+  const reply = await claude.claude({ model: 'x', transcript: { workflowId: 'w', runId: 'r', count: 1 }, maxTokens: 10, step: 1 });
+  await start.prepareTurn(input);
   return reply;
 }

@@ -4,7 +4,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { makeClaudeActivities } from '../../activities/claude';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig } from '../../src/claude/config';
-import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput } from '../../src/core/contracts';
+import { TranscriptCache } from '../../src/claude/transcript-cache';
+import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, MessageParam, TranscriptRef } from '../../src/core/contracts';
+import { transcriptDigest } from '../../src/core/transcript-digest';
 import { startStubModel, type StubModel } from '../../src/stub';
 
 let stub: StubModel;
@@ -23,18 +25,19 @@ beforeAll(async () => {
 afterAll(() => stub.close());
 beforeEach(() => stub.reset());
 
-const call = (model: string): ClaudeCallInput => ({
-  model,
-  messages: [{ role: 'user', content: 'hi' }],
-  tools: [],
-  maxTokens: 100,
-  step: 1,
-});
+const messages: MessageParam[] = [{ role: 'user', content: 'hi' }];
+/** A reference to `messages` that the activities' transcript cache answers (no workflow to query here). */
+const transcript: TranscriptRef = { workflowId: 'wf', runId: 'run', count: 1, digest: transcriptDigest([], messages), tail: messages };
+
+const call = (model: string): ClaudeCallInput => ({ model, transcript, maxTokens: 100, step: 1 });
 
 function activities(config: Record<string, unknown> = {}) {
+  const transcripts = new TranscriptCache();
+  transcripts.remember({ ...transcript, count: 0 }, { messages: [], tools: [] });
   return makeClaudeActivities({
     client: createClaudeClient({ baseURL: stub.url, env: {} }),
     config: resolveClaudeConfig(config),
+    transcripts,
   });
 }
 
@@ -53,6 +56,11 @@ describe('makeClaudeActivities', () => {
     expect(stub.requests[0]?.stream).toBe(true);
   });
 
+  it('claude: reads the conversation by reference and sends it', async () => {
+    await new MockActivityEnvironment().run(activities({ promptCaching: false }).claude, call('chat'));
+    expect(stub.requests[0]?.body.messages).toEqual(messages);
+  });
+
   it('claude: honours promptCaching: false', async () => {
     await new MockActivityEnvironment().run(activities({ promptCaching: false }).claude, {
       ...call('chat'),
@@ -69,11 +77,7 @@ describe('makeClaudeActivities', () => {
   });
 
   it('formatResponse: runs the formatter', async () => {
-    const input: FormatResponseInput = {
-      model: 'chat',
-      messages: [{ role: 'user', content: 'hi' }],
-      maxTokens: 100,
-    };
+    const input: FormatResponseInput = { model: 'chat', transcript, maxTokens: 100 };
     const out = await new MockActivityEnvironment().run(activities().formatResponse, input);
     expect(out).toMatchObject({
       mode: 'forced',

@@ -5,7 +5,7 @@ import type { ApplicationFailure } from '@temporalio/common';
 import { callClaude } from '../../src/claude/call-claude';
 import { createClaudeClient } from '../../src/claude/client';
 import { makePriceTable } from '../../src/claude/pricing';
-import type { ClaudeCallInput, ContentBlock, MessageParam } from '../../src/core/contracts';
+import type { ClaudeRequest, ContentBlock, MessageParam } from '../../src/core/contracts';
 import { startStubModel, type StubModel } from '../../src/stub';
 
 const echo: Tool = {
@@ -59,13 +59,12 @@ beforeAll(async () => {
 afterAll(() => stub.close());
 beforeEach(() => stub.reset());
 
-const base = (over: Partial<ClaudeCallInput> = {}): ClaudeCallInput => ({
+const base = (over: Partial<ClaudeRequest> = {}): ClaudeRequest => ({
   model: 'tools',
   system: 'You are terse.',
   messages: [{ role: 'user', content: 'say hi' }],
   tools: [echo, add],
   maxTokens: 1000,
-  step: 1,
   ...over,
 });
 
@@ -178,12 +177,6 @@ describe('callClaude', () => {
     await expect(
       callClaude(client, base({ model: 'slow' }), { signal: c2.signal, stream: true }),
     ).rejects.toBe(reason);
-  });
-
-  it('heartbeats on a timer while a plain call waits', async () => {
-    const progress = jest.fn();
-    await callClaude(client, base({ model: 'slow' }), { onProgress: progress, keepaliveMs: 200 });
-    expect(progress.mock.calls.length).toBeGreaterThanOrEqual(3);
   });
 
   it('maps stub faults through the SDK to failures', async () => {

@@ -3,20 +3,18 @@ import { ApplicationFailure } from '@temporalio/common';
 import { callClaude } from '../../src/claude/call-claude';
 import { createClaudeClient } from '../../src/claude/client';
 import {
-  isPromptTooLong,
   parseRetryAfter,
   toClaudeFailure,
   type ClaudeFailureDetails,
 } from '../../src/claude/errors';
-import type { ClaudeCallInput } from '../../src/core/contracts';
+import type { ClaudeRequest } from '../../src/core/contracts';
 import { errorBody, startFakeApi, type CannedResponse, type FakeApi } from './claude-fake-api';
 
-const input: ClaudeCallInput = {
+const input: ClaudeRequest = {
   model: 'fake-model',
   messages: [{ role: 'user', content: 'hi' }],
   tools: [],
   maxTokens: 100,
-  step: 1,
 };
 
 let api: FakeApi;
@@ -309,7 +307,7 @@ describe('parseRetryAfter', () => {
   });
 });
 
-describe('isPromptTooLong', () => {
+describe('prompt too long', () => {
   const tooLong = new BadRequestError(
     400,
     errorBody('invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum'),
@@ -317,18 +315,14 @@ describe('isPromptTooLong', () => {
     new Headers({ 'request-id': 'req_1' }),
   );
 
-  it('recognises the SDK error and the mapped failure', () => {
-    expect(isPromptTooLong(tooLong)).toBe(true);
-    expect(isPromptTooLong(toClaudeFailure(tooLong))).toBe(true);
-    expect(isPromptTooLong(new Error('wrapper', { cause: toClaudeFailure(tooLong) }))).toBe(true);
+  it('is its own failure type, so the workflow decides by the type alone', () => {
+    expect(toClaudeFailure(tooLong)).toMatchObject({ type: 'ClaudePromptTooLong', nonRetryable: true });
   });
 
-  it('rejects other errors', () => {
+  it('is not any other 400 or an overload that mentions the context window', () => {
     const other = new BadRequestError(400, errorBody('invalid_request_error', 'bad tool name'), undefined, new Headers());
-    expect(isPromptTooLong(other)).toBe(false);
-    expect(isPromptTooLong(toClaudeFailure(other))).toBe(false);
+    expect(toClaudeFailure(other).type).toBe('ClaudeInvalidRequest');
     const overloaded = APIError.generate(529, errorBody('overloaded_error', 'context window'), undefined, new Headers());
-    expect(isPromptTooLong(overloaded)).toBe(false);
-    expect(isPromptTooLong(new Error('prompt is too long'))).toBe(false);
+    expect(toClaudeFailure(overloaded).type).toBe('ClaudeOverloaded');
   });
 });

@@ -1,16 +1,15 @@
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { buildMessageParams } from '../../src/claude/call-claude';
-import type { ClaudeCallInput } from '../../src/core/contracts';
+import type { ClaudeRequest } from '../../src/core/contracts';
 
 const tool = (name: string): Tool => ({ name, description: name, input_schema: { type: 'object', properties: {} } });
 
-const input = (): ClaudeCallInput => ({
+const input = (): ClaudeRequest => ({
   model: 'claude-sonnet-4-5',
   system: 'be brief',
   messages: [{ role: 'user', content: 'hi' }],
   tools: [tool('a'), tool('b')],
   maxTokens: 100,
-  step: 1,
 });
 
 describe('buildMessageParams', () => {

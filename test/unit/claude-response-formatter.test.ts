@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { createClaudeClient } from '../../src/claude/client';
 import { makePriceTable } from '../../src/claude/pricing';
-import type { FormatResponseInput, MessageParam } from '../../src/core/contracts';
+import type { FormatRequest, MessageParam } from '../../src/core/contracts';
 import { FORMATTER_INSTRUCTIONS, FORMATTER_TOOL_NAME } from '../../src/core/formatter-schema';
 import { addUsage, fromApiUsage, ZERO_USAGE, type TokenUsage } from '../../src/core/usage';
 import { FALLBACK_THINKING, FINAL_ANSWER_REQUEST, formatResponse } from '../../src/claude/response-formatter';
@@ -72,7 +72,7 @@ const transcript = (): MessageParam[] => [
   { role: 'assistant', content: [{ type: 'text', text: 'Echo answered: hi.' }] },
 ];
 
-const input = (model: string, over: Partial<FormatResponseInput> = {}): FormatResponseInput => ({
+const input = (model: string, over: Partial<FormatRequest> = {}): FormatRequest => ({
   model,
   system: 'Be helpful.',
   messages: transcript(),

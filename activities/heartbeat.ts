@@ -1,0 +1,28 @@
+/**
+ * The one heartbeat rule of mcp-turns' activities: while an activity waits on Claude or an MCP
+ * server, it heartbeats at least every 2 s (a third of its heartbeat timeout when that is shorter),
+ * so a dead worker is noticed within the heartbeat timeout and a cancellation, which reaches a
+ * running activity only with a heartbeat, arrives. Temporal throttles the beats it sends anyway.
+ */
+import type { Context } from '@temporalio/activity';
+
+const MAX_BEAT_INTERVAL_MS = 2000;
+const MIN_BEAT_INTERVAL_MS = 100;
+
+/** Heartbeats until the returned function is called. */
+export function keepHeartbeating(ctx: Context): () => void {
+  const timeout = ctx.info.heartbeatTimeoutMs;
+  const every = timeout ? Math.max(MIN_BEAT_INTERVAL_MS, Math.min(MAX_BEAT_INTERVAL_MS, Math.floor(timeout / 3))) : MAX_BEAT_INTERVAL_MS;
+  const timer = setInterval(() => ctx.heartbeat(), every);
+  return () => clearInterval(timer);
+}
+
+/** Runs `fn` while heartbeating. */
+export async function heartbeatingWhile<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
+  const stop = keepHeartbeating(ctx);
+  try {
+    return await fn();
+  } finally {
+    stop();
+  }
+}

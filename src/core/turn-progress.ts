@@ -1,0 +1,46 @@
+/**
+ * A turn's live progress, computed from the turn's state whenever it is asked for (the progress
+ * query and the UI's current details), so it can never drift from the state.
+ */
+import type { ToolCallRecord, TurnProgress } from './turn-result';
+import type { TokenUsage } from './usage';
+
+/** The turn's state that progress is computed from. */
+export interface TurnProgressState {
+  phase: TurnProgress['phase'];
+  /** Claude calls of the loop so far. */
+  step: number;
+  maxSteps: number;
+  toolCalls: readonly ToolCallRecord[];
+  /** Ids of tool calls still in flight. */
+  running: ReadonlySet<string>;
+  usage: TokenUsage;
+  costUsd: number;
+}
+
+export function turnProgress(s: TurnProgressState): TurnProgress {
+  return {
+    phase: s.phase,
+    step: s.step,
+    toolCalls: s.toolCalls.map((c) => ({
+      id: c.id,
+      name: c.name,
+      step: c.step,
+      isError: c.isError,
+      durationMs: c.durationMs,
+      status: s.running.has(c.id) ? 'running' : c.isError ? 'error' : 'ok',
+    })),
+    usage: s.usage,
+    costUsd: s.costUsd,
+  };
+}
+
+/** One line for the Temporal UI's "current details" of a running turn (markdown). */
+export function progressDetails(s: TurnProgressState): string {
+  const errors = s.toolCalls.filter((c) => c.isError && !s.running.has(c.id)).length;
+  return (
+    `**${s.phase}** · step ${s.step}/${s.maxSteps} · ${s.toolCalls.length} tool call(s)` +
+    (errors ? `, ${errors} failed` : '') +
+    ` · ${s.usage.inputTokens} in / ${s.usage.outputTokens} out tokens`
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * The activities a turn schedules, typed from their implementations (type-only imports, so the
+ * sandbox loads none of them): renaming an implementation without its use here fails to compile.
+ * One set of options per kind of call.
+ */
+import { proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import type { ClaudeActivities } from '../activities/claude';
+import type { McpActivities } from '../activities/mcp';
+import type { TurnStartActivities } from '../activities/turn-start';
+import type { ServerCallPolicy } from '../src/core/contracts';
+import { claudeTaskQueue } from '../src/core/task-queues';
+
+/**
+ * Claude calls (the loop's and the formatter's): retried by Temporal alone (the SDK makes no
+ * retries of its own), on their own task queue so workers can cap their rate. The activity
+ * heartbeats while it waits, so a dead worker is noticed within the heartbeat timeout.
+ */
+export function claudeActivities(summary: string): ClaudeActivities {
+  return proxyActivities<ClaudeActivities>({
+    summary,
+    taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  });
+}
+
+/** One server's tool calls, scheduled by the policy the worker listed with its tools. */
+export function toolActivities(policy: ServerCallPolicy, summary: string): McpActivities {
+  return proxyActivities<McpActivities>({
+    summary,
+    startToCloseTimeout: policy.startToCloseTimeoutMs,
+    heartbeatTimeout: policy.heartbeatTimeoutMs,
+    retry: {
+      maximumAttempts: policy.retry.maximumAttempts,
+      initialInterval: policy.retry.initialIntervalMs,
+      backoffCoefficient: policy.retry.backoffCoefficient,
+      maximumInterval: policy.retry.maximumIntervalMs,
+    },
+  });
+}
+
+/**
+ * The turn's start, a local activity: it runs in the worker that runs the workflow, and history
+ * records its result only. Each server's listing is bounded by its `listTimeoutMs`, well under this.
+ */
+export const TURN_START_OPTIONS = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+} as const satisfies ActivityOptions;
+
+export function turnStartActivities(summary: string): TurnStartActivities {
+  return proxyLocalActivities<TurnStartActivities>({ ...TURN_START_OPTIONS, summary });
+}
