@@ -1,5 +1,5 @@
 /**
- * The response formatter (design notes 01 and 05): one last Claude call, forced to answer through
+ * The response formatter (docs/response-format.md): one last Claude call, forced to answer through
  * the `response_formatter` tool, whose input is the structured answer. Models do not always comply,
  * so the result is validated, repaired once, and otherwise replaced by a plain-text fallback; and
  * where forced tool use is refused (extended thinking, some newer models) the tool is offered with
@@ -38,7 +38,7 @@ export const FINAL_ANSWER_REQUEST = `Now give your final answer to my question u
 /** Added to the system prompt when the tool is only offered (`tool_choice` auto). */
 export const AUTO_INSTRUCTIONS = `Call the ${FORMATTER_TOOL_NAME} tool exactly once, with your complete final answer.`;
 
-/** design note 01's text for an answer that could not be recovered at all. */
+/** The answer's text when no structured answer could be recovered at all. */
 export const NO_STRUCTURED_ANSWER = "The model didn't provide a properly structured response.";
 
 /** Goes in `thinking` of a fallback answer, so the UI can tell it apart. */
@@ -175,7 +175,7 @@ class FormatterRun {
   }
 
   /**
-   * design note 01's "Missing conversation array" case: answer with the last assistant text of
+   * A formatter answer without a usable conversation array: answer with the last assistant text of
    * the transcript, else with the text inside the invalid formatter input.
    */
   private fallback(): FormatResponseOutput {

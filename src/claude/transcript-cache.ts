@@ -4,7 +4,7 @@
  * the conversation in memory, plus the few messages the workflow added since (`TranscriptRef.tail`),
  * the next call needs no transcript query: one round trip through the server and one workflow
  * activation fewer per call. The copy is used only when its digest equals the workflow's; any other
- * case (another worker ran the last call, a restart, a trimmed history) reads the query as before.
+ * case (another worker ran the last call, a restart, a trimmed history) reads the query.
  */
 import type { ContentBlock, MessageParam, Tool, TranscriptRef, TranscriptSnapshot } from '../core/contracts';
 import { TranscriptDigests } from '../core/transcript-digest';

@@ -2,7 +2,7 @@
 
 export const NEED_MORE_DATA = 'NEED MORE DATA:';
 
-/** design note 01's gathering prompt, for the `gather-then-format` loop policy. */
+/** The gathering prompt of the `gather-then-format` loop policy (docs/tool-loop.md). */
 export const GATHER_SYSTEM_PROMPT = [
   "You are an AI assistant focused ONLY on gathering information to answer the user's question.",
   '',

@@ -1,5 +1,5 @@
 /**
- * The final answer of a turn (design note 05's "final output format"): markdown conversation with
+ * The final answer of a turn (docs/response-format.md): markdown conversation with
  * each artifact referenced where it stood, and the artifacts listed beside it.
  */
 import type { FormatterOutput } from './formatter-schema';

@@ -1,5 +1,5 @@
 /**
- * Transcript rules of the Messages API that the loop must keep (REFERENCE.md): assistant content goes
+ * Transcript rules of the Messages API that the loop must keep (docs/claude-api-rules.md): assistant content goes
  * back unchanged; after an assistant message with tool_use blocks comes ONE user message holding a
  * tool_result for every tool_use, in order, before any text.
  */

@@ -1,6 +1,6 @@
 /**
  * A deliberately incompatible edit of the chat turn, for the replay test: it asks Claude before
- * the turn's start (input check and tool list), so the commands it issues no longer match a
+ * the turn's start (input check and tool list), so the commands it issues do not match a
  * recorded history.
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
