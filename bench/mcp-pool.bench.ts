@@ -5,7 +5,8 @@
  *
  *   npm run bench:mcp
  */
-import { McpPool, parseConfig } from '../src/mcp';
+import { McpPool } from '../src/mcp';
+import { parseConfig } from '../src/worker/worker-file';
 
 const POOLED_CALLS = 200;
 const SPAWNED_CALLS = Number(process.env.BENCH_SPAWNS ?? 20);

@@ -1,6 +1,7 @@
 /**
- * The worker's config file: its schema, the single source of truth for the keys, their defaults and
- * the resolved {@link ServerConfig} type.
+ * The MCP servers of the worker's config file: the schema of a server entry, the single source of truth
+ * for its keys, their defaults and the resolved {@link ServerConfig} type. The file around them is read
+ * by src/worker/worker-file.ts.
  *
  * Two shapes that users already have are accepted, each with its own key spelling (one file uses one
  * shape; keys of the other spelling are refused with a hint, so a half-converted file is caught):
@@ -23,26 +24,22 @@
  *
  * Both shapes are validated by the one snake_case schema below (camelCase keys are mapped to it and
  * error paths mapped back), so they cannot drift apart. Unknown keys are errors (typos are caught).
- * Top level: `mcpServers` or `mcp_servers`, and the optional sections `claude` (src/claude/config.ts,
- * prices included) and `worker` (src/worker/worker-tuning.ts); anything else is an error, and a
- * top-level `pricing` gets one that says where prices go.
  */
 import { z } from 'zod';
+import { TOOL_CALL_DEFAULTS } from '../core/tool-call-policy';
 
 /** The three transports a server is reached over. */
 export type Transport = 'stdio' | 'streamable-http' | 'sse';
 
 /** Defaults, in one place so the schema and its docs agree. */
 export const SERVER_DEFAULTS = {
-  timeoutMs: 30_000,
+  ...TOOL_CALL_DEFAULTS,
   connectTimeoutMs: 15_000,
   /** The workflow gives listTools one minute per attempt; a hung server must not eat it all. */
   listTimeoutMs: 20_000,
-  heartbeatTimeoutMs: 15_000,
   maxResultBytes: 100 * 1024,
   /** Image and blob data kept per result: never cut, dropped whole beyond this (Temporal's 2 MB payload limit). */
   maxBinaryBytes: 768 * 1024,
-  retry: { maximumAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 10_000 },
   breaker: { failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 },
 } as const;
 
@@ -234,27 +231,13 @@ function resolveEntry(name: string, s: ServerEntry) {
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 export const SERVER_NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9 _ -';
 
-const MISPLACED_PRICING =
-  'model prices go under claude.pricing (e.g. claude: { pricing: { claude-sonnet-4-6: { input: 3, output: 15 } } }), not at the top level';
-
-/** An object section owned by another module: only its being an object is checked here. */
-const OpaqueSection = z.record(z.string(), z.unknown());
-
-/** The whole file, in its snake_case form (the `.mcp.json` shape is mapped onto it first). */
-export const ConfigFileSchema = z
-  .object({
-    mcp_servers: z
-      .record(z.string().regex(SERVER_NAME, SERVER_NAME_RULE), ServerEntrySchema)
-      .transform((servers) => Object.entries(servers).map(([name, entry]) => resolveEntry(name, entry)))
-      .optional(),
-    /** Validated by src/claude/config.ts. */
-    claude: OpaqueSection.nullable().optional(),
-    /** Not a section: prices live in `claude.pricing`. Kept in the schema only to say so. */
-    pricing: z.unknown().refine((v) => v === undefined, { message: MISPLACED_PRICING }).optional(),
-    /** Validated by src/worker/worker-tuning.ts. */
-    worker: z.unknown().optional(),
-  })
-  .strict();
+/**
+ * The servers section (`mcp_servers`, or `mcpServers` mapped to snake_case): entries by name, resolved
+ * to {@link ServerConfig}s in the order written.
+ */
+export const McpServersSchema = z
+  .record(z.string().regex(SERVER_NAME, SERVER_NAME_RULE), ServerEntrySchema)
+  .transform((servers) => Object.entries(servers).map(([name, entry]) => resolveEntry(name, entry)));
 
 /** One MCP server as the worker uses it: defaults applied, secrets included (worker-side only). */
 export type ServerConfig = ReturnType<typeof resolveEntry>;

@@ -1,13 +1,11 @@
 /**
- * Loading and validating the config file: `${VAR}` / `${VAR:-default}` substitution in every string,
- * then the schema (src/mcp/config-schema.ts); every problem is one line that starts with its path
- * (`mcp_servers.files.command: required for a stdio server`), and all of a file's problems are
- * reported at once.
+ * Validating the MCP servers section of the worker's config file (src/worker/worker-file.ts reads the
+ * file and substitutes its variables): `.mcp.json`'s camelCase `mcpServers` is mapped onto the
+ * snake_case schema (src/mcp/config-schema.ts), and every problem is one line that starts with its
+ * path as the file spells it (`mcpServers.files.command: required for a stdio server`).
  */
-import fs from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import {
-  ConfigFileSchema,
+  McpServersSchema,
   SERVER_NAME_RULE,
   camelEntryToSnake,
   keyAsWritten,
@@ -17,155 +15,54 @@ import {
 
 export type { ServerConfig, Transport } from './config-schema';
 
-/** The parsed file: the MCP servers, and the sections other modules validate. */
-export interface McpTurnsConfig {
-  servers: ServerConfig[];
-  /** The raw `claude:` section (validated by src/claude/config.ts). */
-  claude?: Record<string, unknown>;
-  /** The raw `worker:` section (validated by src/worker/worker-tuning.ts). */
-  worker?: unknown;
-  /** The file it came from. */
-  source: string;
-}
+/** The key a file gives its servers under, which also says how their keys are spelled. */
+export type ServersKey = 'mcpServers' | 'mcp_servers';
 
-/** A refused config file. The worker prints `problems` one per line and exits with code 2. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-  constructor(
-    /** The file (or source name) refused. */
-    readonly source: string,
-    /** One line per problem, each starting with its path. */
-    readonly problems: string[],
-  ) {
-    super(`invalid config ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  }
-}
-
-/** `${NAME}` or `${NAME:-default}`; `$${` is a literal `${`. */
-const VARIABLE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
-/**
- * Substitutes variables in every string, shell style: `${VAR}` is VAR's value (empty if set and
- * empty), `${VAR:-d}` is d when VAR is unset or empty. An unset variable without default is a
- * problem reported at the path of the string holding it.
- */
-function substitute(
-  value: unknown,
-  path: string[],
-  env: NodeJS.ProcessEnv,
-  problems: Map<string, string>,
-): unknown {
-  if (typeof value === 'string') {
-    return value.replace(VARIABLE, (all, name: string | undefined, fallback: string | undefined) => {
-      if (name === undefined) return '${';
-      const v = env[name];
-      if (fallback !== undefined) return v !== undefined && v !== '' ? v : fallback;
-      if (v !== undefined) return v;
-      const at = path.join('.') || '(file)';
-      const before = problems.get(at);
-      problems.set(at, `${before ? `${before}; ` : ''}environment variable ${name} is not set`);
-      return all;
-    });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => substitute(v, [...path, String(i)], env, problems));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, substitute(v, [...path, k], env, problems)]),
-    );
-  }
-  return value;
+/** A validated servers section; `servers` is undefined when the section itself is refused. */
+export interface McpServersResult {
+  servers?: ServerConfig[];
+  /** One line per problem, each starting with its path in the file. */
+  problems: string[];
 }
 
 /**
- * Parses config text. `format` is 'json' or 'yaml'; `sourceName` names it in the error.
- * Throws {@link ConfigError} listing every problem.
+ * Validates the value of a file's `mcpServers` (camelCase keys) or `mcp_servers` (snake_case keys);
+ * an absent section is no servers. Schema problems at a path in `reported` (one already reported,
+ * e.g. for an unset variable) are left out, since they would only echo it; a key spelled the other
+ * shape's way is always reported.
  */
-export function parseConfig(
-  text: string,
-  format: 'json' | 'yaml',
-  env: NodeJS.ProcessEnv = process.env,
-  sourceName = '(config)',
-): McpTurnsConfig {
-  let raw: unknown;
-  try {
-    raw = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
-  } catch (err) {
-    const first = (err as Error).message.split('\n')[0];
-    throw new ConfigError(sourceName, [`(file): not valid ${format.toUpperCase()}: ${first}`]);
-  }
-  if (raw === null || raw === undefined) raw = {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(sourceName, ['(file): must be an object with mcpServers or mcp_servers']);
-  }
-  const top = raw as Record<string, unknown>;
-  const camel = 'mcpServers' in top;
-  if (camel && 'mcp_servers' in top)
-    throw new ConfigError(sourceName, ['(file): use either mcpServers or mcp_servers, not both']);
+export function parseMcpServers(
+  section: unknown,
+  key: ServersKey,
+  reported: ReadonlySet<string> = new Set(),
+): McpServersResult {
+  const camel = key === 'mcpServers';
+  const problems: string[] = [];
+  const value =
+    camel && section && typeof section === 'object' && !Array.isArray(section)
+      ? Object.fromEntries(
+          Object.entries(section).map(([n, e]) => [n, camelEntryToSnake(e, ['mcpServers', n], problems)]),
+        )
+      : section;
 
-  // Paths whose strings name a missing variable: the schema's complaints about them would only echo it.
-  const missing = new Map<string, string>();
-  const substituted = substitute(top, [], env, missing) as Record<string, unknown>;
-  const problems = [...missing].map(([path, problem]) => `${path}: ${problem}`);
-  let normalized: Record<string, unknown> = substituted;
-  if (camel) {
-    const { mcpServers, ...rest } = substituted;
-    const servers =
-      mcpServers && typeof mcpServers === 'object' && !Array.isArray(mcpServers)
-        ? Object.fromEntries(
-            Object.entries(mcpServers).map(([n, e]) => [
-              n,
-              camelEntryToSnake(e, ['mcpServers', n], problems),
-            ]),
-          )
-        : mcpServers;
-    normalized = { ...rest, mcp_servers: servers };
-  }
-
-  const parsed = ConfigFileSchema.safeParse(normalized);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const path = issue.path.map(String);
-      const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
-      for (const key of keys) {
-        const full = key === undefined ? path : [...path, key];
-        const shown = full.map((_, i) =>
-          i === 0 && full[0] === 'mcp_servers' && camel ? 'mcpServers' : keyAsWritten(full, i, camel),
-        );
-        let message = issue.message;
-        if (key !== undefined) {
-          const meant = !camel && full.length > 2 ? snakeSpelling(key) : undefined;
-          message = meant ? `unknown key (mcp_servers uses ${meant})` : 'unknown key';
-        } else if (issue.code === 'invalid_key') {
-          message = SERVER_NAME_RULE;
-        }
-        const at = shown.join('.') || '(file)';
-        if (!missing.has(at)) problems.push(`${at}: ${message}`);
+  const parsed = McpServersSchema.optional().safeParse(value);
+  if (parsed.success) return { servers: parsed.data ?? [], problems };
+  for (const issue of parsed.error.issues) {
+    const path = ['mcp_servers', ...issue.path.map(String)];
+    const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
+    for (const unknownKey of keys) {
+      const full = unknownKey === undefined ? path : [...path, unknownKey];
+      const shown = full.map((_, i) => (i === 0 ? key : keyAsWritten(full, i, camel)));
+      let message = issue.message;
+      if (unknownKey !== undefined) {
+        const meant = !camel && full.length > 2 ? snakeSpelling(unknownKey) : undefined;
+        message = meant ? `unknown key (mcp_servers uses ${meant})` : 'unknown key';
+      } else if (issue.code === 'invalid_key') {
+        message = SERVER_NAME_RULE;
       }
+      const at = shown.join('.');
+      if (!reported.has(at)) problems.push(`${at}: ${message}`);
     }
   }
-  if (problems.length || !parsed.success) throw new ConfigError(sourceName, problems);
-  const { mcp_servers: servers = [], claude, worker } = parsed.data;
-  return {
-    servers,
-    ...(claude != null ? { claude } : {}),
-    ...(worker !== undefined ? { worker } : {}),
-    source: sourceName,
-  };
-}
-
-/**
- * Reads a JSON or YAML config file: `.yaml` / `.yml` are YAML, anything else JSON. Throws
- * {@link ConfigError} listing every problem (an unreadable file is one).
- */
-export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): McpTurnsConfig {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(path, [
-      `(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    ]);
-  }
-  const format = /\.ya?ml$/i.test(path) ? 'yaml' : 'json';
-  return parseConfig(text, format, env, path);
+  return { problems };
 }

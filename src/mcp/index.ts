@@ -1,9 +1,9 @@
-// The MCP layer (worker-side): config, the pooled connections with their circuit breakers, result
-// conversion. Named exports only.
-export { loadConfig, parseConfig, ConfigError, type McpTurnsConfig } from './config';
+// The MCP layer (worker-side): its servers' config entries, the pooled connections with their circuit
+// breakers, result conversion. Named exports only.
+export { parseMcpServers, type McpServersResult, type ServersKey } from './config';
 export {
   ServerEntrySchema,
-  ConfigFileSchema,
+  McpServersSchema,
   SERVER_DEFAULTS,
   type ServerConfig,
   type ServerEntry,

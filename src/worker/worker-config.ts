@@ -1,13 +1,16 @@
 /**
- * The worker's whole configuration from one file: MCP servers (src/mcp) and the `claude:` section
- * (src/claude). Every problem in either is reported, one line each, path first.
+ * The worker's whole configuration from one file (src/worker/worker-file.ts): MCP servers (src/mcp),
+ * the `claude:` section (src/claude) and the `worker:` section (worker-tuning.ts). Every problem in
+ * any of them is reported, one line each, path first.
  */
-import { loadConfig, parseConfig, ConfigError, type McpTurnsConfig } from '../mcp';
+import type { ServerConfig } from '../mcp';
 import { resolveClaudeConfig, ClaudeConfigError, type ClaudeConfig } from '../claude/config';
+import { loadConfig, parseConfig, ConfigError, type ConfigFile } from './worker-file';
 import { resolveWorkerTuning, type WorkerTuning } from './worker-tuning';
 
 export interface WorkerConfig {
-  mcp: McpTurnsConfig;
+  /** The MCP servers, defaults applied. */
+  servers: ServerConfig[];
   claude: ClaudeConfig;
   worker: WorkerTuning;
   /** Where it came from, for logs ('(none)' when no file was given). */
@@ -28,22 +31,22 @@ export class WorkerConfigError extends Error {
 export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURNS_CONFIG, env = process.env): WorkerConfig {
   const source = path ?? '(none)';
   const problems: string[] = [];
-  let mcp: McpTurnsConfig | undefined;
+  let file: ConfigFile | undefined;
   try {
-    mcp = path ? loadConfig(path, env) : parseConfig('{"mcpServers":{}}', 'json', env, '(none)');
+    file = path ? loadConfig(path, env) : parseConfig('{"mcpServers":{}}', 'json', env, '(none)');
   } catch (err) {
     if (err instanceof ConfigError) problems.push(...err.problems);
     else throw err;
   }
   let claude: ClaudeConfig | undefined;
   try {
-    claude = resolveClaudeConfig(mcp?.claude);
+    claude = resolveClaudeConfig(file?.claude);
   } catch (err) {
     if (err instanceof ClaudeConfigError) problems.push(...err.problems);
     else throw err;
   }
-  const { tuning, problems: tuningProblems } = resolveWorkerTuning(mcp?.worker);
+  const { tuning, problems: tuningProblems } = resolveWorkerTuning(file?.worker);
   problems.push(...tuningProblems);
-  if (problems.length || !mcp || !claude || !tuning) throw new WorkerConfigError(source, problems);
-  return { mcp, claude, worker: tuning, source };
+  if (problems.length || !file || !claude || !tuning) throw new WorkerConfigError(source, problems);
+  return { servers: file.servers, claude, worker: tuning, source };
 }

@@ -7,7 +7,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { makeMcpActivities } from '../../activities/mcp';
 import type { CallToolOutput, ListToolsOutput } from '../../src/core/contracts';
-import { McpPool, parseConfig } from '../../src/mcp';
+import { McpPool } from '../../src/mcp';
+import { parseConfig } from '../../src/worker/worker-file';
 import { sleep, startTestServer, textOf, type TestServer } from './mcp-fixtures';
 
 jest.setTimeout(30_000);

@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
-import { McpPool, parseConfig } from '../../src/mcp';
+import { McpPool } from '../../src/mcp';
+import { parseConfig } from '../../src/worker/worker-file';
 import { freePort } from '../support/ports';
 import {
   recordingLogger,

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { ApplicationFailure } from '@temporalio/common';
-import { McpPool, loadConfig, parseConfig, type McpProgress } from '../../src/mcp';
+import { McpPool, type McpProgress } from '../../src/mcp';
+import { loadConfig, parseConfig } from '../../src/worker/worker-file';
 import { buildToolCatalog } from '../../src/core/tool-naming';
 import { freePort } from '../support/ports';
 import {

@@ -1,7 +1,7 @@
 /** The README's example config is real: it parses, and its claude section is valid. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseConfig } from '../../src/mcp';
+import { parseConfig } from '../../src/worker/worker-file';
 import { resolveClaudeConfig } from '../../src/claude/config';
 import { resolveWorkerTuning } from '../../src/worker/worker-tuning';
 

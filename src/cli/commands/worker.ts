@@ -49,7 +49,7 @@ export function workerCommand(): Command {
         throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
       }
       const runtime = Runtime.instance();
-      const pool = new McpPool(config.mcp.servers, runtime.logger, poolMetrics(runtime.metricMeter));
+      const pool = new McpPool(config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
       const workers = await createTurnWorkers({
         connection: conn.connection,
         namespace: conn.namespace,
@@ -67,7 +67,7 @@ export function workerCommand(): Command {
       process.once('SIGTERM', () => stop('SIGTERM'));
       console.log(
         `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
-          `MCP servers: ${config.mcp.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
+          `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
           `workflow code: ${workers.workflowCode}` +
           (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : ''),
       );

@@ -1,0 +1,164 @@
+/**
+ * The worker's config file, read as a whole: JSON or YAML, `${VAR}` / `${VAR:-default}` substituted
+ * in every string, then its top level checked. The MCP servers go under `mcpServers` (the `.mcp.json`
+ * shape, camelCase keys) or `mcp_servers` (snake_case keys), validated by src/mcp/config.ts; the
+ * optional sections `claude` (src/claude/config.ts, prices included) and `worker`
+ * (src/worker/worker-tuning.ts) are handed on as written; anything else is an error, and a top-level
+ * `pricing` gets one that says where prices go. Every problem is one line that starts with its path
+ * (`mcp_servers.files.command: required for a stdio server`), and all of a file's problems are
+ * reported at once.
+ */
+import fs from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { parseMcpServers, type ServerConfig } from '../mcp';
+
+/** The parsed file: the MCP servers, and the sections other modules validate. */
+export interface ConfigFile {
+  servers: ServerConfig[];
+  /** The raw `claude:` section (validated by src/claude/config.ts). */
+  claude?: Record<string, unknown>;
+  /** The raw `worker:` section (validated by src/worker/worker-tuning.ts). */
+  worker?: unknown;
+  /** The file it came from. */
+  source: string;
+}
+
+/** A refused config file. The worker prints `problems` one per line and exits with code 2. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(
+    /** The file (or source name) refused. */
+    readonly source: string,
+    /** One line per problem, each starting with its path. */
+    readonly problems: string[],
+  ) {
+    super(`invalid config ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
+const MISPLACED_PRICING =
+  'model prices go under claude.pricing (e.g. claude: { pricing: { claude-sonnet-4-6: { input: 3, output: 15 } } }), not at the top level';
+
+/** An object section owned by another module: only its being an object is checked here. */
+const OpaqueSection = z.record(z.string(), z.unknown());
+
+/** The file's top level other than its servers section (`mcpServers` or `mcp_servers`, src/mcp/config.ts). */
+const ConfigFileSchema = z
+  .object({
+    /** Validated by src/claude/config.ts. */
+    claude: OpaqueSection.nullable().optional(),
+    /** Not a section: prices live in `claude.pricing`. Kept in the schema only to say so. */
+    pricing: z.unknown().refine((v) => v === undefined, { message: MISPLACED_PRICING }).optional(),
+    /** Validated by src/worker/worker-tuning.ts. */
+    worker: z.unknown().optional(),
+  })
+  .strict();
+
+/** `${NAME}` or `${NAME:-default}`; `$${` is a literal `${`. */
+const VARIABLE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * Substitutes variables in every string, shell style: `${VAR}` is VAR's value (empty if set and
+ * empty), `${VAR:-d}` is d when VAR is unset or empty. An unset variable without default is a
+ * problem reported at the path of the string holding it.
+ */
+function substitute(
+  value: unknown,
+  path: string[],
+  env: NodeJS.ProcessEnv,
+  problems: Map<string, string>,
+): unknown {
+  if (typeof value === 'string') {
+    return value.replace(VARIABLE, (all, name: string | undefined, fallback: string | undefined) => {
+      if (name === undefined) return '${';
+      const v = env[name];
+      if (fallback !== undefined) return v !== undefined && v !== '' ? v : fallback;
+      if (v !== undefined) return v;
+      const at = path.join('.') || '(file)';
+      const before = problems.get(at);
+      problems.set(at, `${before ? `${before}; ` : ''}environment variable ${name} is not set`);
+      return all;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, [...path, String(i)], env, problems));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, substitute(v, [...path, k], env, problems)]),
+    );
+  }
+  return value;
+}
+
+/**
+ * Parses config text. `format` is 'json' or 'yaml'; `sourceName` names it in the error.
+ * Throws {@link ConfigError} listing every problem.
+ */
+export function parseConfig(
+  text: string,
+  format: 'json' | 'yaml',
+  env: NodeJS.ProcessEnv = process.env,
+  sourceName = '(config)',
+): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    const first = (err as Error).message.split('\n')[0];
+    throw new ConfigError(sourceName, [`(file): not valid ${format.toUpperCase()}: ${first}`]);
+  }
+  if (raw === null || raw === undefined) raw = {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(sourceName, ['(file): must be an object with mcpServers or mcp_servers']);
+  }
+  const top = raw as Record<string, unknown>;
+  const camel = 'mcpServers' in top;
+  if (camel && 'mcp_servers' in top)
+    throw new ConfigError(sourceName, ['(file): use either mcpServers or mcp_servers, not both']);
+
+  // Paths whose strings name a missing variable: the schema's complaints about them would only echo it.
+  const missing = new Map<string, string>();
+  const substituted = substitute(top, [], env, missing) as Record<string, unknown>;
+  const problems = [...missing].map(([path, problem]) => `${path}: ${problem}`);
+  const reported = new Set(missing.keys());
+
+  const { mcpServers, mcp_servers, ...sections } = substituted;
+  const mcp = parseMcpServers(camel ? mcpServers : mcp_servers, camel ? 'mcpServers' : 'mcp_servers', reported);
+  problems.push(...mcp.problems);
+
+  const parsed = ConfigFileSchema.safeParse(sections);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
+      for (const key of keys) {
+        const at = [...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.') || '(file)';
+        if (!reported.has(at)) problems.push(`${at}: ${key === undefined ? issue.message : 'unknown key'}`);
+      }
+    }
+  }
+  if (problems.length || !mcp.servers || !parsed.success) throw new ConfigError(sourceName, problems);
+  const { claude, worker } = parsed.data;
+  return {
+    servers: mcp.servers,
+    ...(claude != null ? { claude } : {}),
+    ...(worker !== undefined ? { worker } : {}),
+    source: sourceName,
+  };
+}
+
+/**
+ * Reads a JSON or YAML config file: `.yaml` / `.yml` are YAML, anything else JSON. Throws
+ * {@link ConfigError} listing every problem (an unreadable file is one).
+ */
+export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(path, [
+      `(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    ]);
+  }
+  const format = /\.ya?ml$/i.test(path) ? 'yaml' : 'json';
+  return parseConfig(text, format, env, path);
+}
