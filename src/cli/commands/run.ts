@@ -39,7 +39,7 @@ async function followProgress(handle: ChatTurnHandle, done: () => boolean): Prom
       const phase = `${p.phase}:${p.step}`;
       if (phase !== lastPhase && p.phase !== 'done') {
         lastPhase = phase;
-        process.stderr.write(p.phase === 'thinking' ? `Claude · step ${p.step}\n` : p.phase === 'formatting' ? 'formatting the answer\n' : '');
+        process.stderr.write(p.phase === 'asking-claude' ? `Claude · step ${p.step}\n` : p.phase === 'formatting' ? 'formatting the answer\n' : '');
       }
       for (const c of p.toolCalls) {
         if (c.status === 'running' || printed.has(c.id)) continue;
