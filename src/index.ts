@@ -20,7 +20,7 @@ export {
   ChatTurnInputError,
   parseChatTurnInput,
   type ChatTurnInput,
-  type ChatTurnParams,
+  type ResolvedTurnInput,
 } from './core/turn-input';
 export type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } from './core/turn-result';
 export type { TurnResponse, Artifact } from './core/response';

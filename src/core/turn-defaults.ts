@@ -5,7 +5,7 @@
  * again for each workflow run, so the turn's schema (zod) stays out of it: the client and the
  * turn's start (a local activity) check the input, and the workflow only applies these defaults.
  */
-import type { ChatTurnInput, ChatTurnParams } from './turn-input';
+import type { ChatTurnInput, ResolvedTurnInput } from './turn-input';
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Claude calls of the tool loop (the formatter not counted); see docs/tool-loop.md. */
@@ -14,7 +14,7 @@ export const DEFAULT_MAX_TOOLS_PER_REQUEST = 15;
 export const DEFAULT_MAX_TOKENS_PER_CALL = 4096;
 
 /** The one place defaults are applied (the zod schema declares none, so the two cannot drift). */
-export function applyTurnDefaults(input: ChatTurnInput): ChatTurnParams {
+export function applyTurnDefaults(input: ChatTurnInput): ResolvedTurnInput {
   return {
     ...input,
     question: input.question.trim(),
@@ -23,5 +23,5 @@ export function applyTurnDefaults(input: ChatTurnInput): ChatTurnParams {
     format: input.format ?? true,
     loopPolicy: input.loopPolicy ?? 'native',
     maxToolsPerRequest: input.maxToolsPerRequest ?? DEFAULT_MAX_TOOLS_PER_REQUEST,
-  } as ChatTurnParams;
+  } as ResolvedTurnInput;
 }

@@ -61,7 +61,7 @@ export const ChatTurnInputSchema = z
 export type ChatTurnInput = z.input<typeof ChatTurnInputSchema>;
 type Defaulted = 'maxSteps' | 'maxTokensPerCall' | 'format' | 'loopPolicy' | 'maxToolsPerRequest';
 /** What the workflow works with (defaults applied). */
-export type ChatTurnParams = Omit<ChatTurnInput, Defaulted | 'history'> &
+export type ResolvedTurnInput = Omit<ChatTurnInput, Defaulted | 'history'> &
   Required<Pick<ChatTurnInput, Defaulted>> & { history?: MessageParam[] };
 
 export class ChatTurnInputError extends Error {
@@ -72,7 +72,7 @@ export class ChatTurnInputError extends Error {
 }
 
 /** Validates and applies defaults; the error names every bad field. */
-export function parseChatTurnInput(input: unknown): ChatTurnParams {
+export function parseChatTurnInput(input: unknown): ResolvedTurnInput {
   const parsed = ChatTurnInputSchema.safeParse(input);
   if (!parsed.success) {
     throw new ChatTurnInputError(
