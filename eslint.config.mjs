@@ -6,14 +6,17 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
-// Code that runs inside the Temporal workflow sandbox (or is imported by it) must be deterministic:
-// no Node built-ins, no worker/client/activity SDK packages, no clocks or randomness.
+// Code that runs inside the Temporal workflow sandbox (or is imported by it: workflows/ and src/core/)
+// must be deterministic and light: no Node built-ins, no zod (the sandbox evaluates every module of
+// the bundle again for each run; schemas live in src/schemas/, imported here as types only), no
+// worker/client/activity SDK packages, no clocks or randomness.
 const sandboxRules = {
   'no-restricted-imports': [
     'error',
     {
       paths: [
         ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code runs in a deterministic sandbox.' })),
+        { name: 'zod', message: 'No zod in the workflow sandbox: schemas live in src/schemas (import their types only).' },
         { name: '@temporalio/activity', message: 'Workflows import activities as types only.' },
         { name: '@temporalio/client', message: 'Not available in the workflow sandbox.' },
         { name: '@temporalio/worker', message: 'Not available in the workflow sandbox.' },
@@ -21,7 +24,13 @@ const sandboxRules = {
         { name: '@modelcontextprotocol/sdk', message: 'I/O belongs in activities.', allowTypeImports: true },
       ],
       patterns: [
-        { group: ['../src/!(core)/**', '../../src/!(core)/**', '../!(core)/**'], message: 'Workflows may import only src/core (sandbox-safe).', allowTypeImports: true },
+        { group: ['zod/*'], message: 'No zod in the workflow sandbox: schemas live in src/schemas (import their types only).' },
+        // Any relative import leaving workflows/ or src/core/, except into src/core/ (activities: below).
+        {
+          regex: '^(\\.\\./)+(?!\\.\\./|src/core/|activities(/|$))',
+          message: 'Sandbox code imports values only from src/core (sandbox-safe); other modules as types only.',
+          allowTypeImports: true,
+        },
         { group: ['../activities', '../activities/**'], message: 'Import activities as types only.', allowTypeImports: true },
         { group: ['@anthropic-ai/sdk/**', '@modelcontextprotocol/sdk/**'], message: 'I/O belongs in activities.', allowTypeImports: true },
       ],

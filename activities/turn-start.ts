@@ -6,7 +6,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ListToolsOutput } from '../src/core/contracts';
 import { INVALID_TURN_INPUT } from '../src/core/failure-types';
-import { ChatTurnInputError, parseChatTurnInput, type ResolvedTurnInput } from '../src/core/turn-input';
+import { ChatTurnInputError, parseChatTurnInput, type ResolvedTurnInput } from '../src/schemas/turn-input';
 import type { McpPool } from '../src/mcp/pool';
 
 function checked(input: unknown): ResolvedTurnInput {

@@ -21,10 +21,10 @@ export {
   parseChatTurnInput,
   type ChatTurnInput,
   type ResolvedTurnInput,
-} from './core/turn-input';
+} from './schemas/turn-input';
 export type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } from './core/turn-result';
 export type { TurnResponse, Artifact } from './core/response';
 export type { TokenUsage } from './core/usage';
-export { parseBatchLines } from './core/batch-lines';
+export { parseBatchLines } from './schemas/batch-lines';
 export type { BatchItem, BatchProgress } from './core/batch';
 export { SEARCH_ATTRIBUTES } from './core/search-attributes';

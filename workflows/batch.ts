@@ -20,7 +20,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { ChatTurnInput } from '../src/core/turn-input';
+import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { SA_BATCH, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
 import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
 import { batchProgressQuery } from '../src/core/queries';

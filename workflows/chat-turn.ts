@@ -12,7 +12,7 @@ import { transcriptQuery, turnProgressQuery } from '../src/core/queries';
 import { outcomeOfReply, replyToKeep, stopAfterToolRound, stopBeforeStep } from '../src/core/stop-rules';
 import { toolResultsMessage, toolUses } from '../src/core/transcript';
 import { applyTurnDefaults, DEFAULT_MAX_STEPS } from '../src/core/turn-defaults';
-import type { ChatTurnInput } from '../src/core/turn-input';
+import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { turnProgress } from '../src/core/turn-progress';
 import type { ChatTurnResult, TurnStopReason } from '../src/core/turn-result';
 import { askClaude } from './claude-step';

@@ -7,7 +7,7 @@ import type { ClaudeCallOutput, ListToolsOutput, ServerUnavailable } from '../sr
 import { GATHER_SYSTEM_PROMPT, joinSystem, unavailableServersNote } from '../src/core/prompts';
 import { buildToolCatalog, type DroppedTool } from '../src/core/tool-naming';
 import { DEFAULT_MODEL } from '../src/core/turn-defaults';
-import type { ResolvedTurnInput } from '../src/core/turn-input';
+import type { ResolvedTurnInput } from '../src/schemas/turn-input';
 import type { TurnProgress } from '../src/core/turn-result';
 import { progressDetails, type TurnProgressState } from '../src/core/turn-progress';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';

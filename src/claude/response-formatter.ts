@@ -24,7 +24,7 @@ import {
   FormatterOutputSchema,
   describeFormatterErrors,
   type FormatterOutput,
-} from '../core/formatter-schema';
+} from '../schemas/response-formatter-tool';
 import { joinSystem } from '../core/prompts';
 import { textOutput } from '../core/response';
 import { lastAssistantText, textOf, toolUses, type ToolUseBlock } from '../core/transcript';

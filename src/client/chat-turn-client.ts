@@ -4,7 +4,7 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
-import { parseChatTurnInput, type ChatTurnInput } from '../core/turn-input';
+import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { turnStartSearchAttributes } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';

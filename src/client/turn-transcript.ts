@@ -3,7 +3,7 @@
  * runs, its live progress.
  */
 import { WorkflowFailedError, type Client } from '@temporalio/client';
-import type { ChatTurnInput } from '../core/turn-input';
+import type { ChatTurnInput } from '../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { describeFailure } from './describe-failure';
 

@@ -1,9 +1,9 @@
 /**
  * Shapes and ids of a batch of chat turns, shared by the batch workflow, the client and the CLI.
- * zod-free, like everything the workflow bundle imports (see turn-defaults.ts); input lines are
- * parsed in batch-lines.ts.
+ * zod-free, like everything the workflow bundle imports; input lines are parsed in
+ * src/schemas/batch-lines.ts.
  */
-import type { ChatTurnInput } from './turn-input';
+import type { ChatTurnInput } from '../schemas/turn-input';
 
 export interface BatchItem {
   /** From the input line's `id`, else its 1-based line number. */

@@ -16,7 +16,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import type { TokenUsage } from './usage';
 import type { Artifact } from './response';
-import type { FormatterOutput } from './formatter-schema';
+import type { FormatterOutput } from '../schemas/response-formatter-tool';
 
 export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason, ThinkingConfigParam };
 

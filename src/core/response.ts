@@ -2,7 +2,7 @@
  * The final answer of a turn (docs/response-format.md): markdown conversation with
  * each artifact referenced where it stood, and the artifacts listed beside it.
  */
-import type { FormatterOutput } from './formatter-schema';
+import type { FormatterOutput } from '../schemas/response-formatter-tool';
 
 export interface Artifact {
   /** Unique within the answer. */

@@ -5,7 +5,7 @@
  * again for each workflow run, so the turn's schema (zod) stays out of it: the client and the
  * turn's start (a local activity) check the input, and the workflow only applies these defaults.
  */
-import type { ChatTurnInput, ResolvedTurnInput } from './turn-input';
+import type { ChatTurnInput, ResolvedTurnInput } from '../schemas/turn-input';
 
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Claude calls of the tool loop (the formatter not counted); see docs/tool-loop.md. */

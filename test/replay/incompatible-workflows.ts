@@ -6,7 +6,7 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ClaudeActivities } from '../../activities/claude';
 import type { TurnStartActivities } from '../../activities/turn-start';
-import type { ChatTurnInput } from '../../src/core/turn-input';
+import type { ChatTurnInput } from '../../src/schemas/turn-input';
 
 const claude = proxyActivities<ClaudeActivities>({ startToCloseTimeout: '1 minute' });
 const start = proxyLocalActivities<TurnStartActivities>({ startToCloseTimeout: '1 minute' });

@@ -14,7 +14,7 @@ import { resolveClaudeConfig, type ClaudeConfigInput } from '../../src/claude/co
 import { createTurnWorkers, type TurnWorkers } from '../../src/worker/turn-worker';
 import type { TranscriptCache } from '../../src/claude/transcript-cache';
 import { executeChatTurn, startChatTurn } from '../../src/client/chat-turn-client';
-import type { ChatTurnInput } from '../../src/core/turn-input';
+import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { quietRuntime, testClient, uniqueQueue } from './temporal';
 import { NativeConnection as NC } from '@temporalio/worker';

@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createClaudeClient } from '../../src/claude/client';
 import { makePriceTable } from '../../src/claude/pricing';
 import type { FormatRequest, MessageParam } from '../../src/core/contracts';
-import { FORMATTER_INSTRUCTIONS, FORMATTER_TOOL_NAME } from '../../src/core/formatter-schema';
+import { FORMATTER_INSTRUCTIONS, FORMATTER_TOOL_NAME } from '../../src/schemas/response-formatter-tool';
 import { addUsage, fromApiUsage, ZERO_USAGE, type TokenUsage } from '../../src/core/usage';
 import { FALLBACK_THINKING, FINAL_ANSWER_REQUEST, formatResponse } from '../../src/claude/response-formatter';
 import { startStubModel, type RecordedRequest, type StubModel } from '../../src/stub';

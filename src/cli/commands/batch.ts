@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { connectOrFail } from '../connect';
 import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
-import { parseBatchLines } from '../../core/batch-lines';
+import { parseBatchLines } from '../../schemas/batch-lines';
 import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { batchSummary, resultLine, type ResultLine } from '../batch-results';

@@ -17,7 +17,7 @@ import { resolveClaudeConfig } from '../../claude/config';
 import { createTurnWorkers } from '../../worker/turn-worker';
 import { executeChatTurn } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
-import { DEFAULT_MODEL } from '../../core/turn-input';
+import { DEFAULT_MODEL } from '../../core/turn-defaults';
 import { CliError, parsePort } from '../cli-error';
 import { renderResult } from '../render';
 import { installTelemetry } from '../../worker/telemetry';

@@ -3,7 +3,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
-import { ChatTurnInputError, type ChatTurnInput } from '../../core/turn-input';
+import { ChatTurnInputError, type ChatTurnInput } from '../../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
 import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';

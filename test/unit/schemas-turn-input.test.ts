@@ -1,4 +1,4 @@
-import { ChatTurnInputError, parseChatTurnInput } from '../../src/core/turn-input';
+import { ChatTurnInputError, parseChatTurnInput } from '../../src/schemas/turn-input';
 import { canonicalJson } from '../../src/core/canonical-json';
 
 describe('parseChatTurnInput', () => {

@@ -1,18 +1,11 @@
 /**
  * The input of one chat turn. Server commands, URLs and credentials are worker-side config and are
- * deliberately absent: everything here is recorded in workflow history.
+ * deliberately absent: everything here is recorded in workflow history. The client and the turn's
+ * start (a local activity) validate it here; the workflow imports only its types.
  */
 import { z } from 'zod';
-import type { MessageParam } from './contracts';
-import { applyTurnDefaults } from './turn-defaults';
-
-export {
-  DEFAULT_MAX_STEPS,
-  DEFAULT_MAX_TOKENS_PER_CALL,
-  DEFAULT_MAX_TOOLS_PER_REQUEST,
-  DEFAULT_MODEL,
-  applyTurnDefaults,
-} from './turn-defaults';
+import type { MessageParam } from '../core/contracts';
+import { applyTurnDefaults } from '../core/turn-defaults';
 
 /** A prior message, as the Messages API takes it; content blocks are passed through unchanged. */
 const MessageParamSchema = z.object({
@@ -20,7 +13,7 @@ const MessageParamSchema = z.object({
   content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
 });
 
-/** Defaults are applied by applyTurnDefaults (turn-defaults.ts), which the workflow shares without zod. */
+/** Defaults are applied by applyTurnDefaults (src/core/turn-defaults.ts), which the workflow shares without zod. */
 export const ChatTurnInputSchema = z
   .object({
     /** The user's question for this turn. */

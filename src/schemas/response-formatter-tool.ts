@@ -1,5 +1,5 @@
 /**
- * The `response_formatter` tool (design note 05): Claude is forced to call it at the end of a turn,
+ * The `response_formatter` tool (docs/response-format.md): Claude is forced to call it at the end of a turn,
  * and its input is the structured answer. The zod schema is the source of truth; the JSON Schema sent
  * to Claude is written out beside it because Claude needs descriptions and enums it can read.
  */

@@ -1,7 +1,7 @@
 /** Parsing a batch's JSONL input: one chat-turn input per line, bad lines reported by number. */
 import { z } from 'zod';
 import { ChatTurnInputSchema, type ChatTurnInput } from './turn-input';
-import type { BatchItem } from './batch';
+import type { BatchItem } from '../core/batch';
 
 /** One input line: `{ "id"?: string, "question": string, ...per-query overrides }`. */
 export const BatchLineSchema = ChatTurnInputSchema.extend({
