@@ -12,6 +12,7 @@ import {
 } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import { CLAUDE_PROMPT_TOO_LONG } from '../core/failure-types';
+import { oneLine } from '../core/text';
 
 /** Failure types thrown by Claude activities (usable in `nonRetryableErrorTypes`). */
 export const ClaudeFailureType = {
@@ -85,7 +86,8 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
   overloaded_error: 529,
 };
 
-const MAX_MESSAGE_CHARS = 1000;
+/** Longest message text in a failure: 1000 characters, then `...` when cut. */
+const MAX_MESSAGE_CHARS = 1000 + '...'.length;
 
 /** How the API words a 400 for a prompt that does not fit the model's context window. */
 const PROMPT_TOO_LONG = /prompt is too long|context window|context length|too many (input )?tokens/i;
@@ -120,10 +122,10 @@ export function toClaudeFailure(err: unknown, policy: Partial<ClaudeErrorPolicy>
         : err instanceof APIUserAbortError
           ? 'request aborted'
           : 'connection error';
-    const cause = err.cause instanceof Error && err.cause.message ? ` (${oneLine(err.cause.message)})` : '';
+    const cause = err.cause instanceof Error && err.cause.message ? ` (${oneLine(err.cause.message, MAX_MESSAGE_CHARS, '...')})` : '';
     return ApplicationFailure.create({
       type: ClaudeFailureType.Connection,
-      message: `Claude API ${what}: ${oneLine(err.message)}${cause}`,
+      message: `Claude API ${what}: ${oneLine(err.message, MAX_MESSAGE_CHARS, '...')}${cause}`,
       nonRetryable: false,
       details: [{ sdkError: err.name } satisfies ClaudeFailureDetails],
     });
@@ -134,7 +136,7 @@ export function toClaudeFailure(err: unknown, policy: Partial<ClaudeErrorPolicy>
   const message = err instanceof Error ? err.message : String(err);
   return ApplicationFailure.create({
     type: ClaudeFailureType.ClientError,
-    message: `Claude client error: ${oneLine(message)}`,
+    message: `Claude client error: ${oneLine(message, MAX_MESSAGE_CHARS, '...')}`,
     // An SDK-side failure without an HTTP error (stream cut short, bad JSON chunk) is usually
     // transient; the workflow's retry policy bounds the attempts.
     nonRetryable: false,
@@ -207,7 +209,7 @@ function fromApiError(
   const statusText = inStream ? 'stream error' : String(status);
   const head = `Claude API ${statusText}${errorType ? ` ${errorType}` : ''}`;
   const text = apiMessage ?? stripStatus(err.message, err.status);
-  const message = `${head}: ${oneLine(text)}${hint}${requestId ? ` (request-id ${requestId})` : ''}`;
+  const message = `${head}: ${oneLine(text, MAX_MESSAGE_CHARS, '...')}${hint}${requestId ? ` (request-id ${requestId})` : ''}`;
 
   const details: ClaudeFailureDetails = { sdkError: err.name };
   if (status !== undefined) details.status = status;
@@ -246,11 +248,6 @@ export function parseRetryAfter(headers: Headers | undefined, now: number = Date
   const date = Date.parse(after);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
-}
-
-function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > MAX_MESSAGE_CHARS ? `${flat.slice(0, MAX_MESSAGE_CHARS)}...` : flat;
 }
 
 /** The SDK prefixes its message with the status ("529 {...}"); the failure message has its own. */

@@ -1,15 +1,11 @@
 /** Human-readable rendering of turn results and progress for the terminal. */
+import { oneLine } from '../core/text';
 import type { ChatTurnResult, ToolCallRecord } from '../core/turn-result';
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ');
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
 
 export function toolCallLine(c: Pick<ToolCallRecord, 'name' | 'step' | 'isError' | 'durationMs'> & Partial<ToolCallRecord>): string {
   const status = c.repeated ? 'repeated' : c.isError ? 'error' : 'ok';
-  const input = c.input !== undefined ? ` ${clip(JSON.stringify(c.input), 80)}` : '';
-  const err = c.isError && c.error ? ` — ${clip(c.error, 100)}` : '';
+  const input = c.input !== undefined ? ` ${oneLine(JSON.stringify(c.input), 80)}` : '';
+  const err = c.isError && c.error ? ` — ${oneLine(c.error, 100)}` : '';
   return `  step ${c.step} · ${c.name}${input} · ${status} · ${c.durationMs} ms${err}`;
 }
 

@@ -8,6 +8,7 @@ import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { turnStartSearchAttributes } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
+import { oneLine } from '../core/text';
 import { newTurnId } from './turn-id';
 
 export type ChatTurnHandle = WorkflowHandle<typeof chatTurn>;
@@ -19,12 +20,6 @@ export interface StartChatTurnOptions {
   taskQueue?: string;
   /** Batch name, set as the `McpTurnsBatch` search attribute. */
   batch?: string;
-}
-
-/** Shortens text to one line of at most `max` characters, for UI summaries. */
-export function oneLine(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }
 
 function staticDetails(input: ReturnType<typeof parseChatTurnInput>): string {
@@ -56,7 +51,7 @@ export async function startChatTurn(
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: options.workflowId ?? newTurnId(),
     args: [input],
-    staticSummary: oneLine(params.question),
+    staticSummary: oneLine(params.question, 120),
     staticDetails: staticDetails(params),
     typedSearchAttributes: turnStartSearchAttributes({ model: params.model, batch: options.batch }),
   });
