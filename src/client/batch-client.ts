@@ -6,6 +6,7 @@
 import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
 import { batchChildId, batchWorkflowId, type BatchItem, type BatchProgress } from '../core/batch';
+import { batchProgressQuery } from '../core/queries';
 import type { ChatTurnResult } from '../core/turn-result';
 import { SA_BATCH } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
@@ -183,7 +184,7 @@ async function runPass(client: Client, opts: RunBatchOptions, reported: Set<stri
       shards.map(async (shard, i) => {
         if (done[i]) return;
         try {
-          const p = await shard.handle.query<BatchProgress>('batchProgress');
+          const p = await shard.handle.query(batchProgressQuery);
           progress[i] = p;
           collect(shard.items, p.nextIndex, new Set(p.running));
         } catch {

@@ -6,6 +6,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
+import { turnProgressQuery } from '../core/queries';
 import { turnStartSearchAttributes } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { oneLine } from '../core/text';
@@ -69,7 +70,7 @@ export async function executeChatTurn(
 
 /** Live progress of a running (or finished) turn: phase, step, tool calls so far, usage so far. */
 export async function getTurnProgress(handle: WorkflowHandle): Promise<TurnProgress> {
-  return handle.query<TurnProgress>('progress');
+  return handle.query(turnProgressQuery);
 }
 
 /** Cancels a turn; activities in flight are cancelled through their heartbeats. */

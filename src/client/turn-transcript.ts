@@ -4,6 +4,7 @@
  */
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { ChatTurnInput } from '../schemas/turn-input';
+import { turnProgressQuery } from '../core/queries';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { describeFailure } from './describe-failure';
 
@@ -32,7 +33,7 @@ export async function getTurnTranscript(client: Client, workflowId: string): Pro
     transcript.question = transcript.input.question;
   }
   if (d.status.name === 'COMPLETED') transcript.result = (await handle.result()) as ChatTurnResult;
-  else if (d.status.name === 'RUNNING') transcript.progress = await handle.query<TurnProgress>('progress');
+  else if (d.status.name === 'RUNNING') transcript.progress = await handle.query(turnProgressQuery);
   else {
     try {
       await handle.result();
