@@ -1,0 +1,490 @@
+/**
+ * Chat turns on the shared test dev server with every activity scripted in-process: no HTTP, no MCP
+ * process. The workflow is the real one (the shared bundle of workflows/). `prepareTurn` checks the
+ * input with the real schema, then hands out the script's tools and call policies; `callTool`,
+ * `claude` and `formatResponse` answer from the script of the turn's workflow id and record what they
+ * were asked, including the conversation Claude was sent (read through the workflow's transcript
+ * query, as the real Claude activities do).
+ *
+ * One pair of workers serves a whole test file: start them once (`startScriptedTurns` in beforeAll)
+ * and give each turn its own script.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import type { TextBlock, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
+import type { ClaudeActivities } from '../../activities/claude';
+import type { McpActivities } from '../../activities/mcp';
+import type { TurnStartActivities } from '../../activities/turn-start';
+import type {
+  CallToolInput,
+  CallToolOutput,
+  ClaudeCallInput,
+  ClaudeCallOutput,
+  ContentBlock,
+  FormatMode,
+  FormatResponseInput,
+  FormatResponseOutput,
+  JsonSchemaObject,
+  ListToolsOutput,
+  MessageParam,
+  ServerCallPolicy,
+  ServerUnavailable,
+  StopReason,
+  Tool,
+} from '../../src/core/contracts';
+import { INVALID_TURN_INPUT } from '../../src/core/failure-types';
+import { transcriptQuery } from '../../src/core/queries';
+import { claudeTaskQueue } from '../../src/core/task-queues';
+import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../src/schemas/turn-input';
+import type { ChatTurnResult } from '../../src/core/turn-result';
+import type { TokenUsage } from '../../src/core/usage';
+import { testClient, testWorker, uniqueQueue } from './temporal';
+
+/** One MCP tool of a script: what `prepareTurn` lists and how `callTool` answers it. */
+export interface ScriptedTool {
+  server: string;
+  /** The tool's MCP name; Claude sees it as `server__name`. */
+  name: string;
+  description?: string;
+  /** @default an object schema with no properties */
+  inputSchema?: JsonSchemaObject;
+  /** The result text, or a function of the call's arguments. @default `<name> ok` */
+  result?: string | ((args: Record<string, unknown>) => string);
+  /** Answer as a tool-level error (MCP `isError`). */
+  isError?: boolean;
+  /** Throw this on every attempt: retried by Temporal unless `nonRetryable`. */
+  fail?: { message: string; type?: string; nonRetryable?: boolean };
+  /** Wait this long before answering, heartbeating; a cancelled call stops waiting. */
+  delayMs?: number;
+  /** Wait until this settles before answering, heartbeating; a cancelled call stops waiting. */
+  hold?: Promise<unknown>;
+}
+
+/** One scripted Claude reply. */
+export interface ClaudeReply {
+  content: ContentBlock[];
+  /** @default `tool_use` when the content has a tool_use block, else `end_turn` */
+  stopReason?: StopReason | null;
+  /** @default {@link DEFAULT_USAGE} */
+  usage?: Partial<TokenUsage>;
+  /** @default 0 */
+  costUsd?: number;
+  /** Wait until this settles before answering, heartbeating; a cancelled call stops waiting. */
+  hold?: Promise<unknown>;
+}
+
+/** A scripted failure of one Claude call, e.g. `{ type: 'ClaudePromptTooLong', message: 'prompt is too long: …', nonRetryable: true }`. */
+export interface ClaudeFailure {
+  fail: { type: string; message: string; nonRetryable?: boolean };
+}
+
+export type ClaudeStep = ClaudeReply | ClaudeFailure;
+
+export interface FormatterScript {
+  /** @default "formatted answer" */
+  text?: string;
+  /** @default "forced" */
+  mode?: FormatMode;
+  /** @default {@link DEFAULT_USAGE} */
+  usage?: Partial<TokenUsage>;
+  /** @default 0 */
+  costUsd?: number;
+}
+
+/** Everything one turn's activities answer. */
+export interface TurnScript {
+  tools?: ScriptedTool[];
+  /** Call policy per server; every other listed server gets {@link FAST_TOOL_POLICY}. */
+  policies?: Record<string, ServerCallPolicy>;
+  unavailable?: ServerUnavailable[];
+  unknownServers?: string[];
+  /** The worker's defaults, as `prepareTurn` reports them (e.g. its `claude.model`). */
+  turnDefaults?: ListToolsOutput['turnDefaults'];
+  /** Claude's answers in call order, one per call (a retried attempt takes the next one). */
+  claude: ClaudeStep[];
+  formatter?: FormatterScript;
+}
+
+/** What one Claude activity (`claude` or `formatResponse`) was asked. */
+export interface ClaudeRequestSeen {
+  workflowId: string;
+  activity: 'claude' | 'formatResponse';
+  /** The loop step (`claude` only). */
+  step?: number;
+  attempt: number;
+  model: string;
+  system?: string;
+  maxTokens: number;
+  thinking?: ClaudeCallInput['thinking'];
+  /** The conversation Claude was sent: inline, or read through the transcript query. */
+  messages: MessageParam[];
+  /** The tool definitions Claude was offered (none for the formatter). */
+  tools: Tool[];
+  /** The activity input as scheduled. */
+  input: ClaudeCallInput | FormatResponseInput;
+  /** `waiting` while held; `cancelled` when the activity saw its cancellation. */
+  outcome: 'waiting' | 'answered' | 'failed' | 'cancelled';
+}
+
+/** One `callTool` attempt. */
+export interface ToolCallSeen {
+  workflowId: string;
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  toolUseId: string;
+  attempt: number;
+  startedAt: number;
+  endedAt?: number;
+  outcome: 'running' | 'ok' | 'error' | 'failed' | 'cancelled';
+}
+
+/** What one turn's activities were asked, filled in as the turn runs. */
+export interface TurnRecords {
+  workflowId: string;
+  /** Loop calls of Claude, in order. */
+  claude: ClaudeRequestSeen[];
+  /** Formatter calls. */
+  formatter: ClaudeRequestSeen[];
+  /** Every `callTool` attempt. */
+  toolCalls: ToolCallSeen[];
+  /** `prepareTurn` runs. */
+  prepared: number;
+}
+
+export interface StartedTurn extends TurnRecords {
+  handle: WorkflowHandle;
+  result(): Promise<ChatTurnResult>;
+}
+
+export interface ScriptedTurns {
+  client: Client;
+  taskQueue: string;
+  /** Starts a turn with this script (the input is sent as given, unchecked) and waits for its result. */
+  run(input: ChatTurnInput, script: TurnScript): Promise<TurnRecords & { result: ChatTurnResult }>;
+  /** Starts a turn with this script; the input is sent as given, so a bad one reaches the workflow. */
+  start(input: ChatTurnInput, script: TurnScript, workflowId?: string): Promise<StartedTurn>;
+  /** Scripts the turn that will run as `workflowId` (e.g. a batch's child), for turns started elsewhere. */
+  expect(workflowId: string, script: TurnScript): TurnRecords;
+  /** Every Claude activity request of every turn, in arrival order. */
+  requests: ClaudeRequestSeen[];
+  /** Every `callTool` attempt of every turn, in arrival order. */
+  toolCalls: ToolCallSeen[];
+  close(): Promise<void>;
+}
+
+/** Usage of a scripted reply that names none. */
+export const DEFAULT_USAGE: TokenUsage = {
+  inputTokens: 100,
+  outputTokens: 20,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
+};
+
+/** A tool call policy that never makes a test wait: 2 attempts 10 ms apart, 2 s heartbeat timeout. */
+export const FAST_TOOL_POLICY: ServerCallPolicy = {
+  startToCloseTimeoutMs: 30_000,
+  heartbeatTimeoutMs: 2_000,
+  retry: { maximumAttempts: 2, initialIntervalMs: 10, backoffCoefficient: 1, maximumIntervalMs: 10 },
+};
+
+/** Heartbeat this often while held, and let the worker send beats this often, so a cancel arrives at once. */
+const BEAT_MS = 50;
+
+/** A text block of a Claude reply. */
+export function text(t: string): TextBlock {
+  return { type: 'text', text: t, citations: null };
+}
+
+let toolUseCount = 0;
+
+/** A tool_use block of a Claude reply; `name` is the Claude-side name (`server__tool`). */
+export function toolUse(
+  name: string,
+  input: Record<string, unknown> = {},
+  id = `toolu_${++toolUseCount}`,
+): ToolUseBlock {
+  return { type: 'tool_use', id, name, input, caller: { type: 'direct' } };
+}
+
+/** A Claude reply (stop reason from the content unless given). */
+export function reply(content: ContentBlock[], more: Omit<ClaudeReply, 'content'> = {}): ClaudeReply {
+  return { content, ...more };
+}
+
+function usageOf(u: Partial<TokenUsage> | undefined): TokenUsage {
+  return { ...DEFAULT_USAGE, ...u };
+}
+
+/** Waits for `until`, heartbeating; throws CancelledFailure when the activity is cancelled first. */
+async function waitBeating(until: Promise<unknown>): Promise<void> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), BEAT_MS);
+  try {
+    await Promise.race([until, ctx.cancelled]);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function scriptError(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'ScriptError', message, nonRetryable: true });
+}
+
+function workflowIdOf(ctx: Context): string {
+  const id = ctx.info.workflowExecution?.workflowId;
+  if (!id) throw scriptError('a scripted activity ran outside a workflow');
+  return id;
+}
+
+interface TurnState {
+  script: TurnScript;
+  records: TurnRecords;
+  claudeCalls: number;
+}
+
+/**
+ * Starts a turn worker (workflows from the shared bundle, `prepareTurn` and `callTool`) and a Claude
+ * worker (`claude`, `formatResponse`) on a fresh task queue of the shared test dev server.
+ */
+export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Promise<ScriptedTurns> {
+  const taskQueue = opts.taskQueue ?? uniqueQueue('scripted-turns');
+  const turns = new Map<string, TurnState>();
+  const requests: ClaudeRequestSeen[] = [];
+  const toolCalls: ToolCallSeen[] = [];
+
+  const stateOf = (workflowId: string): TurnState => {
+    const state = turns.get(workflowId);
+    if (!state) throw scriptError(`no script for workflow ${workflowId}`);
+    return state;
+  };
+  const expectTurn = (workflowId: string, script: TurnScript): TurnRecords => {
+    const records: TurnRecords = { workflowId, claude: [], formatter: [], toolCalls: [], prepared: 0 };
+    turns.set(workflowId, { script, records, claudeCalls: 0 });
+    return records;
+  };
+
+  const turnActivities = {
+    async prepareTurn(raw: unknown): Promise<ListToolsOutput> {
+      const state = stateOf(workflowIdOf(Context.current()));
+      state.records.prepared++;
+      let servers: string[] | undefined;
+      try {
+        servers = parseChatTurnInput(raw).servers;
+      } catch (err) {
+        if (!(err instanceof ChatTurnInputError)) throw err;
+        throw ApplicationFailure.create({
+          type: INVALID_TURN_INPUT,
+          message: err.message,
+          nonRetryable: true,
+          details: err.problems,
+        });
+      }
+      const { script } = state;
+      const tools = (script.tools ?? []).filter((t) => !servers || servers.includes(t.server));
+      const policies: Record<string, ServerCallPolicy> = {};
+      for (const t of tools) policies[t.server] = script.policies?.[t.server] ?? FAST_TOOL_POLICY;
+      return {
+        tools: tools.map((t) => ({
+          server: t.server,
+          name: t.name,
+          ...(t.description !== undefined ? { description: t.description } : {}),
+          inputSchema: t.inputSchema ?? { type: 'object', properties: {} },
+        })),
+        policies,
+        unavailable: script.unavailable ?? [],
+        unknownServers: script.unknownServers ?? [],
+        ...(script.turnDefaults ? { turnDefaults: script.turnDefaults } : {}),
+      };
+    },
+
+    async callTool(input: CallToolInput): Promise<CallToolOutput> {
+      const ctx = Context.current();
+      const state = stateOf(workflowIdOf(ctx));
+      const tool = state.script.tools?.find((t) => t.server === input.server && t.name === input.tool);
+      if (!tool) throw scriptError(`the script has no tool ${input.server}/${input.tool}`);
+      const seen: ToolCallSeen = {
+        workflowId: state.records.workflowId,
+        server: input.server,
+        tool: input.tool,
+        arguments: input.arguments,
+        toolUseId: input.toolUseId,
+        attempt: ctx.info.attempt,
+        startedAt: Date.now(),
+        outcome: 'running',
+      };
+      state.records.toolCalls.push(seen);
+      toolCalls.push(seen);
+      try {
+        if (tool.delayMs !== undefined) await waitBeating(new Promise((r) => setTimeout(r, tool.delayMs)));
+        if (tool.hold) await waitBeating(tool.hold);
+      } catch (err) {
+        seen.outcome = 'cancelled';
+        seen.endedAt = Date.now();
+        throw err;
+      }
+      seen.endedAt = Date.now();
+      if (tool.fail) {
+        seen.outcome = 'failed';
+        throw ApplicationFailure.create({
+          type: tool.fail.type ?? 'ToolFailed',
+          message: tool.fail.message,
+          nonRetryable: tool.fail.nonRetryable ?? false,
+        });
+      }
+      const result =
+        typeof tool.result === 'function' ? tool.result(input.arguments) : (tool.result ?? `${tool.name} ok`);
+      seen.outcome = tool.isError ? 'error' : 'ok';
+      return {
+        content: [{ type: 'text', text: result }],
+        isError: tool.isError ?? false,
+        artifacts: [],
+        truncatedBytes: 0,
+        attempt: ctx.info.attempt,
+      };
+    },
+  } satisfies Pick<TurnStartActivities, 'prepareTurn'> & Pick<McpActivities, 'callTool'>;
+
+  /**
+   * What Claude is sent: the messages the input carries inline, else the first `count` messages of
+   * the transcript query's answer; the tools come with the transcript (the formatter is offered none).
+   */
+  async function conversation(
+    activity: ClaudeRequestSeen['activity'],
+    input: ClaudeCallInput | FormatResponseInput,
+  ): Promise<{ messages: MessageParam[]; tools: Tool[] }> {
+    const inline = input as { messages?: MessageParam[]; tools?: Tool[] };
+    if (inline.messages?.length || !input.transcript) {
+      return { messages: inline.messages ?? [], tools: activity === 'claude' ? (inline.tools ?? []) : [] };
+    }
+    const { workflowId, runId, count } = input.transcript;
+    const snapshot = await Context.current()
+      .client.workflow.getHandle(workflowId, runId)
+      .query(transcriptQuery, count);
+    return { messages: snapshot.messages, tools: activity === 'claude' ? snapshot.tools : [] };
+  }
+
+  async function record(
+    activity: ClaudeRequestSeen['activity'],
+    input: ClaudeCallInput | FormatResponseInput,
+  ): Promise<{ state: TurnState; request: ClaudeRequestSeen }> {
+    const ctx = Context.current();
+    const state = stateOf(workflowIdOf(ctx));
+    const { messages, tools } = await conversation(activity, input);
+    const request: ClaudeRequestSeen = {
+      workflowId: state.records.workflowId,
+      activity,
+      ...('step' in input ? { step: input.step } : {}),
+      attempt: ctx.info.attempt,
+      model: input.model,
+      ...(input.system !== undefined ? { system: input.system } : {}),
+      maxTokens: input.maxTokens,
+      ...(input.thinking ? { thinking: input.thinking } : {}),
+      messages,
+      tools,
+      input,
+      outcome: 'waiting',
+    };
+    (activity === 'claude' ? state.records.claude : state.records.formatter).push(request);
+    requests.push(request);
+    return { state, request };
+  }
+
+  const claudeActivities = {
+    async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
+      const { state, request } = await record('claude', input);
+      const step = state.script.claude[state.claudeCalls++];
+      if (!step) {
+        request.outcome = 'failed';
+        throw scriptError(`the script has no reply for Claude call ${state.claudeCalls}`);
+      }
+      if ('fail' in step) {
+        request.outcome = 'failed';
+        throw ApplicationFailure.create({
+          type: step.fail.type,
+          message: step.fail.message,
+          nonRetryable: step.fail.nonRetryable ?? false,
+        });
+      }
+      if (step.hold) {
+        try {
+          await waitBeating(step.hold);
+        } catch (err) {
+          request.outcome = 'cancelled';
+          throw err;
+        }
+      }
+      request.outcome = 'answered';
+      const calls = step.content.some((b) => b.type === 'tool_use');
+      return {
+        content: step.content,
+        stopReason: step.stopReason === undefined ? (calls ? 'tool_use' : 'end_turn') : step.stopReason,
+        usage: usageOf(step.usage),
+        model: input.model,
+        costUsd: step.costUsd ?? 0,
+      };
+    },
+
+    async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
+      const { state, request } = await record('formatResponse', input);
+      const script = state.script.formatter ?? {};
+      request.outcome = 'answered';
+      return {
+        output: { conversation: [{ type: 'text', content: script.text ?? 'formatted answer' }] },
+        mode: script.mode ?? 'forced',
+        usage: usageOf(script.usage),
+        calls: 1,
+        notes: [],
+        costUsd: script.costUsd ?? 0,
+      };
+    },
+  } satisfies Pick<ClaudeActivities, 'claude' | 'formatResponse'>;
+
+  const { worker: turnWorker, connection } = await testWorker({
+    taskQueue,
+    activities: turnActivities,
+    maxHeartbeatThrottleInterval: BEAT_MS,
+  });
+  const claudeWorker = await Worker.create({
+    connection,
+    namespace: 'default',
+    taskQueue: claudeTaskQueue(taskQueue),
+    activities: claudeActivities,
+    maxHeartbeatThrottleInterval: BEAT_MS,
+  });
+  const running = Promise.all([turnWorker.run(), claudeWorker.run()]);
+  const client = await testClient();
+
+  let started = 0;
+  const start = async (
+    input: ChatTurnInput,
+    script: TurnScript,
+    workflowId?: string,
+  ): Promise<StartedTurn> => {
+    const id = workflowId ?? `${taskQueue}-turn-${++started}`;
+    const records = expectTurn(id, script);
+    const handle = await client.workflow.start('chatTurn', { taskQueue, workflowId: id, args: [input] });
+    return Object.assign(records, { handle, result: () => handle.result() as Promise<ChatTurnResult> });
+  };
+
+  return {
+    client,
+    taskQueue,
+    start,
+    async run(input, script) {
+      const { handle: _handle, result, ...records } = await start(input, script);
+      return { ...records, result: await result() };
+    },
+    expect: expectTurn,
+    requests,
+    toolCalls,
+    async close() {
+      for (const w of [turnWorker, claudeWorker]) if (w.getState() === 'RUNNING') w.shutdown();
+      await running;
+      await connection.close();
+      await client.connection.close();
+    },
+  };
+}
