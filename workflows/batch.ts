@@ -24,15 +24,11 @@ import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { SA_BATCH, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
 import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
 import { batchProgressQuery } from '../src/core/queries';
+import { oneLine } from '../src/core/text';
 import type { chatTurn } from './chat-turn';
 
 /** Children started per run before continuing as new (each child's result lands in this history). */
 const CHILDREN_PER_RUN = 250;
-
-function summary(question: string): string {
-  const flat = question.replace(/\s+/g, ' ').trim();
-  return flat.length <= 120 ? flat : `${flat.slice(0, 119)}…`;
-}
 
 export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
   if (!input.name || !/^[A-Za-z0-9._-]{1,100}$/.test(input.name)) {
@@ -73,7 +69,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
         args: [item.input],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        staticSummary: summary(item.input.question),
+        staticSummary: oneLine(item.input.question, 120),
         staticDetails: `batch **${input.name}**, item ${item.id} (#${index + 1})`,
         // Set at start, so the child need not upsert them (one command and visibility write fewer).
         typedSearchAttributes: turnStartSearchAttributes({ model: item.input.model, batch: input.name }),

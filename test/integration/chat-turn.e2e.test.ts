@@ -281,22 +281,20 @@ it('sets status and model once: at start by the client, not upserted again by th
   const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3', model: 'two-round' }, 'sa-once');
   expect(result.stopReason).toBe('completed');
   const upserts = history.events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes);
-  const fields = upserts
-    .map((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!))
-    .filter((keys) => !keys.includes('TemporalChangeVersion')); // the SDK's own, one per patch
+  const fields = upserts.map((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!));
   expect(fields).toHaveLength(1); // the final one
   expect(fields[0]).toContain(SA_STATUS.name);
   expect(fields[0]).not.toContain(SA_MODEL.name);
 });
 
-it('starts with one local activity that checks the input and lists the tools: no listTools activity, one patch marker', async () => {
+it('starts with one local activity that checks the input and lists the tools, and records no patch markers', async () => {
   const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3 (shape)', model: 'two-round' }, 'shape');
   expect(result.toolCalls.map((c) => c.tool)).toEqual(['echo', 'get-sum']);
   const events = history.events!;
   const scheduled = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name] : []));
   expect(scheduled).toEqual(['claude', 'callTool', 'claude', 'callTool', 'claude', 'formatResponse']);
   const markers = events.filter((e) => e.markerRecordedEventAttributes).map((e) => e.markerRecordedEventAttributes!.markerName);
-  expect(markers).toEqual(['core_patch', 'core_local_activity']);
+  expect(markers).toEqual(['core_local_activity']);
   // One workflow task to start, one per Claude reply and one per tool result.
   expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(7);
 });

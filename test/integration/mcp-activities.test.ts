@@ -6,6 +6,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { makeMcpActivities } from '../../activities/mcp';
+import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { CallToolOutput, ListToolsOutput } from '../../src/core/contracts';
 import { McpPool } from '../../src/mcp';
 import { parseConfig } from '../../src/worker/worker-file';
@@ -34,11 +35,21 @@ afterAll(async () => {
   await server?.close();
 });
 
-it('listTools returns the tools and the call policy of each listed server', async () => {
-  const env = new MockActivityEnvironment();
-  const out: ListToolsOutput = await env.run(activities.listTools, {});
+it('prepareTurn returns the tools, the call policy of each listed server and the worker\'s turn defaults', async () => {
+  const { prepareTurn } = makeTurnStartActivities({ pool, turnDefaults: { model: 'worker-model' } });
+  const out: ListToolsOutput = await new MockActivityEnvironment().run(prepareTurn, { question: 'q' });
   expect(out.tools.map((t) => t.name)).toContain('slow');
   expect(out.policies.api).toMatchObject({ startToCloseTimeoutMs: 40_000, heartbeatTimeoutMs: 1500 });
+  expect(out.turnDefaults).toEqual({ model: 'worker-model' });
+});
+
+it('prepareTurn refuses a bad input non-retryably, naming the field', async () => {
+  const { prepareTurn } = makeTurnStartActivities({ pool, turnDefaults: {} });
+  await expect(new MockActivityEnvironment().run(prepareTurn, { question: '', maxSteps: 0 })).rejects.toMatchObject({
+    type: 'InvalidTurnInput',
+    nonRetryable: true,
+    message: expect.stringMatching(/question.*maxSteps|maxSteps.*question/),
+  });
 });
 
 it('callTool heartbeats on progress and while waiting, and records the attempt', async () => {

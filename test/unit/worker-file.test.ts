@@ -60,7 +60,7 @@ describe('valid configs', () => {
     expect(remote!.retry).toEqual({ ...SERVER_DEFAULTS.retry, maximumAttempts: 5 });
   });
 
-  it("reads design note 03's YAML shape, and the claude section as it is", () => {
+  it('reads the snake_case YAML shape (mcp_servers), and the claude section as it is', () => {
     const c = parseConfig(
       [
         'mcp_servers:',
