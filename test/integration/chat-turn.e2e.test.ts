@@ -3,8 +3,6 @@
  * real Anthropic SDK over HTTP to the scripted stub (which validates every request like the API).
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { SA_MODEL, SA_STATUS } from '../../src/core/search-attributes';
 import type { Scenario } from '../../src/stub';
@@ -314,13 +312,4 @@ it('keeps zod out of the workflow bundle (the sandbox would load it again for ev
   const code = fs.readFileSync(process.env.MCP_TURNS_TEST_BUNDLE!, 'utf8');
   expect(code).toContain('node_modules/@temporalio/workflow');
   expect(code).not.toMatch(/node_modules\/zod\//);
-});
-
-it('records a multi-step history for the replay tests', async () => {
-  const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3', model: 'two-round' }, 'replay-two-round');
-  expect(result.steps).toBe(3);
-  if (process.env.MCP_TURNS_RECORD) {
-    fs.writeFileSync(path.join(__dirname, '..', 'replay', 'histories', 'two-round.json'), historyToJSON(history));
-  }
-  expect(history.events?.length).toBeGreaterThan(20);
 });

@@ -1,0 +1,177 @@
+/**
+ * Records the histories the replay tests replay (test/replay/histories/<name>.json): turns of the
+ * current workflow code with scripted activities, on a Temporal dev server of its own started as the
+ * test run starts one. Each history is replayed against the same code before it is written.
+ *
+ *   npm run record-histories                      # writes test/replay/histories/
+ *   npm run record-histories -- --out /tmp/h      # or MCP_TURNS_HISTORIES_DIR=/tmp/h
+ *
+ * Recorded:
+ * - `two-round`: two tool rounds, then the answer and the formatter;
+ * - `parallel-then-repeat`: one step with two tool calls in parallel, then a repeated call;
+ * - `batch-of-two`: a chatBatch of two one-round queries (the batch workflow's history).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { startChatTurn } from '../../src/client/chat-turn-client';
+import { startBatch } from '../../src/client/batch-client';
+import { batchChildId } from '../../src/core/batch';
+import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
+import type { ChatTurnInput } from '../../src/schemas/turn-input';
+import { devServerDynamicConfigArgs, devServerEnv } from '../../src/temporal/dev-server-tuning';
+import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
+import { quietBundlerLogger } from '../../src/worker/workflow-bundle';
+import { workflowsPath } from '../../src/worker/workflows-path';
+import {
+  reply,
+  startScriptedTurns,
+  text,
+  toolUse,
+  type ScriptedTool,
+  type ScriptedTurns,
+  type TurnScript,
+} from '../support/scripted-activities';
+import { quietRuntime } from '../support/temporal';
+
+type History = temporal.api.history.v1.IHistory;
+
+const echo: ScriptedTool = {
+  server: 'everything',
+  name: 'echo',
+  result: (args) => `Echo: ${String(args.message)}`,
+};
+const sum: ScriptedTool = {
+  server: 'everything',
+  name: 'get-sum',
+  result: (args) =>
+    `The sum of ${String(args.a)} and ${String(args.b)} is ${Number(args.a) + Number(args.b)}.`,
+};
+const tools = [echo, sum];
+const formatter = { text: 'formatted answer' };
+
+function outputDir(argv: string[]): string {
+  const i = argv.indexOf('--out');
+  const dir = i >= 0 ? argv[i + 1] : process.env.MCP_TURNS_HISTORIES_DIR;
+  if (i >= 0 && !dir) throw new Error('--out needs a directory');
+  return path.resolve(dir ?? path.join('test', 'replay', 'histories'));
+}
+
+/** A chat turn started by the client (as callers start them), run to its end. */
+async function turnHistory(
+  turns: ScriptedTurns,
+  workflowId: string,
+  input: ChatTurnInput,
+  script: TurnScript,
+): Promise<History> {
+  turns.expect(workflowId, script);
+  const handle = await startChatTurn(turns.client, input, { taskQueue: turns.taskQueue, workflowId });
+  await handle.result();
+  return handle.fetchHistory();
+}
+
+async function batchHistory(turns: ScriptedTurns, name: string): Promise<History> {
+  const items = ['first', 'second'].map((id) => ({ id, input: { question: `batch question ${id}` } }));
+  for (const { id } of items) {
+    turns.expect(batchChildId(name, id), {
+      tools,
+      claude: [reply([toolUse('everything__echo', { message: id })]), reply([text(`answered ${id}`)])],
+      formatter,
+    });
+  }
+  const [shard] = await startBatch(turns.client, { name, items, concurrency: 2, taskQueue: turns.taskQueue });
+  if (!shard) throw new Error('the batch started no workflow');
+  await shard.handle.result();
+  return shard.handle.fetchHistory();
+}
+
+async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
+  return {
+    'two-round': await turnHistory(
+      turns,
+      'two-round',
+      { question: 'echo alpha, then add 2 and 3' },
+      {
+        tools,
+        claude: [
+          reply([text('Let me echo first.'), toolUse('everything__echo', { message: 'alpha' })]),
+          reply([text('Now the sum.'), toolUse('everything__get-sum', { a: 2, b: 3 })]),
+          reply([text('Both done: Echo: alpha; the sum is 5.')]),
+        ],
+        formatter,
+      },
+    ),
+    'parallel-then-repeat': await turnHistory(
+      turns,
+      'parallel-then-repeat',
+      { question: 'echo one and add 40 and 2, at once' },
+      {
+        tools,
+        claude: [
+          reply([
+            toolUse('everything__echo', { message: 'one' }),
+            toolUse('everything__get-sum', { a: 40, b: 2 }),
+          ]),
+          reply([text('Once more.'), toolUse('everything__echo', { message: 'one' })]),
+        ],
+        formatter,
+      },
+    ),
+    'batch-of-two': await batchHistory(turns, 'replay'),
+  };
+}
+
+async function main(): Promise<void> {
+  const out = outputDir(process.argv.slice(2));
+  quietRuntime();
+  const cli = resolveTemporalCli({ log: (line) => console.log(line) });
+  // The SDK's core spawns the server with this process's environment: give it the dev server's.
+  process.env.GOGC = devServerEnv().GOGC;
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: cli.path },
+      ip: '127.0.0.1',
+      searchAttributes: [...SEARCH_ATTRIBUTES],
+      log: { format: 'pretty', level: 'error' },
+      extraArgs: devServerDynamicConfigArgs(),
+    },
+  });
+  let turns: ScriptedTurns | undefined;
+  try {
+    const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
+    const bundlePath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-record-')), 'workflows.js');
+    fs.writeFileSync(bundlePath, bundle.code);
+    // The scripted workers connect where the test run's global setup would point them.
+    process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS = env.connection.options.address;
+    process.env.MCP_TURNS_TEST_BUNDLE = bundlePath;
+    turns = await startScriptedTurns();
+    const histories = await record(turns);
+    await replayAll(histories, bundle.code);
+    fs.mkdirSync(out, { recursive: true });
+    for (const [name, history] of Object.entries(histories)) {
+      const file = path.join(out, `${name}.json`);
+      fs.writeFileSync(file, historyToJSON(history));
+      console.log(`${file}: ${history.events?.length ?? 0} events`);
+    }
+  } finally {
+    await turns?.close();
+    await env.teardown();
+  }
+}
+
+/** Every history must replay against the code that recorded it, or none is written. */
+async function replayAll(histories: Record<string, History>, code: string): Promise<void> {
+  const entries = Object.entries(histories).map(([workflowId, history]) => ({ workflowId, history }));
+  for await (const r of Worker.runReplayHistories({ workflowBundle: { code } }, entries)) {
+    if (r.error) throw new Error(`${r.workflowId} does not replay: ${r.error.message}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
