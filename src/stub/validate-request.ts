@@ -1,13 +1,48 @@
 /**
- * Checks a Messages API request the way the real API does, so tests catch transcripts Claude would
- * refuse. Returns the 400 message, or undefined when the request is valid.
+ * Checks a Messages API request the way the real API does, so tests catch transcripts and tool
+ * definitions Claude would refuse. Returns the 400 message, or undefined when the request is valid.
  */
+import { Ajv2020 } from 'ajv/dist/2020';
 import { thinkingSignature, redactedData } from './signatures';
 
 type Block = { type: string; [k: string]: unknown };
 type Message = { role: string; content: string | Block[] };
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Checks schemas against the JSON Schema 2020-12 meta-schema, as the API does for every input_schema. */
+const metaSchema = new Ajv2020({ strict: false, validateSchema: false });
+
+/**
+ * Why the API refuses a custom tool's `input_schema`, or undefined when it accepts it. The API
+ * refuses top-level combinators before it looks at `type` (a root `anyOf` without `type` is
+ * reported as the combinator), and requires a valid JSON Schema 2020-12 document; `$schema`
+ * naming an older draft is accepted.
+ */
+export function inputSchemaProblem(schema: unknown, index: number): string | undefined {
+  const at = `tools.${index}.custom.input_schema`;
+  if (schema === undefined) return `${at}: Field required`;
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return `${at}: Input should be a valid dictionary`;
+  const s = schema as Record<string, unknown>;
+  if ('oneOf' in s || 'allOf' in s || 'anyOf' in s) {
+    return `${at}: input_schema does not support oneOf, allOf, or anyOf at the top level`;
+  }
+  if (s.type !== 'object') return `${at}.type: Input should be 'object'`;
+  const { $schema: _dialect, ...body } = s;
+  let valid: boolean;
+  try {
+    valid = metaSchema.validateSchema(body) === true;
+  } catch {
+    valid = false;
+  }
+  if (!valid) {
+    return (
+      `${at}: JSON schema is invalid. It must match JSON Schema draft 2020-12 ` +
+      '(https://json-schema.org/draft/2020-12). Learn more about tool use at https://docs.claude.com/en/docs/tool-use.'
+    );
+  }
+  return undefined;
+}
 
 function blocks(m: Message): Block[] {
   return typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
@@ -39,9 +74,8 @@ export function validateRequest(body: Record<string, unknown>, opts: { countToke
     }
     if (names.has(t.name)) return `tools: Tool names must be unique. Duplicate: ${t.name}`;
     names.add(t.name);
-    const schema = t.input_schema as { type?: string } | undefined;
-    if (!schema) return `tools.${i}.custom.input_schema: Field required`;
-    if (schema.type !== 'object') return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
+    const schemaProblem = inputSchemaProblem(t.input_schema, i);
+    if (schemaProblem) return schemaProblem;
   }
 
   const thinkingOn = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
