@@ -19,7 +19,7 @@ import type {
   TranscriptRef,
   TranscriptSnapshot,
 } from '../src/core/contracts';
-import { transcriptQuery } from '../src/core/queries';
+import { transcriptQuery } from '../src/core/workflow-handlers';
 import type { ClaudeMetrics } from '../src/worker/metrics';
 import { TranscriptCache } from '../src/claude/transcript-cache';
 import { formatResponse as runFormatter } from '../src/claude/response-formatter';

@@ -23,7 +23,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { SA_BATCH, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
 import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
-import { batchProgressQuery } from '../src/core/queries';
+import { batchProgressQuery, turnWaitingSignal } from '../src/core/workflow-handlers';
 import { oneLine } from '../src/core/text';
 import type { chatTurn } from './chat-turn';
 
@@ -46,8 +46,19 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
     failed: input.failed,
     skipped: input.skipped,
     running: [],
+    waitingApproval: [],
   };
   setHandler(batchProgressQuery, () => progress);
+  const itemOfChild = new Map<string, string>();
+  setHandler(turnWaitingSignal, ({ workflowId, waiting }) => {
+    const item = itemOfChild.get(workflowId);
+    if (item === undefined) return;
+    progress.waitingApproval = progress.waitingApproval.filter((id) => id !== item);
+    if (waiting) progress.waitingApproval.push(item);
+    report();
+  });
+  // Turns waiting for approval hold no place in the window.
+  const active = (): number => progress.running.length - progress.waitingApproval.length;
   upsertSearchAttributes([
     { key: SA_BATCH, value: input.name },
     { key: SA_STATUS, value: 'running' },
@@ -55,13 +66,15 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
   const report = (): void =>
     setCurrentDetails(
       `**batch ${input.name}** · ${progress.completed} done, ${progress.failed} failed, ${progress.skipped} skipped, ` +
-        `${progress.running.length} running of ${progress.total}`,
+        `${progress.running.length} running of ${progress.total}` +
+        (progress.waitingApproval.length ? ` (${progress.waitingApproval.length} waiting for approval)` : ''),
     );
 
   let startedThisRun = 0;
   const runOne = async (index: number, item: { id: string; input: ChatTurnInput }): Promise<void> => {
     const workflowId = batchChildId(input.name, item.id);
     progress.running.push(item.id);
+    itemOfChild.set(workflowId, item.id);
     try {
       const handle = await startChild<typeof chatTurn>('chatTurn', {
         workflowId,
@@ -89,6 +102,8 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
       }
     } finally {
       progress.running.splice(progress.running.indexOf(item.id), 1);
+      progress.waitingApproval = progress.waitingApproval.filter((id) => id !== item.id);
+      itemOfChild.delete(workflowId);
       report();
     }
   };
@@ -96,7 +111,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
   const pending: Array<Promise<void>> = [];
   while (progress.nextIndex < input.total) {
     if (startedThisRun >= CHILDREN_PER_RUN || workflowInfo().continueAsNewSuggested) break;
-    await condition(() => progress.running.length < input.concurrency);
+    await condition(() => active() < input.concurrency);
     const index = progress.nextIndex;
     const item = input.items[index - input.itemsOffset];
     if (!item) throw ApplicationFailure.nonRetryable(`batch item #${index} is missing`, 'InvalidBatchInput');

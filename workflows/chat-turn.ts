@@ -8,13 +8,14 @@
  */
 import { ActivityFailure, ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { INVALID_TURN_INPUT } from '../src/core/failure-types';
-import { transcriptQuery, turnProgressQuery } from '../src/core/queries';
+import { transcriptQuery, turnProgressQuery } from '../src/core/workflow-handlers';
 import { outcomeOfReply, replyToKeep, stopAfterToolRound, stopBeforeStep } from '../src/core/stop-rules';
-import { toolResultsMessage, toolUses } from '../src/core/transcript';
+import { textOf, toolResultsMessage, toolUses } from '../src/core/transcript';
 import { applyTurnDefaults, DEFAULT_MAX_STEPS } from '../src/core/turn-defaults';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { turnProgress } from '../src/core/turn-progress';
 import type { ChatTurnResult, TurnStopReason } from '../src/core/turn-result';
+import { Approvals } from './approvals';
 import { askClaude } from './claude-step';
 import { answer, finalTranscript } from './turn-answer';
 import { turnStartActivities } from './turn-activities';
@@ -23,11 +24,12 @@ import { startingProgress, Turn } from './turn-state';
 
 export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult> {
   let turn: Turn | undefined;
-  // Registered before anything awaits, so a query right after the start is answered.
+  // Handlers are registered before anything awaits, so a query or update right after the start is handled.
   setHandler(turnProgressQuery, () => turnProgress(turn?.progress() ?? startingProgress(rawInput.maxSteps ?? DEFAULT_MAX_STEPS)));
   setHandler(transcriptQuery, (count) => turn?.transcript.snapshot(count) ?? { messages: [], tools: [] });
+  const approvals = new Approvals(() => turn?.enter(turn.phase));
   try {
-    turn = await startTurn(rawInput);
+    turn = await startTurn(rawInput, approvals);
     const stopReason = await runLoop(turn);
     const result = await finishTurn(turn, stopReason);
     markCompleted(result);
@@ -39,7 +41,7 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
 }
 
 /** The input check and the tool listing, then the turn's state. A bad input fails the run at once. */
-async function startTurn(rawInput: ChatTurnInput): Promise<Turn> {
+async function startTurn(rawInput: ChatTurnInput, approvals: Approvals): Promise<Turn> {
   let listed;
   try {
     listed = await turnStartActivities('check input, list tools').prepareTurn(rawInput);
@@ -50,7 +52,7 @@ async function startTurn(rawInput: ChatTurnInput): Promise<Turn> {
     }
     throw err;
   }
-  const turn = new Turn(applyTurnDefaults(rawInput), listed);
+  const turn = new Turn(applyTurnDefaults(rawInput), listed, approvals);
   markRunning(turn.request.model);
   return turn;
 }
@@ -70,7 +72,7 @@ async function runLoop(turn: Turn): Promise<TurnStopReason> {
     if (outcome.next === 'ask-again') continue;
 
     turn.enter('calling-tools');
-    const round = await turn.calls.runRound(toolUses(reply.content), turn.step);
+    const round = await turn.calls.runRound(toolUses(reply.content), turn.step, textOf(reply.content));
     turn.transcript.add(toolResultsMessage(round.results));
     const tokensUsed = turn.usage.inputTokens + turn.usage.outputTokens;
     const stop = stopAfterToolRound({ ...round, tokensUsed, reply: reply.content }, turn.input);
@@ -94,5 +96,6 @@ async function finishTurn(turn: Turn, stopReason: TurnStopReason): Promise<ChatT
     ...(formatMode ? { formatMode } : {}),
     unavailableServers: turn.unavailable,
     droppedTools: turn.droppedTools,
+    approvals: turn.approvals.records,
   };
 }

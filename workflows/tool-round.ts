@@ -2,16 +2,20 @@
  * The tool calls of a turn: each step's tool_use blocks run in parallel, one activity each, and are
  * answered in tool_use order. A call repeating an earlier one (same tool, same arguments) is
  * answered from that result, not run again; calls beyond the turn's budget are answered "not run";
- * a failure Claude can adapt to is answered as an is_error result. Every call leaves a record.
+ * a call that needs approval waits for it (the step's other calls run meanwhile) and, denied or
+ * timed out, is answered with the denial; a failure Claude can adapt to is answered as an is_error
+ * result. Every call leaves a record.
  */
 import { isCancellation } from '@temporalio/workflow';
 import { canonicalJson } from '../src/core/canonical-json';
+import { approvalNeeded, denialText, type ToolApproval, type TurnApprovalInput } from '../src/core/approvals';
 import type { ContentBlock, ServerCallPolicy, ToolResultContent } from '../src/core/contracts';
 import type { Artifact } from '../src/core/response';
 import { DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
 import type { ToolCatalog } from '../src/core/tool-naming';
 import { errorText, textOf, type ToolResultEntry, type ToolUseBlock } from '../src/core/transcript';
 import type { ToolCallRecord } from '../src/core/turn-result';
+import type { Approvals } from './approvals';
 import { failureMessage } from './failure-message';
 import { toolActivities } from './turn-activities';
 
@@ -45,9 +49,14 @@ export class ToolCalls {
     private readonly catalog: ToolCatalog,
     private readonly policies: Record<string, ServerCallPolicy>,
     private readonly budget: number | undefined,
+    private readonly approvals: Approvals,
+    /** The worker's approval requirement per Claude-side tool name. */
+    private readonly workerApprovals: Record<string, ToolApproval>,
+    private readonly turnApproval: TurnApprovalInput | undefined,
   ) {}
 
-  async runRound(uses: ToolUseBlock[], step: number): Promise<ToolRound> {
+  /** Runs a reply's tool calls; `text` is what Claude wrote with them (shown with a call that waits for approval). */
+  async runRound(uses: ToolUseBlock[], step: number, text: string): Promise<ToolRound> {
     let repeated = false;
     let refused = false;
     const pending = uses.map((use) => {
@@ -66,7 +75,7 @@ export class ToolCalls {
         return this.answerNotRun(use, step, `not run: this turn's tool-call budget (${this.budget}) is used up`);
       }
       this.executed++;
-      const result = this.run(use, step);
+      const result = this.run(use, step, text);
       this.seen.set(signature, result);
       return result;
     });
@@ -74,12 +83,21 @@ export class ToolCalls {
     return { results, repeated, overBudget: refused || (this.budget !== undefined && this.executed >= this.budget) };
   }
 
-  private async run(use: ToolUseBlock, step: number): Promise<ToolResultEntry> {
+  private async run(use: ToolUseBlock, step: number, text: string): Promise<ToolResultEntry> {
     const { server, tool } = this.catalog.targets[use.name]!;
     const policy = this.policies[server] ?? DEFAULT_TOOL_CALL_POLICY;
     const record = this.record(use, step, {});
-    this.running.add(use.id);
     const started = workflowNow();
+    const approval = approvalNeeded(this.workerApprovals[use.name], this.turnApproval, { server, tool, name: use.name });
+    if (approval) {
+      const decided = await this.approvals.request({ callId: use.id, name: use.name, server, tool, input: use.input, step, text }, approval);
+      if (decided.outcome !== 'approved') {
+        const denial = denialText(decided);
+        Object.assign(record, { isError: true, error: denial, durationMs: workflowNow() - started });
+        return { toolUseId: use.id, content: errorText(denial), isError: true };
+      }
+    }
+    this.running.add(use.id);
     let content: ToolResultContent[];
     try {
       const out = await toolActivities(policy, `${server} · ${tool}`).callTool({

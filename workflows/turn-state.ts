@@ -5,19 +5,31 @@
 import { log, setCurrentDetails } from '@temporalio/workflow';
 import type { ClaudeCallOutput, ListToolsOutput, ServerUnavailable } from '../src/core/contracts';
 import { GATHER_SYSTEM_PROMPT, joinSystem, unavailableServersNote } from '../src/core/prompts';
-import { buildToolCatalog, type DroppedTool } from '../src/core/tool-naming';
+import type { ToolApproval } from '../src/core/approvals';
+import { buildToolCatalog, type DroppedTool, type ToolCatalog } from '../src/core/tool-naming';
 import { DEFAULT_MODEL } from '../src/core/turn-defaults';
 import type { ResolvedTurnInput } from '../src/schemas/turn-input';
 import type { TurnProgress } from '../src/core/turn-result';
 import { progressDetails, type TurnProgressState } from '../src/core/turn-progress';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
 import type { ClaudeStepRequest } from './claude-step';
+import type { Approvals } from './approvals';
 import { ToolCalls } from './tool-round';
 import { TurnTranscript } from './turn-transcript';
 
 /** Progress before the turn's start has finished. */
 export function startingProgress(maxSteps: number): TurnProgressState {
-  return { phase: 'listing-tools', step: 0, maxSteps, toolCalls: [], running: new Set(), usage: ZERO_USAGE, costUsd: 0 };
+  return { phase: 'listing-tools', step: 0, maxSteps, toolCalls: [], running: new Set(), approvals: [], usage: ZERO_USAGE, costUsd: 0 };
+}
+
+/** The worker's approval requirement of each offered tool, by its Claude-side name. */
+function workerApprovals(listed: ListToolsOutput, targets: ToolCatalog['targets']): Record<string, ToolApproval> {
+  const out: Record<string, ToolApproval> = {};
+  for (const [name, target] of Object.entries(targets)) {
+    const approval = listed.tools.find((d) => d.server === target.server && d.name === target.tool)?.approval;
+    if (approval) out[name] = approval;
+  }
+  return out;
 }
 
 export class Turn {
@@ -39,8 +51,9 @@ export class Turn {
   constructor(
     readonly input: ResolvedTurnInput,
     listed: ListToolsOutput,
+    readonly approvals: Approvals,
   ) {
-    const catalog = buildToolCatalog(listed.tools, input.tools ?? {}, input.maxToolsPerRequest);
+    const catalog = buildToolCatalog(listed.tools, input.tools ?? {}, input.maxToolsPerRequest, listed.unusableTools);
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
     this.hadTools = catalog.tools.length > 0;
@@ -50,7 +63,7 @@ export class Turn {
     ];
     this.transcript = new TurnTranscript(input.history ?? [], input.question);
     this.transcript.offerTools(catalog.tools);
-    this.calls = new ToolCalls(catalog, listed.policies, input.maxToolCalls);
+    this.calls = new ToolCalls(catalog, listed.policies, input.maxToolCalls, approvals, workerApprovals(listed, catalog.targets), input.approval);
     const system = joinSystem(
       input.loopPolicy === 'gather-then-format' ? GATHER_SYSTEM_PROMPT : undefined,
       input.system,
@@ -83,6 +96,7 @@ export class Turn {
       maxSteps: this.input.maxSteps,
       toolCalls: this.calls.records,
       running: this.calls.running,
+      approvals: this.approvals.records,
       usage: this.usage,
       costUsd: this.costUsd,
     };

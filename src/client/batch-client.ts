@@ -6,7 +6,7 @@
 import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
 import { batchChildId, batchWorkflowId, type BatchItem, type BatchProgress } from '../core/batch';
-import { batchProgressQuery } from '../core/queries';
+import { batchProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult } from '../core/turn-result';
 import { SA_BATCH } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
@@ -113,6 +113,7 @@ function sum(name: string, parts: BatchProgress[]): BatchProgress {
     failed: parts.reduce((n, p) => n + p.failed, 0),
     skipped: parts.reduce((n, p) => n + p.skipped, 0),
     running: parts.flatMap((p) => p.running),
+    waitingApproval: parts.flatMap((p) => p.waitingApproval ?? []),
   };
 }
 

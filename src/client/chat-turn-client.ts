@@ -6,7 +6,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
-import { turnProgressQuery } from '../core/queries';
+import { turnProgressQuery } from '../core/workflow-handlers';
 import { turnStartSearchAttributes } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { oneLine } from '../core/text';

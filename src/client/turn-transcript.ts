@@ -4,7 +4,7 @@
  */
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { ChatTurnInput } from '../schemas/turn-input';
-import { turnProgressQuery } from '../core/queries';
+import { turnProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { describeFailure } from './describe-failure';
 

@@ -38,6 +38,11 @@ export interface BatchProgress {
   skipped: number;
   /** Item ids running now. */
   running: string[];
+  /**
+   * Item ids of running turns that wait for a person's approval: they do not count against the
+   * batch's concurrency, so waiting turns never block the others.
+   */
+  waitingApproval: string[];
 }
 
 export function batchChildId(batchName: string, itemId: string): string {

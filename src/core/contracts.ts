@@ -14,6 +14,7 @@ import type {
   StopReason,
   ThinkingConfigParam,
 } from '@anthropic-ai/sdk/resources/messages';
+import type { ToolApproval } from './approvals';
 import type { TokenUsage } from './usage';
 import type { Artifact } from './response';
 import type { FormatterOutput } from '../schemas/response-formatter-tool';
@@ -26,6 +27,15 @@ export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unk
   unknown
 >;
 
+/** A tool a server lists that cannot be offered to Claude (its input schema, for one), and why. */
+export interface UnusableTool {
+  /** Configured server name. */
+  server: string;
+  /** The tool's own name on that server. */
+  name: string;
+  reason: string;
+}
+
 /** One tool as a server lists it (after the server's allowed/exclude filters). */
 export interface McpToolDescriptor {
   /** Configured server name. */
@@ -35,6 +45,8 @@ export interface McpToolDescriptor {
   title?: string;
   description?: string;
   inputSchema: JsonSchemaObject;
+  /** Set when the worker's config says a call of this tool waits for a person's approval. */
+  approval?: ToolApproval;
 }
 
 export interface ListToolsInput {
@@ -68,6 +80,8 @@ export interface ListToolsOutput {
   unavailable: ServerUnavailable[];
   /** Names in `servers` that the worker's config does not know. */
   unknownServers: string[];
+  /** Listed tools that cannot be offered to Claude; the turn reports them in `droppedTools`. */
+  unusableTools?: UnusableTool[];
   /** The worker's defaults for what a turn leaves unset (its `claude.model`). */
   turnDefaults?: { model?: string };
 }

@@ -3,7 +3,7 @@
  * allows 128 characters and dots, so names are sanitised and, when anything had to change, given a
  * hash suffix of the original name: two different MCP tools never collapse into one Claude name.
  */
-import type { McpToolDescriptor, Tool } from './contracts';
+import type { McpToolDescriptor, Tool, UnusableTool } from './contracts';
 import { shortHash } from './hash';
 
 export const CLAUDE_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -44,30 +44,42 @@ export interface ToolFilter {
   deny?: string[];
 }
 
-function matches(pattern: string, server: string, tool: string, name: string): boolean {
+/** A tool pattern: `server__tool`, the bare tool name, the Claude-side name, or a `server__*` prefix. */
+export function matchesToolPattern(pattern: string, server: string, tool: string, name: string): boolean {
   if (pattern === name || pattern === tool || pattern === `${server}${SEPARATOR}${tool}`) return true;
   if (pattern.endsWith('*')) return `${server}${SEPARATOR}${tool}`.startsWith(pattern.slice(0, -1));
   return false;
 }
 
+/** Why the turn's allow/deny lists leave a tool out, or undefined when they let it in. */
+function filteredOut(filter: ToolFilter, server: string, tool: string, name: string): string | undefined {
+  const hit = (p: string): boolean => matchesToolPattern(p, server, tool, name);
+  if (filter.allow && !filter.allow.some(hit)) return 'not in tools.allow';
+  if (filter.deny?.some(hit)) return 'in tools.deny';
+  return undefined;
+}
+
 /**
  * Turns listed MCP tools into Claude tool definitions: allow/deny first, then at most
- * `maxTools` (in list order), with everything left out reported in `dropped`.
+ * `maxTools` (in list order), with everything left out reported in `dropped`. Tools the listing
+ * found unusable (`unusable`) are reported there too, after the descriptors, with the listing's
+ * reason unless allow/deny leaves them out anyway.
  */
-export function buildToolCatalog(descriptors: McpToolDescriptor[], filter: ToolFilter, maxTools: number): ToolCatalog {
+export function buildToolCatalog(
+  descriptors: McpToolDescriptor[],
+  filter: ToolFilter,
+  maxTools: number,
+  unusable: UnusableTool[] = [],
+): ToolCatalog {
   const tools: Tool[] = [];
   const targets: Record<string, ToolTarget> = {};
   const dropped: DroppedTool[] = [];
   for (const d of descriptors) {
     let name = claudeToolName(d.server, d.name);
     if (targets[name]) name = claudeToolName(d.server, `${d.name}#${tools.length}`);
-    const hit = (p: string): boolean => matches(p, d.server, d.name, name);
-    if (filter.allow && !filter.allow.some(hit)) {
-      dropped.push({ name, reason: 'not in tools.allow' });
-      continue;
-    }
-    if (filter.deny?.some(hit)) {
-      dropped.push({ name, reason: 'in tools.deny' });
+    const filtered = filteredOut(filter, d.server, d.name, name);
+    if (filtered) {
+      dropped.push({ name, reason: filtered });
       continue;
     }
     if (tools.length >= maxTools) {
@@ -81,6 +93,10 @@ export function buildToolCatalog(descriptors: McpToolDescriptor[], filter: ToolF
       input_schema: d.inputSchema as Tool['input_schema'],
     });
     targets[name] = { server: d.server, tool: d.name };
+  }
+  for (const u of unusable) {
+    const name = claudeToolName(u.server, u.name);
+    dropped.push({ name, reason: filteredOut(filter, u.server, u.name, name) ?? u.reason });
   }
   return { tools, targets, dropped };
 }

@@ -2,6 +2,8 @@
  * A turn's live progress, computed from the turn's state whenever it is asked for (the progress
  * query and the UI's current details), so it can never drift from the state.
  */
+import type { ApprovalRecord } from './approvals';
+import { oneLine } from './text';
 import type { ToolCallRecord, TurnProgress } from './turn-result';
 import type { TokenUsage } from './usage';
 
@@ -14,11 +16,14 @@ export interface TurnProgressState {
   toolCalls: readonly ToolCallRecord[];
   /** Ids of tool calls still in flight. */
   running: ReadonlySet<string>;
+  /** Calls that needed approval, decided or still waiting. */
+  approvals: readonly ApprovalRecord[];
   usage: TokenUsage;
   costUsd: number;
 }
 
 export function turnProgress(s: TurnProgressState): TurnProgress {
+  const waiting = new Set(s.approvals.filter((a) => !a.outcome).map((a) => a.callId));
   return {
     phase: s.phase,
     step: s.step,
@@ -28,8 +33,9 @@ export function turnProgress(s: TurnProgressState): TurnProgress {
       step: c.step,
       isError: c.isError,
       durationMs: c.durationMs,
-      status: s.running.has(c.id) ? 'running' : c.isError ? 'error' : 'ok',
+      status: s.running.has(c.id) ? 'running' : waiting.has(c.id) ? 'waiting-approval' : c.isError ? 'error' : 'ok',
     })),
+    pendingApprovals: s.approvals.filter((a) => !a.outcome),
     usage: s.usage,
     costUsd: s.costUsd,
   };
@@ -38,9 +44,11 @@ export function turnProgress(s: TurnProgressState): TurnProgress {
 /** One line for the Temporal UI's "current details" of a running turn (markdown). */
 export function progressDetails(s: TurnProgressState): string {
   const errors = s.toolCalls.filter((c) => c.isError && !s.running.has(c.id)).length;
+  const waiting = s.approvals.filter((a) => !a.outcome);
   return (
     `**${s.phase}** · step ${s.step}/${s.maxSteps} · ${s.toolCalls.length} tool call(s)` +
     (errors ? `, ${errors} failed` : '') +
-    ` · ${s.usage.inputTokens} in / ${s.usage.outputTokens} out tokens`
+    ` · ${s.usage.inputTokens} in / ${s.usage.outputTokens} out tokens` +
+    waiting.map((a) => `\n\n**waiting for approval**: \`${a.name}\` (call ${a.callId}) ${oneLine(JSON.stringify(a.input ?? {}), 200)}`).join('')
   );
 }

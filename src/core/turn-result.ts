@@ -1,5 +1,6 @@
 /** The result of one chat turn: the answer plus what operators need to trust and bill it. */
 import type { FormatMode, MessageParam, ServerUnavailable } from './contracts';
+import type { ApprovalRecord } from './approvals';
 import type { TurnResponse } from './response';
 import type { DroppedTool } from './tool-naming';
 import type { TokenUsage } from './usage';
@@ -57,14 +58,21 @@ export interface ChatTurnResult {
   unavailableServers: ServerUnavailable[];
   /** Tools not offered to Claude, and why. */
   droppedTools: DroppedTool[];
+  /** Every call that waited for approval, with its decision. */
+  approvals: ApprovalRecord[];
 }
 
 /** Live progress, answered by the `progress` query. */
 export interface TurnProgress {
-  /** `listing-tools`: checking the input and listing tools; `asking-claude`: waiting for a Claude reply. */
+  /**
+   * `listing-tools`: checking the input and listing tools; `asking-claude`: waiting for a Claude
+   * reply; `calling-tools`: the step's tool calls run or wait for approval.
+   */
   phase: 'listing-tools' | 'asking-claude' | 'calling-tools' | 'formatting' | 'done';
   step: number;
-  toolCalls: Array<Pick<ToolCallRecord, 'id' | 'name' | 'step' | 'isError' | 'durationMs'> & { status: 'running' | 'ok' | 'error' }>;
+  toolCalls: Array<Pick<ToolCallRecord, 'id' | 'name' | 'step' | 'isError' | 'durationMs'> & { status: 'running' | 'waiting-approval' | 'ok' | 'error' }>;
+  /** Calls waiting for a person's approval now. */
+  pendingApprovals: ApprovalRecord[];
   usage: TokenUsage;
   costUsd: number;
 }

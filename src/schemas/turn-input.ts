@@ -47,6 +47,19 @@ export const ChatTurnInputSchema = z
     maxToolsPerRequest: z.number().int().min(1).max(128).optional(),
     /** Extended thinking budget; when set, thinking blocks are kept and sent back unchanged. */
     thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
+    /**
+     * Tool calls that wait for a person's approval before they run, on top of those the worker's
+     * config names (a turn can add requirements, never remove them).
+     */
+    approval: z
+      .object({
+        /** `server__tool`, bare tool name, or `server__*`. */
+        tools: z.array(z.string().min(1)).min(1),
+        /** Without a decision in this time the call is denied. */
+        timeoutMs: z.number().int().min(1).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -9,6 +9,7 @@ const state: TurnProgressState = {
   maxSteps: 5,
   toolCalls: [call('ok'), call('failed', true), call('running')],
   running: new Set(['running']),
+  approvals: [],
   usage: { inputTokens: 10, outputTokens: 3, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
   costUsd: 0.5,
 };
@@ -20,6 +21,18 @@ it('reports each call as running, ok or error', () => {
     ['running', 'running'],
   ]);
   expect(turnProgress(state)).toMatchObject({ phase: 'calling-tools', step: 1, costUsd: 0.5, usage: { inputTokens: 10 } });
+});
+
+it('reports a call waiting for approval, and lists it in the UI details', () => {
+  const waiting: TurnProgressState = {
+    ...state,
+    toolCalls: [...state.toolCalls, call('w')],
+    approvals: [{ callId: 'w', name: 'fs__write_file', server: 'fs', tool: 'write_file', input: { path: '/tmp/x' }, step: 1, text: '', requestedAt: 't' }],
+  };
+  const progress = turnProgress(waiting);
+  expect(progress.toolCalls.find((c) => c.id === 'w')?.status).toBe('waiting-approval');
+  expect(progress.pendingApprovals.map((a) => a.callId)).toEqual(['w']);
+  expect(progressDetails(waiting)).toContain('**waiting for approval**: `fs__write_file` (call w) {"path":"/tmp/x"}');
 });
 
 it('says the phase, step, calls, failures and tokens in one line for the UI', () => {

@@ -1,0 +1,102 @@
+/**
+ * Approval of risky tool calls: which calls wait for a person, what a waiting call records, and the
+ * decision that ends the wait. The worker's config says which of a server's tools need approval
+ * (recorded with the tool list, so replay never reads live config); a turn's input may add
+ * requirements, never remove the worker's.
+ */
+import { matchesToolPattern } from './tool-naming';
+
+/** A listed tool's approval requirement (worker config). */
+export interface ToolApproval {
+  /** Without a decision in this time the call is denied; none = wait as long as it takes. */
+  timeoutMs?: number;
+}
+
+/** Approval requirements a turn adds to the worker's. */
+export interface TurnApprovalInput {
+  /** Tools that need approval: `server__tool`, bare tool name, or `server__*`. */
+  tools: string[];
+  /** Without a decision in this time the call is denied. */
+  timeoutMs?: number;
+}
+
+/** How a waiting call ended. */
+export type ApprovalOutcome = 'approved' | 'denied' | 'timed_out';
+
+/** One call that waited for approval; in the turn's result and its pending-approvals query. */
+export interface ApprovalRecord {
+  /** Claude's tool_use id. */
+  callId: string;
+  /** The Claude-side tool name (`server__tool`). */
+  name: string;
+  server: string;
+  tool: string;
+  /** The arguments Claude gave (injected values are added worker-side, so never here). */
+  input: unknown;
+  step: number;
+  /** What Claude wrote with the call. */
+  text: string;
+  /** Workflow time, ISO 8601. */
+  requestedAt: string;
+  timeoutMs?: number;
+  /** Absent while the call waits. */
+  outcome?: ApprovalOutcome;
+  /** Who decided (the identity the caller passed); absent for a timeout. */
+  decidedBy?: string;
+  decidedAt?: string;
+  reason?: string;
+}
+
+/** The `decide` update's argument: one call, or every call waiting now. */
+export interface ApprovalDecision {
+  approve: boolean;
+  /** The tool_use id; absent = every pending call of the turn. */
+  callId?: string;
+  reason?: string;
+  /** Who decides, e.g. `alice@laptop`. */
+  identity?: string;
+}
+
+/**
+ * The approval a call needs, or undefined when it runs at once: the worker's requirement for the
+ * tool, or the turn's, whichever is stricter (the shorter timeout; none means none).
+ */
+export function approvalNeeded(
+  worker: ToolApproval | undefined,
+  turn: TurnApprovalInput | undefined,
+  target: { server: string; tool: string; name: string },
+): ToolApproval | undefined {
+  const byTurn = turn?.tools.some((p) => matchesToolPattern(p, target.server, target.tool, target.name))
+    ? { ...(turn.timeoutMs !== undefined ? { timeoutMs: turn.timeoutMs } : {}) }
+    : undefined;
+  if (!worker) return byTurn;
+  if (!byTurn) return worker;
+  const timeouts = [worker.timeoutMs, byTurn.timeoutMs].filter((t): t is number => t !== undefined);
+  return timeouts.length ? { timeoutMs: Math.min(...timeouts) } : {};
+}
+
+/** What Claude receives for a call that was denied or timed out. */
+export function denialText(record: Pick<ApprovalRecord, 'name' | 'outcome' | 'reason' | 'decidedBy' | 'timeoutMs'>): string {
+  if (record.outcome === 'timed_out') {
+    return `Not run: the call to ${record.name} needed a person's approval and none came within ${Math.round((record.timeoutMs ?? 0) / 1000)} s, so it was denied.`;
+  }
+  const reason = record.reason ? ` Reason: ${record.reason}` : '';
+  return `Not run: the user denied the call to ${record.name}.${reason}`;
+}
+
+/** Why a decision cannot be applied, or undefined when it can. */
+export function decisionProblem(records: readonly ApprovalRecord[], decision: ApprovalDecision): string | undefined {
+  if (decision.callId === undefined) {
+    return records.some((r) => !r.outcome) ? undefined : 'no tool call of this turn is waiting for approval';
+  }
+  const record = records.find((r) => r.callId === decision.callId);
+  if (!record) {
+    const waiting = records.filter((r) => !r.outcome).map((r) => r.callId);
+    return `no tool call ${decision.callId} waits for approval in this turn${waiting.length ? ` (waiting: ${waiting.join(', ')})` : ''}`;
+  }
+  if (record.outcome) {
+    const by = record.decidedBy ? ` by ${record.decidedBy}` : '';
+    return `tool call ${record.callId} (${record.name}) was already decided: ${record.outcome}${by}${record.decidedAt ? ` at ${record.decidedAt}` : ''}`;
+  }
+  return undefined;
+}

@@ -1,0 +1,27 @@
+/**
+ * The queries, updates and signals of mcp-turns' workflows, defined once: workflows register
+ * handlers for them and clients call them by these definitions, so a renamed one fails to compile
+ * instead of at run time. Queries leave no trace in history; updates and signals do.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalDecision, ApprovalRecord } from './approvals';
+import type { BatchProgress } from './batch';
+import type { TranscriptSnapshot } from './contracts';
+import type { TurnProgress } from './turn-result';
+
+/** A turn's live progress: phase, step, tool calls so far, usage. */
+export const turnProgressQuery = defineQuery<TurnProgress>('progress');
+/** The first N messages of a turn's transcript, with its tools: how Claude activities read the conversation. */
+export const transcriptQuery = defineQuery<TranscriptSnapshot, [number]>('transcript');
+/** A batch's counts and per-item states. */
+export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
+
+/** The turn's tool calls waiting for a person's approval now. */
+export const pendingApprovalsQuery = defineQuery<ApprovalRecord[]>('pendingApprovals');
+/**
+ * Approves or denies a waiting tool call (or every waiting call of the turn); refused when the call
+ * is unknown or already decided. Answers the records it decided.
+ */
+export const decideUpdate = defineUpdate<ApprovalRecord[], [ApprovalDecision]>('decide');
+/** A batch's child tells its batch that it waits for approval (or no longer does). */
+export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: boolean }]>('turnWaiting');
