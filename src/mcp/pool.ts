@@ -19,9 +19,11 @@ import type {
   ListToolsOutput,
   McpToolDescriptor,
   ServerCallPolicy,
+  UnusableTool,
 } from '../core/contracts';
 import { ArgumentValidator } from './argument-validation';
 import { CircuitBreaker, type BreakerDecision, type BreakerState } from './circuit-breaker';
+import { claudeInputSchema } from './claude-tool-schema';
 import type { ServerConfig } from './config-schema';
 import { serverLogger, silentLogger, type McpLogger } from './logger';
 import { serverRedactors, type Redactor } from './redaction';
@@ -29,6 +31,12 @@ import { convertToolResult, type McpCallResult } from './result-conversion';
 import { ServerConnection } from './server-connection';
 import { toolCallPolicy } from '../core/tool-call-policy';
 
+
+/** A tool's listed form: offered to Claude, or left out with the reason. */
+type Described = { tool: McpToolDescriptor } | { unusable: string };
+
+/** The schema of a tool that publishes none: any arguments object. */
+const ANY_OBJECT: JsonSchemaObject = { type: 'object' };
 
 /** One MCP progress notification. */
 export interface McpProgress {
@@ -149,8 +157,8 @@ function deadline<T>(work: Promise<T>, ms: number, what: string, signal?: AbortS
 export class McpPool {
   private readonly entries = new Map<string, Entry>();
   private readonly validator: ArgumentValidator;
-  /** Listed form of each tool object (stable, so compiled validators are reused). */
-  private readonly described = new WeakMap<McpTool, McpToolDescriptor>();
+  /** Listed form of each tool object (made once per listing of a server). */
+  private readonly described = new WeakMap<McpTool, Described>();
   private closed = false;
 
   /**
@@ -196,19 +204,21 @@ export class McpPool {
   }
 
   /**
-   * The tools of the asked servers (all by default), all pages, filtered, injected arguments removed
-   * from their schemas, with each listed server's call policy. Servers that fail, time out (each
-   * within its `listTimeoutMs`) or have an open circuit are reported in `unavailable`; this never
-   * throws for a server's sake.
+   * The tools of the asked servers (all by default), all pages, filtered, their input schemas made
+   * acceptable to Claude with the injected arguments removed, with each listed server's call
+   * policy. A tool whose schema cannot be made acceptable is reported in `unusableTools`, never in
+   * `tools`. Servers that fail, time out (each within its `listTimeoutMs`) or have an open circuit
+   * are reported in `unavailable`; this never throws for a server's sake.
    */
   async listTools(input: ListToolsInput = {}, opts: ListOptions = {}): Promise<ListToolsOutput> {
     if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
     const names = input.servers ?? this.serverNames;
-    const out: ListToolsOutput = {
+    const out: ListToolsOutput & { unusableTools: UnusableTool[] } = {
       tools: [],
       policies: {},
       unavailable: [],
       unknownServers: names.filter((n) => !this.entries.has(n)),
+      unusableTools: [],
     };
     const known = [...new Set(names)].flatMap((n) => {
       const entry = this.entries.get(n);
@@ -222,6 +232,7 @@ export class McpPool {
         return;
       }
       out.tools.push(...r.tools);
+      out.unusableTools.push(...r.unusable);
       out.policies[entry.config.name] = McpPool.policy(entry.config);
     });
     return out;
@@ -230,7 +241,7 @@ export class McpPool {
   private async listServer(
     entry: Entry,
     signal?: AbortSignal,
-  ): Promise<{ tools: McpToolDescriptor[] } | { reason: string }> {
+  ): Promise<{ tools: McpToolDescriptor[]; unusable: UnusableTool[] } | { reason: string }> {
     const decision = entry.breaker.request();
     if (!decision.allowed) return { reason: unavailableReason(decision) };
     try {
@@ -248,7 +259,15 @@ export class McpPool {
         entry.log.warn('allowed_tools names tools the server does not have', { missing });
       }
       entry.toolCount = visible.length;
-      return { tools: visible.map((t) => this.describe(entry.config, t)) };
+      const tools: McpToolDescriptor[] = [];
+      const unusable: UnusableTool[] = [];
+      for (const t of visible) {
+        const described = this.describe(entry.config, t);
+        if ('tool' in described) tools.push(described.tool);
+        else unusable.push({ server: entry.config.name, name: t.name, reason: described.unusable });
+      }
+      if (unusable.length) entry.log.warn('mcp tools not offered to Claude', { tools: unusable.map((u) => `${u.name}: ${u.reason}`) });
+      return { tools, unusable };
     } catch (err) {
       if (signal?.aborted) {
         entry.breaker.onAbandon(decision.probe);
@@ -257,7 +276,7 @@ export class McpPool {
       if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) {
         entry.breaker.onSuccess(); // alive, just without tools
         entry.toolCount = 0;
-        return { tools: [] };
+        return { tools: [], unusable: [] };
       }
       entry.breaker.onFailure(decision.probe);
       // A server that cannot list its tools in time is hung: the next listing starts a fresh connection.
@@ -275,25 +294,27 @@ export class McpPool {
     return tool.execution?.taskSupport !== 'required';
   }
 
-  /** The tool as Claude sees it: never asked for (or told about) the arguments the worker injects. */
-  private describe(config: ServerConfig, tool: McpTool): McpToolDescriptor {
+  /**
+   * The tool as Claude sees it: its input schema in a form the Messages API accepts, never asking
+   * for (or telling about) the arguments the worker injects; or why it cannot be offered.
+   */
+  private describe(config: ServerConfig, tool: McpTool): Described {
     const cached = this.described.get(tool);
     if (cached) return cached;
-    const schema = structuredClone(tool.inputSchema ?? { type: 'object' }) as JsonSchemaObject;
-    schema.type = 'object';
-    for (const key of Object.keys(config.inject)) {
-      if (schema.properties) delete schema.properties[key];
-      if (schema.required) schema.required = schema.required.filter((r) => r !== key);
-    }
-    const descriptor: McpToolDescriptor = {
-      server: config.name,
-      name: tool.name,
-      ...(tool.title ? { title: tool.title } : {}),
-      ...(tool.description ? { description: tool.description } : {}),
-      inputSchema: schema,
-    };
-    this.described.set(tool, descriptor);
-    return descriptor;
+    const claude = claudeInputSchema(tool.inputSchema, { hidden: Object.keys(config.inject) });
+    const described: Described = claude.ok
+      ? {
+          tool: {
+            server: config.name,
+            name: tool.name,
+            ...(tool.title ? { title: tool.title } : {}),
+            ...(tool.description ? { description: tool.description } : {}),
+            inputSchema: claude.schema,
+          },
+        }
+      : { unusable: `input schema cannot be offered to Claude: ${claude.reason}` };
+    this.described.set(tool, described);
+    return described;
   }
 
   /** The tool, from the cached list; a miss re-lists once (the list may have changed). */
@@ -309,9 +330,10 @@ export class McpPool {
   }
 
   /**
-   * One tool call: see the file comment for what is returned and what is thrown. Arguments are
-   * validated against the listed schema first (no call is made when they are invalid); the
-   * server's `inject` values are merged in last, so Claude cannot override them.
+   * One tool call: see the file comment for what is returned and what is thrown. The server's
+   * `inject` values are merged into the arguments last, so Claude cannot override them, and the
+   * result is validated against the schema the server published (not the form Claude was shown)
+   * before the call; no call is made when it is invalid.
    */
   async callTool(input: CallToolInput, opts: CallOptions = {}): Promise<Omit<CallToolOutput, 'attempt'>> {
     if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
@@ -353,13 +375,13 @@ export class McpPool {
           message: `unknown tool ${input.tool} on server ${config.name}`,
         });
       }
-      const check = this.validator.check(this.describe(config, tool).inputSchema, input.arguments);
+      const args = { ...input.arguments, ...config.inject };
+      const check = this.validator.check((tool.inputSchema as JsonSchemaObject | undefined) ?? ANY_OBJECT, args);
       if (!check.ok) {
         breaker.onAbandon(decision.probe);
         finish('invalid_args');
         return errorResult(`Invalid arguments for ${input.tool}: ${check.problems.join('; ')}`);
       }
-      const args = { ...input.arguments, ...config.inject };
       const result = (await entry.connection.request(
         (client) =>
           client.callTool({ name: input.tool, arguments: args }, undefined, {

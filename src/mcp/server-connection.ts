@@ -13,10 +13,13 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
+  ListToolsResultSchema,
   McpError,
   ToolListChangedNotificationSchema,
+  ToolSchema,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { ServerConfig } from './config-schema';
 import type { McpLogger } from './logger';
 import { ProcessGroupStdioTransport } from './stdio-transport';
@@ -26,6 +29,21 @@ const CLIENT_INFO = { name: 'mcp-turns', version: '0.1.0' };
 const MAX_RECONNECT_BACKOFF_MS = 30_000;
 /** A server paging forever (or repeating a cursor) is cut off here. */
 const MAX_TOOL_PAGES = 100;
+
+/**
+ * `tools/list` as servers answer it: the SDK's own result schema, except that a tool's input and
+ * output schemas need only be JSON objects. The SDK requires `type: "object"` at their root and
+ * refuses the whole list otherwise, while servers publish root `anyOf` schemas (a zod union); the
+ * listing makes each schema acceptable to Claude or leaves that one tool out.
+ */
+const PublishedToolListSchema = ListToolsResultSchema.extend({
+  tools: z.array(
+    ToolSchema.extend({
+      inputSchema: z.record(z.string(), z.unknown()),
+      outputSchema: z.record(z.string(), z.unknown()).optional(),
+    }),
+  ),
+});
 
 /** A POST refused because the server forgot our session: 404 per the spec, 400 from some servers. */
 export function isStaleSession(err: unknown): boolean {
@@ -215,14 +233,16 @@ export class ServerConnection {
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const params = cursor !== undefined ? { cursor } : {};
       const result = await this.request(
-        (c) => c.listTools(cursor !== undefined ? { cursor } : {}, { timeout: this.config.listTimeoutMs }),
+        (c) =>
+          c.request({ method: 'tools/list', params }, PublishedToolListSchema, { timeout: this.config.listTimeoutMs }),
         opts,
       );
       for (const t of result.tools) {
         if (seen.has(t.name)) continue; // a server listing a tool twice: keep the first
         seen.add(t.name);
-        tools.push(t);
+        tools.push(t as McpTool);
       }
       if (result.nextCursor === undefined || result.nextCursor === cursor) return tools;
       cursor = result.nextCursor;
