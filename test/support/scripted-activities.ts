@@ -34,7 +34,7 @@ import type {
   Tool,
 } from '../../src/core/contracts';
 import { INVALID_TURN_INPUT } from '../../src/core/failure-types';
-import { transcriptQuery } from '../../src/core/queries';
+import { transcriptQuery } from '../../src/core/workflow-handlers';
 import { claudeTaskQueue } from '../../src/core/task-queues';
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
@@ -135,6 +135,7 @@ export interface ToolCallSeen {
   arguments: Record<string, unknown>;
   toolUseId: string;
   attempt: number;
+  /** When the attempt started and ended (`performance.now()`: monotonic, sub-millisecond). */
   startedAt: number;
   endedAt?: number;
   outcome: 'running' | 'ok' | 'error' | 'failed' | 'cancelled';
@@ -312,7 +313,7 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
         arguments: input.arguments,
         toolUseId: input.toolUseId,
         attempt: ctx.info.attempt,
-        startedAt: Date.now(),
+        startedAt: performance.now(),
         outcome: 'running',
       };
       state.records.toolCalls.push(seen);
@@ -322,10 +323,10 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
         if (tool.hold) await waitBeating(tool.hold);
       } catch (err) {
         seen.outcome = 'cancelled';
-        seen.endedAt = Date.now();
+        seen.endedAt = performance.now();
         throw err;
       }
-      seen.endedAt = Date.now();
+      seen.endedAt = performance.now();
       if (tool.fail) {
         seen.outcome = 'failed';
         throw ApplicationFailure.create({

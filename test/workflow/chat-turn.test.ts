@@ -7,7 +7,7 @@
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import type { ContentBlockParam, MessageParam } from '../../src/core/contracts';
 import { GATHER_SYSTEM_PROMPT } from '../../src/core/prompts';
-import { turnProgressQuery } from '../../src/core/queries';
+import { turnProgressQuery } from '../../src/core/workflow-handlers';
 import { DEFAULT_MODEL } from '../../src/core/turn-defaults';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { ZERO_USAGE } from '../../src/core/usage';
@@ -367,11 +367,24 @@ describe('asking the same step again', () => {
 
 describe('tool rounds', () => {
   it('runs the tool calls of one step in parallel and answers them in one user message, in tool_use order', async () => {
-    const slowSearch: ScriptedTool = { ...search, delayMs: 300 };
+    // The first call finishes only after the second has run (or after 3 s, if the calls ran one by one).
+    let secondRan!: () => void;
+    const hold = Promise.race([
+      new Promise<void>((r) => (secondRan = r)),
+      new Promise((r) => setTimeout(r, 3_000).unref()),
+    ]);
+    const slowSearch: ScriptedTool = { ...search, hold };
+    const fetchThenRelease: ScriptedTool = {
+      ...fetchDoc,
+      result: (args) => {
+        secondRan();
+        return `document ${String(args.id)}`;
+      },
+    };
     const t = await turns.run(
       { question: 'both' },
       {
-        tools: [slowSearch, fetchDoc],
+        tools: [slowSearch, fetchThenRelease],
         claude: [
           reply([toolUse('kb__search', { q: 's' }, 'use_1'), toolUse('kb__fetch', { id: 'f' }, 'use_2')]),
           reply([text('done')]),
