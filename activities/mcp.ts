@@ -16,6 +16,7 @@ export function makeMcpActivities(pool: McpPool) {
       const out = await heartbeatingWhile(ctx, () =>
         pool.callTool(input, {
           signal: ctx.cancellationSignal,
+          attempt: ctx.info.attempt,
           onProgress: (p) => ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) }),
         }),
       );

@@ -11,6 +11,7 @@ import { canonicalJson } from '../src/core/canonical-json';
 import { approvalNeeded, denialText, type ToolApproval, type TurnApprovalInput } from '../src/core/approvals';
 import type { ContentBlock, ServerCallPolicy, ToolResultContent } from '../src/core/contracts';
 import type { Artifact } from '../src/core/response';
+import { failedAttempt } from '../src/core/tool-call-attempt';
 import { DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
 import type { ToolCatalog } from '../src/core/tool-naming';
 import { errorText, textOf, type ToolResultEntry, type ToolUseBlock } from '../src/core/transcript';
@@ -118,7 +119,7 @@ export class ToolCalls {
       content = errorText(`Tool ${server}/${tool} failed: ${text}`);
       record.isError = true;
       record.error = text.slice(0, RECORD_ERROR_CHARS);
-      record.attempts = policy.retry.maximumAttempts;
+      record.attempts = failedAttempt(err) ?? policy.retry.maximumAttempts;
     } finally {
       this.running.delete(use.id);
     }

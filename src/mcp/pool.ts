@@ -30,6 +30,7 @@ import { serverRedactors, type Redactor } from './redaction';
 import { convertToolResult, type McpCallResult } from './result-conversion';
 import { ServerConnection } from './server-connection';
 import { toolCallPolicy } from '../core/tool-call-policy';
+import { attemptDetail } from '../core/tool-call-attempt';
 
 
 /** A tool's listed form: offered to Claude, or left out with the reason. */
@@ -51,6 +52,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Called on each progress notification of the call. */
   onProgress?: (progress: McpProgress) => void;
+  /**
+   * The activity's attempt number: every failure thrown carries it in its details, since the
+   * workflow cannot tell from an ActivityFailure how many attempts ran.
+   */
+  attempt?: number;
 }
 
 /** Options of {@link McpPool.listTools}. */
@@ -336,6 +342,20 @@ export class McpPool {
    * before the call; no call is made when it is invalid.
    */
   async callTool(input: CallToolInput, opts: CallOptions = {}): Promise<Omit<CallToolOutput, 'attempt'>> {
+    try {
+      return await this.callOnce(input, opts);
+    } catch (err) {
+      if (opts.attempt === undefined || !(err instanceof ApplicationFailure)) throw err;
+      throw ApplicationFailure.create({
+        type: err.type ?? undefined,
+        message: err.message,
+        nonRetryable: err.nonRetryable === true,
+        details: [...(err.details ?? []), attemptDetail(opts.attempt)],
+      });
+    }
+  }
+
+  private async callOnce(input: CallToolInput, opts: CallOptions): Promise<Omit<CallToolOutput, 'attempt'>> {
     if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
     const entry = this.entries.get(input.server);
     if (!entry) {

@@ -13,3 +13,10 @@ export function everythingStdio(extra: Record<string, unknown> = {}): Record<str
 export function countingStdio(countFile: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { type: 'stdio', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: countFile }, ...extra };
 }
+
+export const SCHEMAS = path.join(__dirname, 'schema-mcp-server.js');
+
+/** `mcp_servers` entry for the schema fixture: tools with top-level allOf, anyOf and oneOf input schemas. */
+export function schemasStdio(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'stdio', command: process.execPath, args: [SCHEMAS], ...extra };
+}
