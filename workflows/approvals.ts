@@ -14,13 +14,18 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { decisionProblem, type ApprovalDecision, type ApprovalRecord, type ToolApproval } from '../src/core/approvals';
+import {
+  decisionProblem,
+  PENDING_APPROVALS_MEMO,
+  type ApprovalDecision,
+  type ApprovalRecord,
+  type PendingApprovalMemo,
+  type ToolApproval,
+} from '../src/core/approvals';
 import { SA_STATUS } from '../src/core/search-attributes';
 import { oneLine } from '../src/core/text';
 import { decideUpdate, pendingApprovalsQuery, turnWaitingSignal } from '../src/core/workflow-handlers';
 
-/** The memo key that lists a turn's waiting calls (shortened arguments). */
-export const PENDING_APPROVALS_MEMO = 'pendingApprovals';
 /** Arguments shown per waiting call in the memo. */
 const MEMO_INPUT_CHARS = 300;
 
@@ -80,7 +85,7 @@ export class Approvals {
     const pending = this.pending();
     const waiting = pending.length > 0;
     upsertMemo({
-      [PENDING_APPROVALS_MEMO]: pending.map((r) => ({ ...r, input: oneLine(JSON.stringify(r.input ?? {}), MEMO_INPUT_CHARS) })),
+      [PENDING_APPROVALS_MEMO]: pending.map((r): PendingApprovalMemo => ({ ...r, input: oneLine(JSON.stringify(r.input ?? {}), MEMO_INPUT_CHARS) })),
     });
     if (waiting !== this.waitingReported) {
       this.waitingReported = waiting;

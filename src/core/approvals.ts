@@ -47,6 +47,15 @@ export interface ApprovalRecord {
   reason?: string;
 }
 
+/**
+ * The memo key under which a turn lists the calls waiting for approval now, so one visibility
+ * query finds them across turns without asking each turn.
+ */
+export const PENDING_APPROVALS_MEMO = 'pendingApprovals';
+
+/** A waiting call as the turn's memo lists it: the arguments as one shortened line of JSON. */
+export type PendingApprovalMemo = Omit<ApprovalRecord, 'input'> & { input: string };
+
 /** The `decide` update's argument: one call, or every call waiting now. */
 export interface ApprovalDecision {
   approve: boolean;

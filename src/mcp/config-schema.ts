@@ -22,6 +22,10 @@
  * or `sse` in both shapes; without it a server with `url` is streamable-http, one with `command` stdio.
  * Keys inside `env`, `headers` and `inject` are data and kept as written.
  *
+ * `approval` says which of a server's tools wait for a person's approval before a call runs:
+ * `always`, `never` (the default), or `{ always, never, timeout_ms }` (camelCase `timeoutMs`) with
+ * tool name patterns (see {@link ApprovalSchema}).
+ *
  * Both shapes are validated by the one snake_case schema below (camelCase keys are mapped to it and
  * error paths mapped back), so they cannot drift apart. Unknown keys are errors (typos are caught).
  */
@@ -66,6 +70,28 @@ const BreakerSchema = z
     max_cooldown_ms: z.number().int().min(1).optional(),
   })
   .strict();
+
+/**
+ * Which tools of a server wait for a person's approval: `always` (every tool), `never`, or tool
+ * name patterns on the tools' MCP names (`*` matches any run of characters): a tool needs
+ * approval when it matches `always` and no pattern in `never`.
+ */
+const ApprovalSchema = z.union(
+  [
+    z.enum(['always', 'never']),
+    z
+      .object({
+        /** Tools whose calls wait for approval. @default ["*"] (every tool) */
+        always: z.array(z.string().min(1)).optional(),
+        /** Tools exempt from `always`. */
+        never: z.array(z.string().min(1)).optional(),
+        /** Without a decision in this time the call is denied; absent = wait as long as it takes. */
+        timeout_ms: z.number().int().min(1000).optional(),
+      })
+      .strict(),
+  ],
+  { error: 'must be "always", "never" or an object of tool patterns (always, never) and a timeout' },
+);
 
 const STDIO_ONLY = ['command', 'args', 'env', 'cwd'] as const;
 const HTTP_ONLY = ['url', 'headers', 'authorization'] as const;
@@ -121,6 +147,8 @@ export const ServerEntrySchema = z
       .min(0)
       .max(1536 * 1024)
       .optional(),
+    /** Which tools wait for a person's approval before a call runs. @default never */
+    approval: ApprovalSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -221,9 +249,22 @@ function resolveEntry(name: string, s: ServerEntry) {
       cooldownMs,
       maxCooldownMs: s.breaker?.max_cooldown_ms ?? Math.max(cooldownMs, d.breaker.maxCooldownMs),
     },
+    /** Which tools wait for approval (src/mcp/approval-policy.ts applies it to the listing). */
+    approval: resolveApproval(s.approval),
     inject: s.inject ?? {},
     maxResultBytes: s.max_result_bytes ?? d.maxResultBytes,
     maxBinaryBytes: s.max_binary_bytes ?? d.maxBinaryBytes,
+  };
+}
+
+/** The approval policy with defaults applied: patterns of tools that need approval and those exempt. */
+function resolveApproval(a: ServerEntry['approval']): { always: string[]; never: string[]; timeoutMs?: number } {
+  if (a === undefined || a === 'never') return { always: [], never: [] };
+  if (a === 'always') return { always: ['*'], never: [] };
+  return {
+    always: a.always ?? ['*'],
+    never: a.never ?? [],
+    ...(a.timeout_ms !== undefined ? { timeoutMs: a.timeout_ms } : {}),
   };
 }
 

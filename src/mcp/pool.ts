@@ -22,6 +22,7 @@ import type {
   UnusableTool,
 } from '../core/contracts';
 import { ArgumentValidator } from './argument-validation';
+import { toolApproval } from './approval-policy';
 import { CircuitBreaker, type BreakerDecision, type BreakerState } from './circuit-breaker';
 import { claudeInputSchema } from './claude-tool-schema';
 import type { ServerConfig } from './config-schema';
@@ -35,6 +36,12 @@ import { attemptDetail } from '../core/tool-call-attempt';
 
 /** A tool's listed form: offered to Claude, or left out with the reason. */
 type Described = { tool: McpToolDescriptor } | { unusable: string };
+
+/** The `approval` field of a listed tool whose calls wait for a person's approval (none otherwise). */
+function approvalOf(config: ServerConfig, tool: string): Pick<McpToolDescriptor, 'approval'> {
+  const approval = toolApproval(config.approval, tool);
+  return approval ? { approval } : {};
+}
 
 /** The schema of a tool that publishes none: any arguments object. */
 const ANY_OBJECT: JsonSchemaObject = { type: 'object' };
@@ -214,7 +221,8 @@ export class McpPool {
    * acceptable to Claude with the injected arguments removed, with each listed server's call
    * policy. A tool whose schema cannot be made acceptable is reported in `unusableTools`, never in
    * `tools`. Servers that fail, time out (each within its `listTimeoutMs`) or have an open circuit
-   * are reported in `unavailable`; this never throws for a server's sake.
+   * are reported in `unavailable`; this never throws for a server's sake. A tool whose calls wait
+   * for a person's approval under its server's `approval` policy carries that requirement.
    */
   async listTools(input: ListToolsInput = {}, opts: ListOptions = {}): Promise<ListToolsOutput> {
     if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
@@ -316,6 +324,7 @@ export class McpPool {
             ...(tool.title ? { title: tool.title } : {}),
             ...(tool.description ? { description: tool.description } : {}),
             inputSchema: claude.schema,
+            ...approvalOf(config, tool.name),
           },
         }
       : { unusable: `input schema cannot be offered to Claude: ${claude.reason}` };
