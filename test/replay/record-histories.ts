@@ -21,6 +21,7 @@ import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startChatTurn } from '../../src/client/chat-turn-client';
 import { startBatch } from '../../src/client/batch-client';
 import { batchChildId } from '../../src/core/batch';
+import { decideUpdate, pendingApprovalsQuery } from '../../src/core/workflow-handlers';
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { devServerDynamicConfigArgs, devServerEnv } from '../../src/temporal/dev-server-tuning';
@@ -74,6 +75,33 @@ async function turnHistory(
   return handle.fetchHistory();
 }
 
+/** A turn whose first call waits for approval: approved once it waits, then a second denied. */
+async function approvalHistory(turns: ScriptedTurns, workflowId: string): Promise<History> {
+  const write: ScriptedTool = { server: 'fs', name: 'write_file', result: (args) => `wrote ${String(args.path)}`, approval: {} };
+  turns.expect(workflowId, {
+    tools: [write, echo],
+    claude: [
+      reply([text('Writing, and echoing meanwhile.'), toolUse('fs__write_file', { path: '/tmp/a' }), toolUse('everything__echo', { message: 'meanwhile' })]),
+      reply([text('Once more.'), toolUse('fs__write_file', { path: '/tmp/b' })]),
+      reply([text('One written, one denied.')]),
+    ],
+    formatter,
+  });
+  const handle = await startChatTurn(turns.client, { question: 'write two files' }, { taskQueue: turns.taskQueue, workflowId });
+  for (const approve of [true, false]) {
+    for (;;) {
+      const [waiting] = await handle.query(pendingApprovalsQuery);
+      if (waiting) {
+        await handle.executeUpdate(decideUpdate, { args: [{ approve, callId: waiting.callId, identity: 'recorder', ...(approve ? {} : { reason: 'recorded denial' }) }] });
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  await handle.result();
+  return handle.fetchHistory();
+}
+
 async function batchHistory(turns: ScriptedTurns, name: string): Promise<History> {
   const items = ['first', 'second'].map((id) => ({ id, input: { question: `batch question ${id}` } }));
   for (const { id } of items) {
@@ -121,6 +149,7 @@ async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
         formatter,
       },
     ),
+    'approved-then-denied': await approvalHistory(turns, 'approved-then-denied'),
     'batch-of-two': await batchHistory(turns, 'replay'),
   };
 }

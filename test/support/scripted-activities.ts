@@ -33,6 +33,7 @@ import type {
   StopReason,
   Tool,
 } from '../../src/core/contracts';
+import type { ToolApproval } from '../../src/core/approvals';
 import { INVALID_TURN_INPUT } from '../../src/core/failure-types';
 import { transcriptQuery } from '../../src/core/workflow-handlers';
 import { claudeTaskQueue } from '../../src/core/task-queues';
@@ -49,6 +50,8 @@ export interface ScriptedTool {
   description?: string;
   /** @default an object schema with no properties */
   inputSchema?: JsonSchemaObject;
+  /** The worker's config says a call of this tool waits for approval. */
+  approval?: ToolApproval;
   /** The result text, or a function of the call's arguments. @default `<name> ok` */
   result?: string | ((args: Record<string, unknown>) => string);
   /** Answer as a tool-level error (MCP `isError`). */
@@ -293,6 +296,7 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
           name: t.name,
           ...(t.description !== undefined ? { description: t.description } : {}),
           inputSchema: t.inputSchema ?? { type: 'object', properties: {} },
+          ...(t.approval ? { approval: t.approval } : {}),
         })),
         policies,
         unavailable: script.unavailable ?? [],
