@@ -1,5 +1,5 @@
 /** The attempt a failed tool-call activity reached, read back from its failure's details. */
-import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { attemptDetail, failedAttempt } from '../../src/core/tool-call-attempt';
 
 it('is read from the cause of an ActivityFailure, or from the failure itself', () => {
@@ -11,7 +11,7 @@ it('is read from the cause of an ActivityFailure, or from the failure itself', (
 });
 
 it('is undefined when the failure does not carry it (a timeout, a plain error, a bad value)', () => {
-  const timeout = new ActivityFailure('t', 'callTool', 'id', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'w', new TimeoutFailure('timed out', undefined, 1));
+  const timeout = new ActivityFailure('t', 'callTool', 'id', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'w', new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE));
   expect(failedAttempt(timeout)).toBeUndefined();
   expect(failedAttempt(new Error('x'))).toBeUndefined();
   expect(failedAttempt(ApplicationFailure.create({ message: 'x', details: [{ attempt: 0 }, { attempt: 'two' }] }))).toBeUndefined();
