@@ -1,11 +1,13 @@
 /**
  * There is no Docker engine on the build machines, so the compose file is checked structurally:
- * the services, images, ports and start order we intend, and that workers can scale.
+ * the services, images, ports and start order we intend, and that workers can scale. The search
+ * attribute job's script runs against a real dev server in
+ * test/integration/compose-setup-job.test.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
+import { SEARCH_ATTRIBUTES, searchAttributeCliArgs } from '../../src/core/search-attributes';
 
 const root = path.resolve(__dirname, '..', '..');
 const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as {
@@ -50,9 +52,28 @@ describe('docker-compose.yml', () => {
     expect(env.ANTHROPIC_API_KEY).toBe('${ANTHROPIC_API_KEY:-}');
   });
 
-  it('registers exactly the search attributes the code defines', () => {
-    const command = (services['temporal-setup']!.command as string[]).join(' ');
-    const names = [...command.matchAll(/--name (\w+) --type (\w+)/g)].map((m) => m[1]);
-    expect(names.sort()).toEqual(SEARCH_ATTRIBUTES.map((k) => k.name).sort());
+  it('registers exactly the search attributes the code defines, with their types', () => {
+    const env = services['temporal-setup']!.environment as Record<string, string>;
+    const listed = env.MCP_TURNS_SEARCH_ATTRIBUTES!.split(/\s+/).sort();
+    const code = searchAttributeCliArgs().filter((arg) => arg !== '--search-attribute').sort();
+    expect(listed).toEqual(code);
+    expect(listed).toHaveLength(SEARCH_ATTRIBUTES.length);
+  });
+
+  it('runs the attribute job as one shell script that fails loudly, with a bounded wait', () => {
+    const setup = services['temporal-setup']!;
+    expect(setup.entrypoint).toEqual(['/bin/sh', '-c']);
+    const command = setup.command as string[];
+    expect(command).toHaveLength(1);
+    const script = command[0]!;
+    expect(script).not.toMatch(/\|\|\s*true/);
+    expect(script).toContain('exit 1');
+    expect((setup.environment as Record<string, string>).MCP_TURNS_SETUP_WAIT_SECONDS).toBe('${MCP_TURNS_SETUP_WAIT_SECONDS:-120}');
+    expect(setup.restart).toBe('no');
+  });
+
+  it("escapes every $ in the job's script for compose, so the shell reads its own environment", () => {
+    const script = (services['temporal-setup']!.command as string[])[0]!;
+    expect(script.match(/\$+/g)!.every((run) => run.length % 2 === 0)).toBe(true);
   });
 });

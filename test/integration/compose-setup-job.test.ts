@@ -1,0 +1,142 @@
+/**
+ * docker-compose's `temporal-setup` job, run for real: its shell script, taken from
+ * docker-compose.yml (compose's `$$` escapes undone), with the real temporal CLI against the test
+ * dev server. There is no Docker engine here; the script is what the container would run.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { parse } from 'yaml';
+import { Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
+import { searchAttributeCliArgs } from '../../src/core/search-attributes';
+
+jest.setTimeout(90_000);
+
+const root = path.resolve(__dirname, '..', '..');
+const setup = (
+  parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as {
+    services: Record<string, { command: string[]; environment: Record<string, string> }>;
+  }
+).services['temporal-setup']!;
+const script = setup.command[0]!.replace(/\$\$/g, '$');
+const attributes = setup.environment.MCP_TURNS_SEARCH_ATTRIBUTES!;
+
+/** A directory holding `temporal`: the CLI the tests resolve, under the name the image has it. */
+const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-setup-job-'));
+fs.symlinkSync(resolveTemporalCli().path, path.join(binDir, 'temporal'));
+
+interface JobRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+function runJob(namespace: string, waitSeconds: number): Promise<JobRun> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', script], {
+      env: {
+        PATH: `${binDir}:${process.env.PATH}`,
+        HOME: os.tmpdir(),
+        TEMPORAL_ADDRESS: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS,
+        TEMPORAL_NAMESPACE: namespace,
+        MCP_TURNS_SEARCH_ATTRIBUTES: attributes,
+        MCP_TURNS_SETUP_WAIT_SECONDS: String(waitSeconds),
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+}
+
+const { IndexedValueType } = temporal.api.enums.v1;
+/** The CLI's type names (what the job's list uses) for the API's enum values. */
+const TYPE_NAMES: Record<number, string> = {
+  [IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]: 'Keyword',
+  [IndexedValueType.INDEXED_VALUE_TYPE_TEXT]: 'Text',
+  [IndexedValueType.INDEXED_VALUE_TYPE_INT]: 'Int',
+  [IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE]: 'Double',
+};
+
+describe("docker-compose's search attribute job", () => {
+  let connection: Connection;
+  beforeAll(async () => {
+    connection = await Connection.connect({ address: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS! });
+  });
+  afterAll(async () => {
+    await connection.close();
+  });
+
+  const uniqueNamespace = (prefix: string): string => `${prefix}-${process.pid}-${Date.now().toString(36)}`;
+  const createNamespace = (namespace: string): Promise<unknown> =>
+    connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+  const customAttributes = async (namespace: string): Promise<string[]> => {
+    const listed = await connection.operatorService.listSearchAttributes({ namespace });
+    return Object.entries(listed.customAttributes ?? {})
+      .map(([name, type]) => `${name}=${TYPE_NAMES[type] ?? type}`)
+      .sort();
+  };
+  const expected = searchAttributeCliArgs()
+    .filter((arg) => arg !== '--search-attribute')
+    .sort();
+
+  it('waits while the namespace is not found, then registers every attribute with its type; a rerun changes nothing', async () => {
+    const namespace = uniqueNamespace('setup-late');
+    const job = runJob(namespace, 60);
+    // The namespace appears only after the job has started asking for it.
+    await new Promise((r) => setTimeout(r, 3_000));
+    await createNamespace(namespace);
+    const run = await job;
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`waiting for namespace ${namespace}: .*Namespace ${namespace} is not found`));
+    expect(run.stdout).toContain(`namespace ${namespace} on ${process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS} has all mcp-turns search attributes`);
+    expect(await customAttributes(namespace)).toEqual(expected);
+
+    const rerun = await runJob(namespace, 10);
+    expect(rerun.code).toBe(0);
+    expect(rerun.stdout).not.toContain('created');
+    expect(await customAttributes(namespace)).toEqual(expected);
+  });
+
+  it('fails with the last error once the wait is over when the namespace never answers', async () => {
+    const namespace = uniqueNamespace('setup-never');
+    const run = await runJob(namespace, 4);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`temporal-setup: FAILED: namespace ${namespace} on ${process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS}: search attributes not registered after 4 s`);
+    expect(run.stderr).toContain(`Namespace ${namespace} is not found`);
+    expect(run.ms).toBeGreaterThanOrEqual(4_000);
+    expect(run.ms).toBeLessThan(20_000);
+  });
+
+  it('fails at once, creating nothing, when an attribute exists with another type', async () => {
+    const namespace = uniqueNamespace('setup-clash');
+    await createNamespace(namespace);
+    // A new namespace may answer "not found" briefly: retry the create like an operator would.
+    for (let i = 0; ; i++) {
+      try {
+        await connection.operatorService.addSearchAttributes({
+          namespace,
+          searchAttributes: { McpTurnsModel: IndexedValueType.INDEXED_VALUE_TYPE_TEXT },
+        });
+        break;
+      } catch (err) {
+        if (i >= 20) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    const run = await runJob(namespace, 30);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`temporal-setup: FAILED: search attribute McpTurnsModel exists on namespace ${namespace} as Text; mcp-turns needs Keyword`);
+    expect(run.stdout).not.toContain('created');
+    expect(await customAttributes(namespace)).toEqual(['McpTurnsModel=Text']);
+  });
+});
