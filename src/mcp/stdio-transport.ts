@@ -2,8 +2,9 @@
  * A stdio transport that owns its child's whole process group. The SDK's StdioClientTransport kills
  * only the direct child, so launchers like `npx` leave grandchildren behind; this one spawns the
  * server detached (it leads a new process group) and shuts the group down: close stdin, then
- * SIGTERM, then SIGKILL, each to `-pid`. The server's stderr goes to the log line by line; stdout is
- * newline-delimited JSON-RPC.
+ * SIGTERM, then SIGKILL, each to `-pid`; close() resolves once that sequence has run, whatever the
+ * group's members do. The server's stderr goes to the log line by line, and its last lines are kept
+ * for the error of a server that fails to start; stdout is newline-delimited JSON-RPC.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -35,6 +36,16 @@ export const INHERITED_ENV = [
   'TMPDIR',
   'SYSTEMROOT',
 ];
+
+/** stderr lines kept for {@link ProcessGroupStdioTransport.stderrTail}. */
+const STDERR_KEPT_LINES = 20;
+/** A kept stderr line is cut to this many characters. */
+const STDERR_LINE_CHARS = 300;
+/** After SIGTERM to what is left of a group whose leader has exited, SIGKILL follows this much later. */
+const GROUP_TERM_MS = 100;
+
+/** Waits `ms`. Not unref'd: a close() being awaited must keep the process alive until it resolves. */
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Process groups still running, killed synchronously if the worker exits without closing its pool. */
 const liveGroups = new Set<number>();
@@ -69,12 +80,26 @@ export class ProcessGroupStdioTransport implements Transport {
   private closing?: Promise<void>;
   private closed = false;
   private exited?: Promise<void>;
+  private readonly stderrLines: string[] = [];
+  private stderrEnded?: Promise<void>;
 
   constructor(private readonly opts: StdioSpawnOptions) {}
 
   /** The server's pid, which is also its process group id. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** The last `lines` non-blank lines the server wrote to stderr (each cut to 300 characters), oldest first. */
+  stderrTail(lines: number): string[] {
+    return this.stderrLines.slice(-lines);
+  }
+
+  /** Resolves once the server's stderr has been read to its end, or after `ms`, whichever is first. */
+  async stderrDrained(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.stderrEnded, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
   }
 
   start(): Promise<void> {
@@ -134,8 +159,16 @@ export class ProcessGroupStdioTransport implements Transport {
   private forwardStderr(child: ChildProcess): void {
     let pending = '';
     const emit = (line: string): void => {
-      if (line.trim()) this.opts.onStderr?.(line.replace(/\r$/, ''));
+      if (!line.trim()) return;
+      const text = line.replace(/\r$/, '');
+      this.stderrLines.push(text.trim().slice(0, STDERR_LINE_CHARS));
+      if (this.stderrLines.length > STDERR_KEPT_LINES) this.stderrLines.shift();
+      this.opts.onStderr?.(text);
     };
+    this.stderrEnded = new Promise((resolve) => {
+      child.stderr!.once('end', () => resolve());
+      child.stderr!.once('close', () => resolve());
+    });
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       pending += chunk;
@@ -171,11 +204,13 @@ export class ProcessGroupStdioTransport implements Transport {
     const pgid = child?.pid;
     if (!child || pgid === undefined) return;
     const grace = this.opts.grace ?? { stdinMs: 1000, termMs: 2000 };
-    const exited = (ms: number): Promise<boolean> =>
-      Promise.race([
+    const exited = (ms: number): Promise<boolean> => {
+      let timer: NodeJS.Timeout | undefined;
+      return Promise.race([
         this.exited!.then(() => true),
-        new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref()),
-      ]);
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+      ]).finally(() => clearTimeout(timer));
+    };
     const running = child.exitCode === null && child.signalCode === null;
     if (running) {
       child.stdin?.end();
@@ -187,7 +222,7 @@ export class ProcessGroupStdioTransport implements Transport {
     }
     // The leader is gone: give the rest of its group the same sequence, then make sure.
     if (killGroup(pgid, 'SIGTERM')) {
-      await new Promise((r) => setTimeout(r, 100).unref());
+      await wait(GROUP_TERM_MS);
       killGroup(pgid, 'SIGKILL');
     }
     liveGroups.delete(pgid);
