@@ -1,15 +1,17 @@
 /**
  * One live connection to one MCP server, shared by every activity of the worker: opened lazily
  * (concurrent first use opens it once), re-opened after a crash or close with backoff, its tool
- * list cached (all pages) and refreshed on `notifications/tools/list_changed`. A streamable HTTP
- * session the server no longer knows is re-initialised, which the v1 SDK does not do itself.
+ * list cached (all pages) and refreshed on `notifications/tools/list_changed`. An HTTP or SSE
+ * session the server no longer knows is re-initialised, which the v1 SDK does not do itself; a
+ * legacy SSE session ends with its event stream (a server restart), and the next request opens a
+ * new one. A connect that fails says why: a stdio server's last stderr lines, or both the
+ * streamable HTTP and the SSE fallback's errors.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -22,6 +24,7 @@ import {
 import { z } from 'zod';
 import type { ServerConfig } from './config-schema';
 import type { McpLogger } from './logger';
+import { LegacySseTransport } from './sse-transport';
 import { ProcessGroupStdioTransport } from './stdio-transport';
 
 const CLIENT_INFO = { name: 'mcp-turns', version: '0.1.0' };
@@ -45,11 +48,34 @@ const PublishedToolListSchema = ListToolsResultSchema.extend({
   ),
 });
 
-/** A POST refused because the server forgot our session: 404 per the spec, 400 from some servers. */
+/** How the SDK's SSE transport reports a refused POST: `Error POSTing to endpoint (HTTP 404): …`. */
+const SSE_POST_REFUSED = /^Error POSTing to endpoint \(HTTP (\d{3})\)/;
+
+/**
+ * A POST refused because the server forgot our session: 404 per the spec, 400 mentioning the
+ * session from some servers (the SDK's own legacy SSE example answers "No transport found for
+ * sessionId"); over streamable HTTP or the legacy SSE transport.
+ */
 export function isStaleSession(err: unknown): boolean {
-  if (!(err instanceof StreamableHTTPError)) return false;
-  return err.code === 404 || (err.code === 400 && /session/i.test(err.message));
+  let status: number | undefined;
+  if (err instanceof StreamableHTTPError) status = err.code;
+  else if (err instanceof Error) status = Number(SSE_POST_REFUSED.exec(err.message)?.[1]) || undefined;
+  return status === 404 || (status === 400 && /session/i.test((err as Error).message));
 }
+
+/**
+ * A refusal that a session nobody initialised answers to everything (servers answer -32602 or
+ * -32600 before `initialize`). Right after a reconnect it means the new session is not ready,
+ * not that the request is wrong.
+ */
+function isUninitialisedRefusal(err: unknown): boolean {
+  return err instanceof McpError && (err.code === ErrorCode.InvalidParams || err.code === ErrorCode.InvalidRequest);
+}
+
+/** The last lines a stdio server wrote to stderr, for the error of a connect that failed. */
+const STDERR_TAIL_LINES = 5;
+/** How long a failed connect waits for a dead stdio server's stderr to be read to its end. */
+const STDERR_DRAIN_MS = 250;
 
 /** Options of {@link ServerConnection.client}. */
 export interface ConnectOptions {
@@ -66,6 +92,10 @@ export class ServerConnection {
   private toolsCache?: Promise<McpTool[]>;
   private connectFailures = 0;
   private nextConnectAt = 0;
+  /** A session was dropped (lost, forgotten, abandoned): the next one replaces it. */
+  private replacing = false;
+  /** The client of a session that replaced a dropped one, until one of its requests is answered. */
+  private unproven?: Client;
   /** Processes spawned over this connection's life (tests and status count them). */
   spawned = 0;
 
@@ -104,6 +134,8 @@ export class ServerConnection {
       this.connectFailures = 0;
       this.nextConnectAt = 0;
       this.current = opened;
+      if (this.replacing) this.unproven = opened.client;
+      this.replacing = false;
       const pid = opened.transport instanceof ProcessGroupStdioTransport ? opened.transport.pid : undefined;
       this.log.info('mcp server connected', {
         transport: this.config.transport,
@@ -139,17 +171,28 @@ export class ServerConnection {
       return this.initialize(transport);
     }
     const url = new URL(c.url!);
-    const requestInit = { headers: c.headers };
-    if (c.transport === 'sse') return this.initialize(new SSEClientTransport(url, { requestInit }));
+    const options = { requestInit: { headers: c.headers } };
+    if (c.transport === 'sse') return this.initialize(this.sseTransport(url, options));
     try {
-      return await this.initialize(new StreamableHTTPClientTransport(url, { requestInit }));
+      return await this.initialize(new StreamableHTTPClientTransport(url, options));
     } catch (err) {
       // Servers that speak only the legacy HTTP+SSE transport refuse the initialize POST.
       const status = err instanceof StreamableHTTPError ? err.code : undefined;
       if (status !== 400 && status !== 404 && status !== 405) throw err;
       this.log.info('streamable HTTP refused; falling back to SSE', { status });
-      return this.initialize(new SSEClientTransport(url, { requestInit }));
+      try {
+        return await this.initialize(this.sseTransport(url, options));
+      } catch (fallback) {
+        // Either may be the real cause (a server refusing initialize, or one that speaks only SSE).
+        throw new Error(`streamable HTTP: ${(err as Error).message}; SSE fallback: ${(fallback as Error).message}`);
+      }
     }
+  }
+
+  private sseTransport(url: URL, options: ConstructorParameters<typeof LegacySseTransport>[1]): LegacySseTransport {
+    return new LegacySseTransport(url, options, (error) =>
+      this.log.warn('mcp SSE stream lost: the session is gone; the next call opens a new one', { error: error.message }),
+    );
   }
 
   private async initialize(transport: Transport): Promise<{ client: Client; transport: Transport }> {
@@ -166,7 +209,7 @@ export class ServerConnection {
       await Promise.race([client.connect(transport, { timeout: this.config.connectTimeoutMs }), timeout]);
     } catch (err) {
       await transport.close().catch(() => undefined);
-      throw err;
+      throw transport instanceof ProcessGroupStdioTransport ? await withStderr(err, transport) : err;
     } finally {
       clearTimeout(timer);
       this.opening = undefined;
@@ -187,9 +230,10 @@ export class ServerConnection {
   }
 
   /**
-   * Runs a request on the live client. When an HTTP server has forgotten our session, the request
-   * was not executed: re-initialise once and repeat it. Other failures drop the connection when it
-   * is no longer usable and are thrown.
+   * Runs a request on the live client. When an HTTP or SSE server has forgotten our session, or a
+   * session that just replaced a dropped one answers as if it was never initialised (-32602 or
+   * -32600), the request was not executed: re-initialise once and repeat it. Other failures drop
+   * the connection when it is no longer usable and are thrown.
    */
   async request<T>(
     fn: (client: Client) => Promise<T>,
@@ -198,13 +242,25 @@ export class ServerConnection {
     for (let attempt = 0; ; attempt++) {
       const client = await this.client(opts);
       try {
-        return await fn(client);
+        const result = await fn(client);
+        if (this.unproven === client) this.unproven = undefined;
+        return result;
       } catch (err) {
         if (opts.signal?.aborted) throw err;
         if (isStaleSession(err) && attempt === 0) {
           this.log.info('mcp session expired; re-initialising', {});
           this.drop(client);
           continue;
+        }
+        if (this.unproven === client) {
+          this.unproven = undefined;
+          if (isUninitialisedRefusal(err) && attempt === 0) {
+            this.log.info('mcp session refused a request right after a reconnect; re-initialising', {
+              error: (err as Error).message,
+            });
+            this.drop(client);
+            continue;
+          }
         }
         if (connectionLost(err)) this.drop(client);
         throw err;
@@ -265,6 +321,7 @@ export class ServerConnection {
     if (!current || (only && current.client !== only)) return;
     this.current = undefined;
     this.toolsCache = undefined;
+    this.replacing = true;
     void current.transport.close().catch(() => undefined);
   }
 
@@ -290,4 +347,15 @@ function connectionLost(err: unknown): boolean {
   if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
   if (err instanceof StreamableHTTPError) return isStaleSession(err) || err.code === -1;
   return true;
+}
+
+/**
+ * The error of a stdio server that failed to start, with the last lines it wrote to stderr (a
+ * traceback's last line says why), once its stderr has been read to the end or briefly waited for.
+ */
+async function withStderr(err: unknown, transport: ProcessGroupStdioTransport): Promise<unknown> {
+  await transport.stderrDrained(STDERR_DRAIN_MS);
+  const tail = transport.stderrTail(STDERR_TAIL_LINES);
+  if (!tail.length) return err;
+  return new Error(`${(err as Error).message}; server stderr: ${tail.join(' | ')}`);
 }

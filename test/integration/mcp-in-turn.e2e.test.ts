@@ -3,14 +3,15 @@
  * MCP SDK, the stub refusing tool definitions as the Messages API does): tools whose input schemas
  * have top-level allOf, anyOf and oneOf are offered in a form Claude accepts, Claude's calls are
  * checked against the original schemas and run; a tool no form fits is dropped with the reason;
- * a tool call records the attempts it made.
+ * a tool call records the attempts it made; a server that dies at start is reported with its
+ * traceback's last line.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { z } from 'zod';
 import type { Scenario } from '../../src/stub';
 import { questionOf, startTurnHarness, type TurnHarness } from '../support/turn-harness';
-import { SCHEMAS, schemasStdio } from '../support/mcp-servers';
+import { SCHEMAS, crashingStdio, schemasStdio } from '../support/mcp-servers';
 
 jest.setTimeout(120_000);
 
@@ -34,18 +35,23 @@ const scenarios: Record<string, Scenario> = {
     ],
     formatter: answer('{{toolResults}}'),
   },
+  'no-tools': { steps: [{ content: [text('answered without tools')] }], formatter: answer('answered without tools') },
   attempts: {
     steps: [{ content: [use('s__refuse', {}), use('s__broken', {}), use('s__echo', { message: 'hi' })] }, { content: [text('seen')] }],
     formatter: answer('seen'),
   },
 };
 
+const DB_PASSWORD = 'db-pass-40c2d1-worker-only';
 let h: TurnHarness;
 
 beforeAll(async () => {
   h = await startTurnHarness({
     scenarios,
-    servers: { s: schemasStdio({ retry: { maximum_attempts: 3, initial_interval_ms: 100, backoff_coefficient: 1, maximum_interval_ms: 100 } }) },
+    servers: {
+      s: schemasStdio({ retry: { maximum_attempts: 3, initial_interval_ms: 100, backoff_coefficient: 1, maximum_interval_ms: 100 } }),
+      inventory: crashingStdio(DB_PASSWORD),
+    },
   });
 });
 afterAll(async () => {
@@ -93,7 +99,7 @@ it('offering the schemas as published (the old way: type pinned to object) fails
 
 it('offers the allOf, anyOf and oneOf tools in an accepted form; the calls are checked against the original schemas and run', async () => {
   const question = 'make an event, find a project, draw shapes';
-  const result = await h.run({ question, model: 'schemas' });
+  const result = await h.run({ question, model: 'schemas', servers: ['s'] });
   expect(result.stopReason).toBe('completed');
 
   // Every Claude request of the turn was accepted by the stub, which refuses what the API refuses.
@@ -132,7 +138,7 @@ it('offers the allOf, anyOf and oneOf tools in an accepted form; the calls are c
 });
 
 it('records the attempts each tool call made: one for a refusal that cannot succeed on retry, all for a failure retried to the end', async () => {
-  const result = await h.run({ question: 'try the failing tools', model: 'attempts' });
+  const result = await h.run({ question: 'try the failing tools', model: 'attempts', servers: ['s'] });
   expect(result.toolCalls.map((c) => [c.tool, c.isError, c.attempts])).toEqual([
     ['refuse', true, 1],
     ['broken', true, 3],
@@ -140,4 +146,20 @@ it('records the attempts each tool call made: one for a refusal that cannot succ
   ]);
   expect(result.toolCalls[0]!.error).toMatch(/refused: these arguments can never work/);
   expect(result.toolCalls[1]!.error).toMatch(/internal trouble/);
+});
+
+it('reports a server that dies at start with its traceback\'s last line (secret redacted) in unavailableServers and to Claude', async () => {
+  const question = 'what is in stock?';
+  const result = await h.run({ question, model: 'no-tools', servers: ['inventory'] });
+  expect(result.unavailableServers).toEqual([
+    {
+      server: 'inventory',
+      reason: expect.stringMatching(
+        /^connect to inventory failed: MCP error -32000: Connection closed; server stderr: .*\| ConnectionError: could not reach the database at postgres:\/\/app:\[redacted\]@db:5432\/inventory$/,
+      ),
+    },
+  ]);
+  const system = JSON.stringify(h.stub.requests.find((r) => questionOf(r) === question)!.body.system);
+  expect(system).toContain('ConnectionError: could not reach the database');
+  expect(JSON.stringify(result)).not.toContain(DB_PASSWORD);
 });

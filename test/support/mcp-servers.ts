@@ -20,3 +20,10 @@ export const SCHEMAS = path.join(__dirname, 'schema-mcp-server.js');
 export function schemasStdio(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { type: 'stdio', command: process.execPath, args: [SCHEMAS], ...extra };
 }
+
+export const CRASHING = path.join(__dirname, 'crashing-mcp-server.py');
+
+/** `mcp_servers` entry for a Python server that exits at start with a traceback quoting `DB_PASSWORD`. */
+export function crashingStdio(dbPassword: string): Record<string, unknown> {
+  return { type: 'stdio', command: 'python3', args: [CRASHING], env: { DB_PASSWORD: dbPassword } };
+}
