@@ -1,8 +1,8 @@
 /**
  * The Claude activities: thin wrappers that bind the worker's client and config to the Claude edge
- * (src/claude) and connect it to the activity context (heartbeats, cancellation). Each reads its
- * conversation by reference: from this worker's copy of the turn's previous call when the digest
- * matches, else from the workflow's `transcript` query.
+ * (src/claude) and connect it to the activity context (heartbeats, cancellation). The conversation
+ * and the tools arrive as transcript segments, each its own argument (stored once by External
+ * Storage, see src/core/transcript-segment.ts).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
@@ -11,17 +11,9 @@ import { ClaudeFailureType } from '../src/claude/errors';
 import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
 import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
-import type {
-  ClaudeCallInput,
-  ClaudeCallOutput,
-  FormatResponseInput,
-  FormatResponseOutput,
-  TranscriptRef,
-  TranscriptSnapshot,
-} from '../src/core/contracts';
-import { transcriptQuery } from '../src/core/workflow-handlers';
+import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
+import { joinSegments, type TranscriptSegment } from '../src/core/transcript-segment';
 import type { ClaudeMetrics } from '../src/worker/metrics';
-import { TranscriptCache } from '../src/claude/transcript-cache';
 import { formatResponse as runFormatter } from '../src/claude/response-formatter';
 import { heartbeatingWhile } from './heartbeat';
 
@@ -31,19 +23,6 @@ export interface ClaudeActivityDeps {
   config: ClaudeConfig;
   /** Calls and tokens by model (worker metrics). */
   metrics?: ClaudeMetrics;
-  /** Conversations held between a turn's calls; default a fresh one per set of activities. */
-  transcripts?: TranscriptCache;
-}
-
-/** The conversation behind a reference: this worker's copy when it matches, else the workflow's query. */
-async function readTranscript(ref: TranscriptRef, cache: TranscriptCache): Promise<TranscriptSnapshot> {
-  const held = cache.lookup(ref);
-  if (held) return held;
-  const snapshot = await Context.current().client.workflow.getHandle(ref.workflowId, ref.runId).query(transcriptQuery, ref.count);
-  if (snapshot.messages.length !== ref.count) {
-    throw ApplicationFailure.create({ type: 'TranscriptMismatch', message: `transcript query returned ${snapshot.messages.length} messages, expected ${ref.count}` });
-  }
-  return snapshot;
 }
 
 /**
@@ -76,7 +55,6 @@ function withAttempt(err: unknown, attempt: number, maxSpendCapAttempts: number)
 /** Builds the `claude` and `formatResponse` activities. */
 export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
-  const transcripts = deps.transcripts ?? new TranscriptCache();
   const errorPolicy = claudeErrorPolicy(deps.config);
 
   const options = (): CallClaudeOptions => {
@@ -94,14 +72,9 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
 
   return {
     /** One Claude call of the tool loop. */
-    async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
-      const { transcript, step, ...request } = input;
-      const out = await claudeCall(deps.config.maxSpendCapAttempts, async () => {
-        const snapshot = await readTranscript(transcript, transcripts);
-        const reply = await callClaude(deps.client, { ...request, messages: snapshot.messages, tools: snapshot.tools }, options());
-        transcripts.remember(transcript, snapshot, reply.content);
-        return reply;
-      });
+    async claude(input: ClaudeCallInput, ...segments: TranscriptSegment[]): Promise<ClaudeCallOutput> {
+      const { step, ...request } = input;
+      const out = await claudeCall(deps.config.maxSpendCapAttempts, () => callClaude(deps.client, { ...request, ...joinSegments(segments) }, options()));
       deps.metrics?.record('claude', out.model, out.usage, out.stopReason ?? 'none');
       Context.current().log.debug('claude call', {
         step,
@@ -117,13 +90,10 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     },
 
     /** The final, forced `response_formatter` call (with repair and fallbacks). */
-    async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
-      const { transcript, ...request } = input;
-      const out = await claudeCall(deps.config.maxSpendCapAttempts, async () => {
-        const snapshot = await readTranscript(transcript, transcripts);
-        return runFormatter(deps.client, { ...request, messages: snapshot.messages }, options());
-      });
-      transcripts.forget(transcript);
+    async formatResponse(input: FormatResponseInput, ...segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
+      const out = await claudeCall(deps.config.maxSpendCapAttempts, () =>
+        runFormatter(deps.client, { ...input, messages: joinSegments(segments).messages }, options()),
+      );
       Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });
       deps.metrics?.record('formatter', input.model, out.usage, out.mode);
       return out;

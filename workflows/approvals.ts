@@ -17,6 +17,7 @@ import {
 import {
   decisionProblem,
   PENDING_APPROVALS_MEMO,
+  WAITING_APPROVAL_STATUS,
   type ApprovalDecision,
   type ApprovalRecord,
   type PendingApprovalMemo,
@@ -89,7 +90,7 @@ export class Approvals {
     });
     if (waiting !== this.waitingReported) {
       this.waitingReported = waiting;
-      upsertSearchAttributes([{ key: SA_STATUS, value: waiting ? 'waiting-approval' : 'running' }]);
+      upsertSearchAttributes([{ key: SA_STATUS, value: waiting ? WAITING_APPROVAL_STATUS : 'running' }]);
       const parent = workflowInfo().parent;
       if (parent) {
         void getExternalWorkflowHandle(parent.workflowId, parent.runId)

@@ -8,7 +8,8 @@
  */
 import { ActivityFailure, ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { INVALID_TURN_INPUT } from '../src/core/failure-types';
-import { transcriptQuery, turnProgressQuery } from '../src/core/workflow-handlers';
+import { turnProgressQuery } from '../src/core/workflow-handlers';
+import type { TranscriptSegment } from '../src/core/transcript-segment';
 import { outcomeOfReply, replyToKeep, stopAfterToolRound, stopBeforeStep } from '../src/core/stop-rules';
 import { textOf, toolResultsMessage, toolUses } from '../src/core/transcript';
 import { applyTurnDefaults, DEFAULT_MAX_STEPS } from '../src/core/turn-defaults';
@@ -22,14 +23,17 @@ import { turnStartActivities } from './turn-activities';
 import { markCompleted, markEnded, markRunning } from './turn-search-attributes';
 import { startingProgress, Turn } from './turn-state';
 
-export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult> {
+/**
+ * @param history the prior conversation as transcript segments (how a conversation passes it: each
+ *   segment is stored once and referenced); callers with a plain message list use `input.history`.
+ */
+export async function chatTurn(rawInput: ChatTurnInput, ...history: TranscriptSegment[]): Promise<ChatTurnResult> {
   let turn: Turn | undefined;
   // Handlers are registered before anything awaits, so a query or update right after the start is handled.
   setHandler(turnProgressQuery, () => turnProgress(turn?.progress() ?? startingProgress(rawInput.maxSteps ?? DEFAULT_MAX_STEPS)));
-  setHandler(transcriptQuery, (count) => turn?.transcript.snapshot(count) ?? { messages: [], tools: [] });
   const approvals = new Approvals(() => turn?.enter(turn.phase));
   try {
-    turn = await startTurn(rawInput, approvals);
+    turn = await startTurn(rawInput, approvals, history);
     const stopReason = await runLoop(turn);
     const result = await finishTurn(turn, stopReason);
     markCompleted(result);
@@ -41,7 +45,7 @@ export async function chatTurn(rawInput: ChatTurnInput): Promise<ChatTurnResult>
 }
 
 /** The input check and the tool listing, then the turn's state. A bad input fails the run at once. */
-async function startTurn(rawInput: ChatTurnInput, approvals: Approvals): Promise<Turn> {
+async function startTurn(rawInput: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[]): Promise<Turn> {
   let listed;
   try {
     listed = await turnStartActivities('check input, list tools').prepareTurn(rawInput);
@@ -52,7 +56,7 @@ async function startTurn(rawInput: ChatTurnInput, approvals: Approvals): Promise
     }
     throw err;
   }
-  const turn = new Turn(applyTurnDefaults(rawInput), listed, approvals);
+  const turn = new Turn(applyTurnDefaults(rawInput), listed, approvals, history);
   markRunning(turn.request.model);
   return turn;
 }
@@ -64,7 +68,7 @@ async function runLoop(turn: Turn): Promise<TurnStopReason> {
     if (budgetSpent) return budgetSpent;
     turn.step++;
     turn.enter('asking-claude');
-    const reply = await askClaude(turn.transcript, turn.request, turn.step, (r) => turn.count(r));
+    const reply = await askClaude(turn.transcript, turn.request, turn.step, turn.input.compaction ?? {}, (r) => turn.count(r));
     const kept = replyToKeep(reply);
     if (kept) turn.transcript.addReply(kept);
     const outcome = outcomeOfReply(reply);
@@ -73,7 +77,7 @@ async function runLoop(turn: Turn): Promise<TurnStopReason> {
 
     turn.enter('calling-tools');
     const round = await turn.calls.runRound(toolUses(reply.content), turn.step, textOf(reply.content));
-    turn.transcript.add(toolResultsMessage(round.results));
+    turn.transcript.addToolResults(toolResultsMessage(round.results));
     const tokensUsed = turn.usage.inputTokens + turn.usage.outputTokens;
     const stop = stopAfterToolRound({ ...round, tokensUsed, reply: reply.content }, turn.input);
     if (stop) return stop;
@@ -97,5 +101,6 @@ async function finishTurn(turn: Turn, stopReason: TurnStopReason): Promise<ChatT
     unavailableServers: turn.unavailable,
     droppedTools: turn.droppedTools,
     approvals: turn.approvals.records,
+    ...(turn.transcript.compaction ? { compaction: { ...turn.transcript.compaction, ...(turn.historyBySegments ? { history: turn.transcript.priorMessages() } : {}) } } : {}),
   };
 }

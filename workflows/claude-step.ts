@@ -1,9 +1,11 @@
 /**
  * One Claude call of the loop, with the two cases where the same step is asked again: a reply cut
  * at max_tokens inside a tool_use (once, with twice the tokens, up to a ceiling), and a prompt that
- * does not fit the context window (once, with the oldest prior history dropped).
+ * does not fit the context window (again after each stage of compacting the prior history, until
+ * nothing is left to compact).
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
+import type { CompactionPolicy } from '../src/core/compaction';
 import type { ClaudeCallOutput, ThinkingConfigParam } from '../src/core/contracts';
 import { CLAUDE_PROMPT_TOO_LONG } from '../src/core/failure-types';
 import { isCutInsideToolUse } from '../src/core/stop-rules';
@@ -30,29 +32,23 @@ export async function askClaude(
   transcript: TurnTranscript,
   request: ClaudeStepRequest,
   step: number,
+  compaction: CompactionPolicy,
   onAnswered: (reply: ClaudeCallOutput) => void,
 ): Promise<ClaudeCallOutput> {
   let maxTokens = request.maxTokens;
   let raisedTokens = false;
-  let trimmed = false;
   for (;;) {
     let reply: ClaudeCallOutput;
     try {
-      reply = await claudeActivities(`Claude · step ${step}`).claude({ ...request, maxTokens, transcript: transcript.reference(), step });
+      reply = await claudeActivities(`Claude · step ${step}`).claude({ ...request, maxTokens, step }, ...transcript.segments({ withTools: true }));
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
       const tooLong = failureType(err) === CLAUDE_PROMPT_TOO_LONG;
-      if (tooLong && !trimmed && transcript.trimHistory()) {
-        trimmed = true;
-        continue;
-      }
-      throw turnFailure(err, tooLong ? `the conversation does not fit the model's context window, even with prior history trimmed (step ${step})` : `Claude call failed at step ${step}`);
+      if (tooLong && transcript.compact(compaction)) continue;
+      throw turnFailure(err, tooLong ? `the conversation does not fit the model's context window, even with all prior history compacted (step ${step})` : `Claude call failed at step ${step}`);
     }
     onAnswered(reply);
-    if (reply.stopReason === 'model_context_window_exceeded' && !trimmed && transcript.trimHistory()) {
-      trimmed = true;
-      continue;
-    }
+    if (reply.stopReason === 'model_context_window_exceeded' && transcript.compact(compaction)) continue;
     if (isCutInsideToolUse(reply) && !raisedTokens && maxTokens < MAX_TOKENS_CEILING) {
       raisedTokens = true;
       maxTokens = Math.min(maxTokens * 2, MAX_TOKENS_CEILING);

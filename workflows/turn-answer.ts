@@ -17,13 +17,15 @@ export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<{ 
     turn.enter('formatting');
     // The caller's system prompt, without the loop's gathering instructions.
     const system = joinSystem(turn.input.system, turn.unavailable.length ? unavailableServersNote(turn.unavailable) : undefined);
-    const formatted = await claudeActivities('format response').formatResponse({
-      model: turn.request.model,
-      ...(system !== undefined ? { system } : {}),
-      transcript: turn.transcript.reference(),
-      maxTokens: turn.request.maxTokens,
-      ...(turn.request.thinking ? { thinking: turn.request.thinking } : {}),
-    });
+    const formatted = await claudeActivities('format response').formatResponse(
+      {
+        model: turn.request.model,
+        ...(system !== undefined ? { system } : {}),
+        maxTokens: turn.request.maxTokens,
+        ...(turn.request.thinking ? { thinking: turn.request.thinking } : {}),
+      },
+      ...turn.transcript.segments({ withTools: false }),
+    );
     turn.count(formatted);
     formatMode = formatted.mode;
     response = buildResponse(formatted.output, turn.calls.artifacts);
@@ -37,9 +39,13 @@ export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<{ 
   return { response, ...(formatMode ? { formatMode } : {}) };
 }
 
-/** The transcript for the result and the next turn's history: it never ends on an unanswered user message. */
+/**
+ * The transcript for the result: the `history` the caller passed (compacted, if it was) and this
+ * turn's messages, never ending on an unanswered user message, so it can be the next turn's
+ * history as it is. History passed as segments (by a conversation) is not echoed back.
+ */
 export function finalTranscript(turn: Turn, response: TurnResponse): ChatTurnResult['messages'] {
-  const messages = turn.transcript.all();
+  const messages = [...(turn.input.history ? turn.transcript.priorMessages() : []), ...turn.transcript.ownMessages()];
   if (messages[messages.length - 1]?.role === 'user') messages.push({ role: 'assistant', content: response.conversation || '(no answer)' });
   return messages;
 }

@@ -16,6 +16,7 @@ import type { ClaudeStepRequest } from './claude-step';
 import type { Approvals } from './approvals';
 import { ToolCalls } from './tool-round';
 import { TurnTranscript } from './turn-transcript';
+import { segment, type TranscriptSegment } from '../src/core/transcript-segment';
 
 /** Progress before the turn's start has finished. */
 export function startingProgress(maxSteps: number): TurnProgressState {
@@ -41,6 +42,8 @@ export class Turn {
   readonly unavailable: ServerUnavailable[];
   readonly droppedTools: DroppedTool[];
   readonly hadTools: boolean;
+  /** The prior conversation came as segments (a conversation's turn), not as `input.history`. */
+  readonly historyBySegments: boolean;
   phase: TurnProgress['phase'] = 'listing-tools';
   /** Claude calls of the loop so far. */
   step = 0;
@@ -52,6 +55,8 @@ export class Turn {
     readonly input: ResolvedTurnInput,
     listed: ListToolsOutput,
     readonly approvals: Approvals,
+    /** Prior conversation passed as segments (a conversation's turns); `input.history` comes first. */
+    historySegments: TranscriptSegment[] = [],
   ) {
     const catalog = buildToolCatalog(listed.tools, input.tools ?? {}, input.maxToolsPerRequest, listed.unusableTools);
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
@@ -61,7 +66,8 @@ export class Turn {
       ...listed.unavailable,
       ...listed.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
     ];
-    this.transcript = new TurnTranscript(input.history ?? [], input.question);
+    this.historyBySegments = historySegments.length > 0;
+    this.transcript = new TurnTranscript([...(input.history ? [segment(input.history)] : []), ...historySegments], input.question);
     this.transcript.offerTools(catalog.tools);
     this.calls = new ToolCalls(catalog, listed.policies, input.maxToolCalls, approvals, workerApprovals(listed, catalog.targets), input.approval);
     const system = joinSystem(

@@ -1,91 +1,69 @@
 /**
  * A turn's transcript: the prior history, the question, then each step's reply and tool results.
- * Claude activities read it by reference (the `transcript` query), so history records each message
- * once instead of the whole conversation once per call. The workflow and the Claude worker digest
- * it the same way, so that worker can answer from the copy it kept from the previous call.
+ * Claude activities receive it as transcript segments, each an argument of its own: the prior
+ * history as the caller gave it, the question, one segment per step, and the tool definitions.
+ * External Storage stores each segment once (content-addressed) and later calls refer to it, so
+ * history records what each step adds, not the whole conversation once per call.
  */
-import { log, workflowInfo } from '@temporalio/workflow';
-import type { ContentBlock, MessageParam, Tool, TranscriptRef, TranscriptSnapshot } from '../src/core/contracts';
-import { TranscriptDigests } from '../src/core/transcript-digest';
-import { trimHistory } from '../src/core/transcript';
-
-/**
- * Messages added since the previous Claude call travel with the reference when they are at most
- * this many characters of canonical JSON: the worker that made that call then needs no query.
- * Larger ones (big tool results) are read by the query rather than recorded in history twice.
- */
-const TAIL_MAX_CHARS = 16_000;
+import { log } from '@temporalio/workflow';
+import { addReports, compactHistory, type CompactionPolicy, type CompactionReport } from '../src/core/compaction';
+import type { ContentBlock, MessageParam, Tool } from '../src/core/contracts';
+import { segment, toolsSegment, type TranscriptSegment } from '../src/core/transcript-segment';
 
 export class TurnTranscript {
-  private readonly messages: MessageParam[];
-  /** Index of the question; everything before it is prior history. */
-  private historyLength: number;
-  private tools: Tool[] = [];
-  private readonly digests = new TranscriptDigests(() => this.tools, () => this.messages);
-  /** Messages the previous Claude call was given; undefined before the first call and after a trim. */
-  private sentCount: number | undefined;
+  /** The prior conversation, as segments (compaction replaces them with one). */
+  private history: TranscriptSegment[];
+  /** This turn's messages: the question, then one group per step (its reply, then its tool results). */
+  private readonly own: MessageParam[][];
+  private tools: TranscriptSegment = toolsSegment([]);
+  /** What compaction did to the prior history; undefined while nothing was compacted. */
+  compaction: CompactionReport | undefined;
 
-  constructor(history: MessageParam[], question: string) {
-    this.messages = [...history, { role: 'user', content: question }];
-    this.historyLength = history.length;
+  constructor(history: TranscriptSegment[], question: string) {
+    this.history = history.filter((s) => s.transcriptSegment.length > 0);
+    this.own = [[{ role: 'user', content: question }]];
   }
 
-  /** The tool definitions Claude is offered, read by the activities with the messages. */
+  /** The tool definitions Claude is offered, sent with the messages. */
   offerTools(tools: Tool[]): void {
-    this.tools = tools;
-    this.digests.invalidateFrom(0);
+    this.tools = toolsSegment(tools);
   }
 
-  add(message: MessageParam): void {
-    this.messages.push(message);
-  }
-
+  /** A reply of Claude's: it starts the step's group. */
   addReply(content: ContentBlock[]): void {
-    this.add({ role: 'assistant', content });
+    this.own.push([{ role: 'assistant', content }]);
   }
 
-  /** The transcript's first `count` messages and the tools: what the `transcript` query answers. */
-  snapshot(count: number): TranscriptSnapshot {
-    return { messages: this.messages.slice(0, count), tools: this.tools };
+  /** The tool results of the step whose reply was added last. */
+  addToolResults(message: MessageParam): void {
+    this.own[this.own.length - 1]!.push(message);
   }
 
-  /** The whole transcript as it stands, for the turn's result. */
-  all(): MessageParam[] {
-    return [...this.messages];
+  /** The segments of a Claude request: the tools, the prior history, then this turn's groups. */
+  segments({ withTools }: { withTools: boolean }): TranscriptSegment[] {
+    return [...(withTools ? [this.tools] : []), ...this.history, ...this.own.map(segment)];
+  }
+
+  /** The prior history as it stands (compacted or not). */
+  priorMessages(): MessageParam[] {
+    return this.history.flatMap((s) => s.transcriptSegment);
   }
 
   /** This turn's own messages: from the question on. */
   ownMessages(): MessageParam[] {
-    return this.messages.slice(this.historyLength);
-  }
-
-  /** A reference to the transcript as it stands, for the next Claude activity. */
-  reference(): TranscriptRef {
-    const { workflowId, runId } = workflowInfo();
-    const count = this.messages.length;
-    const ref: TranscriptRef = { workflowId, runId, count, digest: this.digests.upTo(count) };
-    if (this.sentCount !== undefined) {
-      // The previous call's reply is not sent: that worker holds it already.
-      const from = Math.min(this.sentCount + 1, count);
-      if (this.digests.chars(from, count) <= TAIL_MAX_CHARS) ref.tail = this.messages.slice(from);
-    }
-    this.sentCount = count;
-    return ref;
+    return this.own.flat();
   }
 
   /**
-   * Drops the oldest half of the prior history (never splitting a tool_use from its tool_result)
-   * to fit the context window; false when there is no prior history left to drop.
+   * Compacts the prior history by one more stage to fit the context window (see
+   * src/core/compaction.ts); false when there is nothing left to compact.
    */
-  trimHistory(): boolean {
-    const trimmed = trimHistory(this.messages, this.historyLength);
-    if (!trimmed) return false;
-    const dropped = this.messages.length - trimmed.length;
-    this.messages.splice(0, this.messages.length, ...trimmed);
-    this.historyLength -= dropped;
-    this.digests.invalidateFrom(0); // rewritten, not appended: no worker's copy matches any more
-    this.sentCount = undefined;
-    log.warn('context window exceeded; trimmed prior history', { dropped });
+  compact(policy: CompactionPolicy): boolean {
+    const done = compactHistory(this.priorMessages(), policy);
+    if (!done) return false;
+    this.history = done.history.length ? [segment(done.history)] : [];
+    this.compaction = this.compaction ? addReports(this.compaction, done.report) : done.report;
+    log.warn('context window exceeded; compacted prior history', { ...done.report });
     return true;
   }
 }

@@ -109,37 +109,6 @@ export interface CallToolOutput {
   attempt?: number;
 }
 
-/**
- * Where an activity reads the conversation (and the turn's tool definitions) from instead of its
- * own input: the first `count` messages of the turn's transcript, answered by the workflow's
- * `transcript` query. Queries are not
- * recorded in history, so history grows with each step's new messages only (linear), instead of
- * with the whole conversation once per Claude call (quadratic), and no activity input nears
- * Temporal's payload size limit.
- */
-export interface TranscriptRef {
-  workflowId: string;
-  runId: string;
-  count: number;
-  /**
-   * transcriptDigest() of the tools and the first `count` messages. With it, a worker that still
-   * holds the conversation from the turn's previous Claude call (plus `tail`) answers from memory
-   * and skips the query; any difference in the digest falls back to the query.
-   */
-  digest?: string;
-  /**
-   * The last messages of the first `count` (those added since the previous Claude call, minus the
-   * reply that call returned), when small: recorded once more in history, in exchange for no query.
-   */
-  tail?: MessageParam[];
-}
-
-/** What the `transcript` query answers. */
-export interface TranscriptSnapshot {
-  messages: MessageParam[];
-  tools: Tool[];
-}
-
 /** A Claude Messages request as the worker makes it: the activity input with its conversation read. */
 export interface ClaudeRequest {
   model: string;
@@ -151,12 +120,13 @@ export interface ClaudeRequest {
   thinking?: ThinkingConfigParam;
 }
 
-/** The `claude` activity's input: one Claude call of the loop, its conversation by reference. */
+/**
+ * The `claude` activity's input: one Claude call of the loop. The conversation and the tools come
+ * as transcript segments, the activity's further arguments (src/core/transcript-segment.ts).
+ */
 export interface ClaudeCallInput {
   model: string;
   system?: string;
-  /** Where the activity reads the conversation and the turn's tools. */
-  transcript: TranscriptRef;
   maxTokens: number;
   thinking?: ThinkingConfigParam;
   /** 1-based loop step, for logs. */
@@ -174,19 +144,20 @@ export interface ClaudeCallOutput {
   costUsd?: number;
 }
 
-/** The `formatResponse` activity's input: the formatter call, its conversation by reference. */
+/**
+ * The `formatResponse` activity's input: the formatter call. The conversation comes as transcript
+ * segments, the activity's further arguments (the turn's tools are not offered to the formatter).
+ */
 export interface FormatResponseInput {
   model: string;
   system?: string;
-  /** Where the activity reads the conversation (the turn's tools are not offered to the formatter). */
-  transcript: TranscriptRef;
   maxTokens: number;
   /** With extended thinking on, forced tool_choice is refused by the API, so use the auto path. */
   thinking?: ThinkingConfigParam;
 }
 
 /** The formatter's request as the worker makes it: the activity input with its conversation read. */
-export type FormatRequest = Omit<FormatResponseInput, 'transcript'> & { messages: MessageParam[] };
+export type FormatRequest = FormatResponseInput & { messages: MessageParam[] };
 
 /** How the formatter arrived at its answer. */
 export type FormatMode = 'forced' | 'repaired' | 'auto' | 'fallback';

@@ -1,6 +1,7 @@
 /** The result of one chat turn: the answer plus what operators need to trust and bill it. */
 import type { FormatMode, MessageParam, ServerUnavailable } from './contracts';
 import type { ApprovalRecord } from './approvals';
+import type { CompactionReport } from './compaction';
 import type { TurnResponse } from './response';
 import type { DroppedTool } from './tool-naming';
 import type { TokenUsage } from './usage';
@@ -60,6 +61,11 @@ export interface ChatTurnResult {
   droppedTools: DroppedTool[];
   /** Every call that waited for approval, with its decision. */
   approvals: ApprovalRecord[];
+  /**
+   * Present when the prior history had to be compacted to fit the context window: what was done,
+   * and (for history passed as segments, i.e. by a conversation) the compacted history to carry on with.
+   */
+  compaction?: CompactionReport & { history?: MessageParam[] };
 }
 
 /** Live progress, answered by the `progress` query. */

@@ -6,13 +6,10 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalRecord } from './approvals';
 import type { BatchProgress } from './batch';
-import type { TranscriptSnapshot } from './contracts';
 import type { TurnProgress } from './turn-result';
 
 /** A turn's live progress: phase, step, tool calls so far, usage. */
 export const turnProgressQuery = defineQuery<TurnProgress>('progress');
-/** The first N messages of a turn's transcript, with its tools: how Claude activities read the conversation. */
-export const transcriptQuery = defineQuery<TranscriptSnapshot, [number]>('transcript');
 /** A batch's counts and per-item states. */
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 

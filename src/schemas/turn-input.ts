@@ -47,6 +47,16 @@ export const ChatTurnInputSchema = z
     maxToolsPerRequest: z.number().int().min(1).max(128).optional(),
     /** Extended thinking budget; when set, thinking blocks are kept and sent back unchanged. */
     thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
+    /** How prior history is compacted when the conversation does not fit the model's context window. */
+    compaction: z
+      .object({
+        /** Turns at the end of the prior history that are compacted last. @default 2 */
+        keepRecentTurns: z.number().int().min(0).optional(),
+        /** Replace older tool results with a marker before dropping turns. @default true */
+        replaceToolResults: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
     /**
      * Tool calls that wait for a person's approval before they run, on top of those the worker's
      * config names (a turn can add requirements, never remove them).

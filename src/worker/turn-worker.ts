@@ -4,16 +4,15 @@
  * Anthropic client.
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import { claudeMetrics } from './metrics';
-import { makeClaudeActivities } from '../../activities/claude';
-import { makeMcpActivities } from '../../activities/mcp';
-import { makeTurnStartActivities } from '../../activities/turn-start';
+import { Worker, type NativeConnection, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import { activityResultLimit } from '../storage/activity-payload-limit';
+import { dataConverterFromEnv, storesPayloads } from '../storage/data-converter';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
-import { TranscriptCache } from '../claude/transcript-cache';
-import { claudeTaskQueue } from '../core/task-queues';
+import { claudeQueueWorkerOptions, turnQueueActivities } from './queue-registrations';
 import { workflowSource } from './workflow-bundle';
+import { workflowsPath } from './workflows-path';
 
 export interface TurnWorkerOptions {
   connection: NativeConnection;
@@ -26,6 +25,17 @@ export interface TurnWorkerOptions {
   workflowBundle?: WorkerOptions['workflowBundle'];
   /** Extra options for the turn worker (e.g. concurrency in benchmarks). */
   turnWorkerOptions?: Partial<WorkerOptions>;
+  /**
+   * Plugins for both workers (tracing: src/tracing). With any, and no `workflowBundle`, the turn
+   * worker bundles its workflow code at start (~1.5 s): a plugin's workflow interceptors cannot
+   * join the prebuilt bundle.
+   */
+  plugins?: WorkerPlugin[];
+  /**
+   * The data converter both workers use; the clients that start and read turns must use the same.
+   * @default mcp-turns' converter configured from the environment (`MCP_TURNS_STORAGE`, src/storage/)
+   */
+  dataConverter?: DataConverter;
 }
 
 export interface TurnWorkers {
@@ -33,8 +43,6 @@ export interface TurnWorkers {
   claudeWorker: Worker;
   /** Where the workflow code came from: "prebuilt dist/workflow-bundle.js", or why it was bundled at start. */
   workflowCode: string;
-  /** Turn conversations held between Claude calls (its stats say how many calls skipped the query). */
-  transcripts: TranscriptCache;
   /** Runs both until shutdown; rejects if either fails. */
   run(): Promise<void>;
   shutdown(): void;
@@ -42,41 +50,35 @@ export interface TurnWorkers {
 
 export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWorkers> {
   const namespace = opts.namespace ?? 'default';
+  const plugins = opts.plugins ?? [];
   const workflows = opts.workflowBundle
     ? { source: { workflowBundle: opts.workflowBundle }, reason: 'given bundle' }
-    : workflowSource();
-  const turnDefaults = { model: opts.claudeConfig.model };
+    : plugins.length
+      ? { source: { workflowsPath: workflowsPath() }, reason: "bundled at start with the plugins' workflow interceptors" }
+      : workflowSource();
+  const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
+  // Without a store, a result over Temporal's limit fails its activity with a line that says so.
+  const payloads = { dataConverter, interceptors: storesPayloads(dataConverter) ? {} : { activity: [activityResultLimit()] } };
   const turnWorker = await Worker.create({
     connection: opts.connection,
     namespace,
     taskQueue: opts.taskQueue,
+    plugins,
     ...workflows.source,
-    activities: {
-      ...makeMcpActivities(opts.pool),
-      ...makeTurnStartActivities({ pool: opts.pool, turnDefaults }), // local: run beside the workflow that asks
-    },
+    ...payloads,
+    activities: turnQueueActivities(opts.pool, opts.claudeConfig),
     ...opts.turnWorkerOptions,
   });
-  const transcripts = new TranscriptCache();
   const claudeWorker = await Worker.create({
     connection: opts.connection,
     namespace,
-    taskQueue: claudeTaskQueue(opts.taskQueue),
-    activities: makeClaudeActivities({
-      client: opts.claudeClient,
-      config: opts.claudeConfig,
-      metrics: claudeMetrics(Runtime.instance().metricMeter),
-      transcripts,
-    }),
-    maxConcurrentActivityTaskExecutions: opts.claudeConfig.maxConcurrentCalls,
-    ...(opts.claudeConfig.rateLimitPerSecond !== undefined
-      ? { maxTaskQueueActivitiesPerSecond: opts.claudeConfig.rateLimitPerSecond }
-      : {}),
+    plugins,
+    ...payloads,
+    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig),
   });
   return {
     turnWorker,
     claudeWorker,
-    transcripts,
     workflowCode: workflows.reason,
     async run() {
       await Promise.all([turnWorker.run(), claudeWorker.run()]);

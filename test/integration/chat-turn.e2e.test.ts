@@ -297,15 +297,17 @@ it('starts with one local activity that checks the input and lists the tools, an
   expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(7);
 });
 
-it('reads the transcript from the worker\'s memory after a turn\'s first Claude call: one query per turn', async () => {
-  const before = h.transcripts.stats();
-  const result = await h.run({ question: 'echo alpha, then add 2 and 3 (memory)', model: 'two-round' });
+it('sends the conversation as segments: each Claude call gets the input, the tools and one segment per step so far', async () => {
+  const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3 (segments)', model: 'two-round' }, 'segments');
   expect(result.steps).toBe(3);
   expect(result.response.conversation).toContain('Echo: alpha');
-  const after = h.transcripts.stats();
-  // 3 loop calls + the formatter: the first asks the workflow, the other three are answered from memory.
-  expect(after.misses - before.misses).toBe(1);
-  expect(after.hits - before.hits).toBe(3);
+  const payloads = (name: string) =>
+    history
+      .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name)
+      .map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads!.length);
+  // claude: input + tools + question, then one more segment per step; the formatter: input + question + 3 steps.
+  expect(payloads('claude')).toEqual([3, 4, 5]);
+  expect(payloads('formatResponse')).toEqual([5]);
 });
 
 it('keeps zod out of the workflow bundle (the sandbox would load it again for every run)', () => {

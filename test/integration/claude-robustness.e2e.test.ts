@@ -132,7 +132,7 @@ describe('stop reasons', () => {
     expect(calls('refusal', 'formatter')).toHaveLength(0);
   });
 
-  it('context window overflow: trims prior history (keeping tool pairs) and retries once', async () => {
+  it('context window overflow: compacts prior history (the oldest turn first here) and asks again', async () => {
     const history = [
       { role: 'user' as const, content: 'an old question '.repeat(20) },
       { role: 'assistant' as const, content: 'an old answer '.repeat(20) },
@@ -147,7 +147,7 @@ describe('stop reasons', () => {
     expect(trimmed!.status).toBe(200);
   });
 
-  it('context window overflow with nothing left to trim: fails clearly', async () => {
+  it('context window overflow with no prior history to compact: fails clearly', async () => {
     const message = await failure('tiny-window', 'a question that can never fit');
     expect(calls('tiny-window')).toHaveLength(1);
     expect(message).toMatch(/does not fit the model's context window.*prompt is too long/);

@@ -12,7 +12,7 @@ const claude = proxyActivities<ClaudeActivities>({ startToCloseTimeout: '1 minut
 const start = proxyLocalActivities<TurnStartActivities>({ startToCloseTimeout: '1 minute' });
 
 export async function chatTurn(input: ChatTurnInput): Promise<unknown> {
-  const reply = await claude.claude({ model: 'x', transcript: { workflowId: 'w', runId: 'r', count: 1 }, maxTokens: 10, step: 1 });
+  const reply = await claude.claude({ model: 'x', maxTokens: 10, step: 1 }, { transcriptSegment: [{ role: 'user', content: input.question }] });
   await start.prepareTurn(input);
   return reply;
 }

@@ -35,7 +35,7 @@ import type {
 } from '../../src/core/contracts';
 import type { ToolApproval } from '../../src/core/approvals';
 import { INVALID_TURN_INPUT } from '../../src/core/failure-types';
-import { transcriptQuery } from '../../src/core/workflow-handlers';
+import { joinSegments, type TranscriptSegment } from '../../src/core/transcript-segment';
 import { claudeTaskQueue } from '../../src/core/task-queues';
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
@@ -120,7 +120,7 @@ export interface ClaudeRequestSeen {
   system?: string;
   maxTokens: number;
   thinking?: ClaudeCallInput['thinking'];
-  /** The conversation Claude was sent: inline, or read through the transcript query. */
+  /** The conversation Claude was sent (the messages of its transcript segments). */
   messages: MessageParam[];
   /** The tool definitions Claude was offered (none for the formatter). */
   tools: Tool[];
@@ -352,32 +352,15 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
     },
   } satisfies Pick<TurnStartActivities, 'prepareTurn'> & Pick<McpActivities, 'callTool'>;
 
-  /**
-   * What Claude is sent: the messages the input carries inline, else the first `count` messages of
-   * the transcript query's answer; the tools come with the transcript (the formatter is offered none).
-   */
-  async function conversation(
-    activity: ClaudeRequestSeen['activity'],
-    input: ClaudeCallInput | FormatResponseInput,
-  ): Promise<{ messages: MessageParam[]; tools: Tool[] }> {
-    const inline = input as { messages?: MessageParam[]; tools?: Tool[] };
-    if (inline.messages?.length || !input.transcript) {
-      return { messages: inline.messages ?? [], tools: activity === 'claude' ? (inline.tools ?? []) : [] };
-    }
-    const { workflowId, runId, count } = input.transcript;
-    const snapshot = await Context.current()
-      .client.workflow.getHandle(workflowId, runId)
-      .query(transcriptQuery, count);
-    return { messages: snapshot.messages, tools: activity === 'claude' ? snapshot.tools : [] };
-  }
-
   async function record(
     activity: ClaudeRequestSeen['activity'],
     input: ClaudeCallInput | FormatResponseInput,
+    segments: TranscriptSegment[],
   ): Promise<{ state: TurnState; request: ClaudeRequestSeen }> {
     const ctx = Context.current();
     const state = stateOf(workflowIdOf(ctx));
-    const { messages, tools } = await conversation(activity, input);
+    // What Claude is sent: the segments' messages, and their tools (the formatter is offered none).
+    const { messages, tools } = joinSegments(segments);
     const request: ClaudeRequestSeen = {
       workflowId: state.records.workflowId,
       activity,
@@ -398,8 +381,8 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
   }
 
   const claudeActivities = {
-    async claude(input: ClaudeCallInput): Promise<ClaudeCallOutput> {
-      const { state, request } = await record('claude', input);
+    async claude(input: ClaudeCallInput, ...segments: TranscriptSegment[]): Promise<ClaudeCallOutput> {
+      const { state, request } = await record('claude', input, segments);
       const step = state.script.claude[state.claudeCalls++];
       if (!step) {
         request.outcome = 'failed';
@@ -432,8 +415,8 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
       };
     },
 
-    async formatResponse(input: FormatResponseInput): Promise<FormatResponseOutput> {
-      const { state, request } = await record('formatResponse', input);
+    async formatResponse(input: FormatResponseInput, ...segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
+      const { state, request } = await record('formatResponse', input, segments);
       const script = state.script.formatter ?? {};
       request.outcome = 'answered';
       return {

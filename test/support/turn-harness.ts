@@ -7,12 +7,11 @@ import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../../src/stub';
-import { McpPool } from '../../src/mcp';
+import { McpPool, type McpLogger } from '../../src/mcp';
 import { parseConfig } from '../../src/worker/worker-file';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig, type ClaudeConfigInput } from '../../src/claude/config';
 import { createTurnWorkers, type TurnWorkers } from '../../src/worker/turn-worker';
-import type { TranscriptCache } from '../../src/claude/transcript-cache';
 import { executeChatTurn, startChatTurn } from '../../src/client/chat-turn-client';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
@@ -32,8 +31,6 @@ export interface TurnHarness {
   stub: StubModel;
   pool: McpPool;
   client: Client;
-  /** The Claude activities' conversation cache (hits = calls that needed no transcript query). */
-  transcripts: TranscriptCache;
   taskQueue: string;
   run(input: ChatTurnInput, workflowId?: string): Promise<ChatTurnResult>;
   runWithHistory(input: ChatTurnInput, workflowId: string): Promise<{ result: ChatTurnResult; history: temporal.api.history.v1.IHistory }>;
@@ -45,11 +42,13 @@ export async function startTurnHarness(opts: {
   servers: Record<string, unknown>;
   claude?: ClaudeConfigInput;
   env?: NodeJS.ProcessEnv;
+  /** Where the MCP pool logs (default: nowhere). */
+  log?: McpLogger;
 }): Promise<TurnHarness> {
   quietRuntime();
   const stub = await startStubModel({ scenarios: opts.scenarios });
   const config = parseConfig(JSON.stringify({ mcp_servers: opts.servers }), 'json', { ...process.env, ...opts.env }, 'test config');
-  const pool = new McpPool(config.servers);
+  const pool = new McpPool(config.servers, opts.log);
   const claudeClient = createClaudeClient({ apiKey: TEST_API_KEY, baseURL: stub.url });
   const taskQueue = uniqueQueue('turns');
   const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
@@ -68,7 +67,6 @@ export async function startTurnHarness(opts: {
     stub,
     pool,
     client,
-    transcripts: workers.transcripts,
     taskQueue,
     run: (input, workflowId) => executeChatTurn(client, input, { taskQueue, ...(workflowId ? { workflowId } : {}) }),
     async runWithHistory(input, workflowId) {

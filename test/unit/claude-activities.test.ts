@@ -4,9 +4,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { makeClaudeActivities } from '../../activities/claude';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig } from '../../src/claude/config';
-import { TranscriptCache } from '../../src/claude/transcript-cache';
-import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, MessageParam, TranscriptRef } from '../../src/core/contracts';
-import { transcriptDigest } from '../../src/core/transcript-digest';
+import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, MessageParam } from '../../src/core/contracts';
+import { segment, toolsSegment } from '../../src/core/transcript-segment';
 import { startStubModel, type StubModel } from '../../src/stub';
 
 let stub: StubModel;
@@ -26,18 +25,14 @@ afterAll(() => stub.close());
 beforeEach(() => stub.reset());
 
 const messages: MessageParam[] = [{ role: 'user', content: 'hi' }];
-/** A reference to `messages` that the activities' transcript cache answers (no workflow to query here). */
-const transcript: TranscriptRef = { workflowId: 'wf', runId: 'run', count: 1, digest: transcriptDigest([], messages), tail: messages };
+const conversation = segment(messages);
 
-const call = (model: string): ClaudeCallInput => ({ model, transcript, maxTokens: 100, step: 1 });
+const call = (model: string): ClaudeCallInput => ({ model, maxTokens: 100, step: 1 });
 
 function activities(config: Record<string, unknown> = {}) {
-  const transcripts = new TranscriptCache();
-  transcripts.remember({ ...transcript, count: 0 }, { messages: [], tools: [] });
   return makeClaudeActivities({
     client: createClaudeClient({ baseURL: stub.url, env: {} }),
     config: resolveClaudeConfig(config),
-    transcripts,
   });
 }
 
@@ -49,6 +44,7 @@ describe('makeClaudeActivities', () => {
     const out = (await env.run(
       activities({ stream: true, pricing: { chat: { input: 1, output: 1 } } }).claude,
       call('chat'),
+      conversation,
     )) as ClaudeCallOutput;
     expect(out.content).toEqual([{ type: 'text', text: 'hello', citations: null }]);
     expect(out.costUsd).toBeGreaterThan(0);
@@ -56,29 +52,32 @@ describe('makeClaudeActivities', () => {
     expect(stub.requests[0]?.stream).toBe(true);
   });
 
-  it('claude: reads the conversation by reference and sends it', async () => {
-    await new MockActivityEnvironment().run(activities({ promptCaching: false }).claude, call('chat'));
-    expect(stub.requests[0]?.body.messages).toEqual(messages);
+  it('claude: sends the messages and tools of its segments, in order', async () => {
+    const tool = { name: 'srv__echo', description: 'echo', input_schema: { type: 'object' as const, properties: {} } };
+    const more = segment([{ role: 'assistant', content: 'hello' }, { role: 'user', content: 'again' }]);
+    await new MockActivityEnvironment().run(activities({ promptCaching: false }).claude, call('chat'), toolsSegment([tool]), conversation, more);
+    expect(stub.requests[0]?.body.messages).toEqual([...messages, ...more.transcriptSegment]);
+    expect(stub.requests[0]?.body.tools).toEqual([tool]);
   });
 
   it('claude: honours promptCaching: false', async () => {
     await new MockActivityEnvironment().run(activities({ promptCaching: false }).claude, {
       ...call('chat'),
       system: 's',
-    });
+    }, conversation);
     expect(stub.requests[0]?.body.system).toBe('s');
   });
 
   it('claude: cancellation aborts the request and surfaces as CancelledFailure', async () => {
     const env = new MockActivityEnvironment();
-    const running = env.run(activities().claude, call('slow'));
+    const running = env.run(activities().claude, call('slow'), conversation);
     setTimeout(() => env.cancel(), 100);
     await expect(running).rejects.toBeInstanceOf(CancelledFailure);
   });
 
   it('formatResponse: runs the formatter', async () => {
-    const input: FormatResponseInput = { model: 'chat', transcript, maxTokens: 100 };
-    const out = await new MockActivityEnvironment().run(activities().formatResponse, input);
+    const input: FormatResponseInput = { model: 'chat', maxTokens: 100 };
+    const out = await new MockActivityEnvironment().run(activities().formatResponse, input, conversation);
     expect(out).toMatchObject({
       mode: 'forced',
       calls: 1,

@@ -307,44 +307,48 @@ describe('asking the same step again', () => {
     { role: 'user', content: 'q3' },
     { role: 'assistant', content: 'a3' },
   ];
-  const trimmed: MessageParam[] = [
-    { role: 'user', content: 'q3' },
-    { role: 'assistant', content: 'a3' },
-    { role: 'user', content: 'now' },
-  ];
+  const now = { role: 'user' as const, content: 'now' };
+  const marker = [{ type: 'text', text: '[tool result removed to fit the context window (9 characters)]' }];
+  const withMarker = history.map((m) =>
+    m.role === 'user' && Array.isArray(m.content) ? { ...m, content: [{ ...m.content[0], content: marker }] } : m,
+  );
 
-  it('a prompt too long is asked again once with the oldest history dropped, never splitting a tool_use from its tool_result', async () => {
+  it('a prompt too long compacts the prior history a stage at a time: older turns dropped, recent tool results replaced, then a turn at a time; never splitting a tool pair', async () => {
     const t = await turns.run(
       { question: 'now', history, format: false },
-      { tools, claude: [promptTooLong, reply([text('fits now')])] },
+      { tools, claude: [promptTooLong, promptTooLong, promptTooLong, promptTooLong, reply([text('fits now')])] },
     );
-    expect(t.claude.map((r) => r.messages.length)).toEqual([9, 3]);
-    expect(t.claude[1]!.messages).toEqual(trimmed);
-    expect(t.result).toMatchObject({ stopReason: 'completed', steps: 1 });
+    // Two recent turns are kept (q2 with its tool pair, q3): the first compaction drops q1's turn.
+    expect(t.claude.map((r) => r.messages)).toEqual([
+      [...history, now],
+      [...history.slice(2), now],
+      [...withMarker.slice(2), now],
+      [...withMarker.slice(6), now],
+      [now],
+    ]);
+    expect(t.result).toMatchObject({ stopReason: 'completed', steps: 1, compaction: { toolResultsReplaced: 1, messagesDropped: 8 } });
     expect(t.result.response.conversation).toBe('fits now');
-    expect(t.result.messages).toEqual([...trimmed, { role: 'assistant', content: [text('fits now')] }]);
+    expect(t.result.messages).toEqual([now, { role: 'assistant', content: [text('fits now')] }]);
   });
 
-  it('stop reason model_context_window_exceeded trims the history the same way', async () => {
+  it("the turn's compaction policy: with no recent turns kept, every old tool result is replaced before anything is dropped", async () => {
     const t = await turns.run(
-      { question: 'now', history, format: false },
-      {
-        tools,
-        claude: [reply([], { stopReason: 'model_context_window_exceeded' }), reply([text('fits now')])],
-      },
+      { question: 'now', history, format: false, compaction: { keepRecentTurns: 0 } },
+      { tools, claude: [reply([], { stopReason: 'model_context_window_exceeded' }), reply([text('fits now')])] },
     );
-    expect(t.claude[1]!.messages).toEqual(trimmed);
-    expect(t.result.response.conversation).toBe('fits now');
+    expect(t.claude[1]!.messages).toEqual([...withMarker, now]);
+    expect(t.result.compaction).toEqual({ toolResultsReplaced: 1, messagesDropped: 0 });
+    expect(t.result.messages).toEqual([...withMarker, now, { role: 'assistant', content: [text('fits now')] }]);
   });
 
-  it('trims once: a prompt still too long after trimming fails the turn', async () => {
+  it('a prompt still too long with all prior history compacted away fails the turn', async () => {
     const t = await turns.start(
       { question: 'now', history },
-      { tools, claude: [promptTooLong, promptTooLong, reply([text('unreached')])] },
+      { tools, claude: [promptTooLong, promptTooLong, promptTooLong, promptTooLong, promptTooLong, reply([text('unreached')])] },
     );
     const failure = await failureOf(t.result());
-    expect(failure.message).toMatch(/does not fit the model's context window/);
-    expect(t.claude).toHaveLength(2);
+    expect(failure.message).toMatch(/does not fit the model's context window, even with all prior history compacted/);
+    expect(t.claude).toHaveLength(5);
   });
 
   it('pause_turn: the reply is sent back as-is and the loop continues without a tool round', async () => {

@@ -1,0 +1,55 @@
+/** Compaction of prior history to fit the context window (src/core/compaction.ts), stage by stage. */
+import { compactHistory, toolResultMarker, turnStarts } from '../../src/core/compaction';
+import type { MessageParam } from '../../src/core/contracts';
+
+const toolTurn = (n: number): MessageParam[] => [
+  { role: 'user', content: `q${n}` },
+  { role: 'assistant', content: [{ type: 'tool_use', id: `t${n}`, name: 'kb__search', input: {} }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${n}`, content: [{ type: 'text', text: `result ${n}` }] }] },
+  { role: 'assistant', content: `a${n}` },
+];
+const history = [...toolTurn(1), ...toolTurn(2), ...toolTurn(3)];
+const resultTexts = (h: MessageParam[]) =>
+  h.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.flatMap((b) => (b.type === 'tool_result' && Array.isArray(b.content) ? b.content.map((c) => (c.type === 'text' ? c.text : '')) : []))));
+
+it('finds turn starts: user messages without a tool_result', () => {
+  expect(turnStarts(history)).toEqual([0, 4, 8]);
+});
+
+it('runs its stages in order until nothing is left: older results, older turns, recent results, then one turn at a time', () => {
+  const one = compactHistory(history)!;
+  expect(one.report).toEqual({ toolResultsReplaced: 1, messagesDropped: 0 });
+  expect(resultTexts(one.history)).toEqual([toolResultMarker(8), 'result 2', 'result 3']);
+
+  const two = compactHistory(one.history)!;
+  expect(two.report).toEqual({ toolResultsReplaced: 0, messagesDropped: 4 });
+  expect(two.history).toEqual(history.slice(4));
+
+  const three = compactHistory(two.history)!;
+  expect(three.report).toEqual({ toolResultsReplaced: 2, messagesDropped: 0 });
+  expect(resultTexts(three.history)).toEqual([toolResultMarker(8), toolResultMarker(8)]);
+
+  const four = compactHistory(three.history)!;
+  expect(four.report).toEqual({ toolResultsReplaced: 0, messagesDropped: 4 });
+  expect(four.history[0]).toEqual({ role: 'user', content: 'q3' });
+  const five = compactHistory(four.history)!;
+  expect(five).toEqual({ history: [], report: { toolResultsReplaced: 0, messagesDropped: 4 } });
+  expect(compactHistory(five.history)).toBeUndefined();
+});
+
+it('never cuts between a tool_use and its tool_result', () => {
+  const dropped = compactHistory(compactHistory(history)!.history)!.history;
+  expect(dropped[0]).toEqual({ role: 'user', content: 'q2' });
+});
+
+it('keepRecentTurns and replaceToolResults shape the stages', () => {
+  expect(compactHistory(history, { keepRecentTurns: 0 })!.report).toEqual({ toolResultsReplaced: 3, messagesDropped: 0 });
+  expect(compactHistory(history, { keepRecentTurns: 1, replaceToolResults: false })!).toEqual({
+    history: history.slice(8),
+    report: { toolResultsReplaced: 0, messagesDropped: 8 },
+  });
+});
+
+it('does nothing to an empty history', () => {
+  expect(compactHistory([])).toBeUndefined();
+});
