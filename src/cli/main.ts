@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import { packageRoot } from '../temporal/project-paths';
 import { CliError } from './cli-error';
+import { authCommand } from './commands/auth';
 import { batchCommand } from './commands/batch';
 import { demoCommand } from './commands/demo';
 import { runCommand } from './commands/run';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   program.addCommand(batchCommand());
   program.addCommand(demoCommand());
   program.addCommand(stubModelCommand());
+  program.addCommand(authCommand());
   return program;
 }
 

@@ -11,12 +11,15 @@
  *     plus mcp-turns' keys `authorization, allowedTools, excludeTools, timeoutMs, maxTotalTimeoutMs,
  *     connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, retry { maximumAttempts, initialIntervalMs,
  *     backoffCoefficient, maximumIntervalMs }, breaker { failureThreshold, cooldownMs, maxCooldownMs },
- *     inject, maxResultBytes, maxBinaryBytes`.
+ *     inject, maxResultBytes, maxBinaryBytes, oauth { grant, clientId, clientSecret, scope, issuer,
+    clientMetadataUrl, clientName, redirectPort, tokenFile }`.
  *   - design note 03's YAML, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
  *     command, args, env, cwd, url, headers, authorization, allowed_tools, exclude_tools, timeout_ms,
  *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, retry {
  *     maximum_attempts, initial_interval_ms, backoff_coefficient, maximum_interval_ms }, breaker {
- *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_binary_bytes } }`.
+ *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_binary_bytes, oauth {
+    grant, client_id, client_secret, scope, issuer, client_metadata_url, client_name, redirect_port,
+    token_file } } }`.
  *
  * `type` takes `stdio`, `streamable-http`, `http` (= streamable-http, with the legacy SSE fallback)
  * or `sse` in both shapes; without it a server with `url` is streamable-http, one with `command` stdio.
@@ -31,6 +34,7 @@
  */
 import { z } from 'zod';
 import { TOOL_CALL_DEFAULTS } from '../core/tool-call-policy';
+import { defaultTokenFile, type TokenStore } from './oauth-token-store';
 
 /** The three transports a server is reached over. */
 export type Transport = 'stdio' | 'streamable-http' | 'sse';
@@ -45,6 +49,8 @@ export const SERVER_DEFAULTS = {
   /** Image and blob data kept per result: never cut, dropped whole beyond this (Temporal's 2 MB payload limit). */
   maxBinaryBytes: 768 * 1024,
   breaker: { failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 },
+  /** The localhost port `mcp-turns auth` receives the authorization redirect on. */
+  oauthRedirectPort: 33418,
 } as const;
 
 const RetrySchema = z
@@ -93,8 +99,43 @@ const ApprovalSchema = z.union(
   { error: 'must be "always", "never" or an object of tool patterns (always, never) and a timeout' },
 );
 
+/** OAuth 2.1 for a remote server (src/mcp/oauth-provider.ts); tokens live in the worker's token store only. */
+const OAuthSchema = z
+  .object({
+    /** `client_credentials` (machine to machine) or `authorization_code` (a person runs `mcp-turns auth` once). @default authorization_code */
+    grant: z.enum(['client_credentials', 'authorization_code']).optional(),
+    /** Required for client_credentials; for authorization_code a pre-registered client (else dynamic registration). */
+    client_id: z.string().min(1).optional(),
+    /** The client's secret (give it as `${VAR}`). Secret: worker-side only. */
+    client_secret: z.string().min(1).optional(),
+    /** Space-separated scopes; when absent the server's challenge or metadata decides. */
+    scope: z.string().min(1).optional(),
+    /** The authorization server the client is registered with; credentials are sent to no other. */
+    issuer: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** An https URL of a client ID metadata document, used as client_id where the server supports it. */
+    client_metadata_url: z.url({ protocol: /^https$/, error: 'must be an https URL' }).optional(),
+    /** Name shown to the person authorizing (dynamic registration). @default mcp-turns */
+    client_name: z.string().min(1).optional(),
+    /** authorization_code: the localhost port `mcp-turns auth` receives the redirect on (0 = any free port). @default 33418 */
+    redirect_port: z.number().int().min(0).max(65_535).optional(),
+    /** Where tokens are kept (mode 0600). @default <state dir>/oauth/<server>.json */
+    token_file: z.string().min(1).optional(),
+  })
+  .strict()
+  .superRefine((o, ctx) => {
+    if ((o.grant ?? 'authorization_code') !== 'client_credentials') return;
+    for (const k of ['client_id', 'client_secret'] as const) {
+      if (!o[k]) ctx.addIssue({ code: 'custom', path: [k], message: 'required for grant client_credentials' });
+    }
+    for (const k of ['client_metadata_url', 'redirect_port'] as const) {
+      if (o[k] !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [k], message: 'only for grant authorization_code' });
+      }
+    }
+  });
+
 const STDIO_ONLY = ['command', 'args', 'env', 'cwd'] as const;
-const HTTP_ONLY = ['url', 'headers', 'authorization'] as const;
+const HTTP_ONLY = ['url', 'headers', 'authorization', 'oauth'] as const;
 
 /** One server entry as written (snake_case); see the file comment for the camelCase spelling. */
 export const ServerEntrySchema = z
@@ -113,6 +154,8 @@ export const ServerEntrySchema = z
     headers: z.record(z.string().min(1), z.string()).optional(),
     /** Sent as the Authorization header; "Bearer " is added to a bare token. Secret. */
     authorization: z.string().min(1).optional(),
+    /** OAuth 2.1 (client credentials or authorization code); excludes a static Authorization. */
+    oauth: OAuthSchema.optional(),
     /** Only these tools are listed (and callable). */
     allowed_tools: z.array(z.string().min(1)).optional(),
     /** These tools are never listed (applied after allowed_tools). */
@@ -177,6 +220,9 @@ export const ServerEntrySchema = z
         path: ['authorization'],
         message: 'conflicts with headers.Authorization (give one)',
       });
+    }
+    if (s.oauth && (s.authorization || Object.keys(s.headers ?? {}).some((h) => h.toLowerCase() === 'authorization'))) {
+      ctx.addIssue({ code: 'custom', path: ['oauth'], message: 'conflicts with a static Authorization (give one)' });
     }
     const cooldown = s.breaker?.cooldown_ms ?? SERVER_DEFAULTS.breaker.cooldownMs;
     const maxCooldown =
@@ -254,6 +300,25 @@ function resolveEntry(name: string, s: ServerEntry) {
     inject: s.inject ?? {},
     maxResultBytes: s.max_result_bytes ?? d.maxResultBytes,
     maxBinaryBytes: s.max_binary_bytes ?? d.maxBinaryBytes,
+    /** OAuth settings; undefined = no OAuth. Secret (client secret): worker-side only. */
+    oauth: s.oauth && resolveOAuth(name, s.oauth),
+  };
+}
+
+/** An `oauth` block with defaults applied; `store` may be replaced by code (see {@link TokenStore}). */
+function resolveOAuth(server: string, o: NonNullable<ServerEntry['oauth']>) {
+  return {
+    grant: o.grant ?? ('authorization_code' as const),
+    clientId: o.client_id,
+    clientSecret: o.client_secret,
+    scope: o.scope,
+    issuer: o.issuer,
+    clientMetadataUrl: o.client_metadata_url,
+    clientName: o.client_name ?? 'mcp-turns',
+    redirectPort: o.redirect_port ?? SERVER_DEFAULTS.oauthRedirectPort,
+    tokenFile: o.token_file ?? defaultTokenFile(server),
+    /** Where tokens are kept; a file store on `tokenFile` unless code sets another. */
+    store: undefined as TokenStore | undefined,
   };
 }
 
@@ -300,6 +365,12 @@ const CAMEL_TO_SNAKE: Readonly<Record<string, string>> = {
   failureThreshold: 'failure_threshold',
   cooldownMs: 'cooldown_ms',
   maxCooldownMs: 'max_cooldown_ms',
+  clientId: 'client_id',
+  clientSecret: 'client_secret',
+  clientMetadataUrl: 'client_metadata_url',
+  clientName: 'client_name',
+  redirectPort: 'redirect_port',
+  tokenFile: 'token_file',
 };
 const SNAKE_TO_CAMEL: Readonly<Record<string, string>> = Object.fromEntries(
   Object.entries(CAMEL_TO_SNAKE).map(([c, s]) => [s, c]),

@@ -24,6 +24,7 @@ import {
 import { z } from 'zod';
 import type { ServerConfig } from './config-schema';
 import type { McpLogger } from './logger';
+import { McpOAuthProvider } from './oauth-provider';
 import { LegacySseTransport } from './sse-transport';
 import { ProcessGroupStdioTransport } from './stdio-transport';
 
@@ -90,6 +91,7 @@ export class ServerConnection {
   /** The transport a connect in flight is opening (closed to abort that connect). */
   private opening?: Transport;
   private toolsCache?: Promise<McpTool[]>;
+  private oauthProvider?: McpOAuthProvider;
   private connectFailures = 0;
   private nextConnectAt = 0;
   /** A session was dropped (lost, forgotten, abandoned): the next one replaces it. */
@@ -171,7 +173,7 @@ export class ServerConnection {
       return this.initialize(transport);
     }
     const url = new URL(c.url!);
-    const options = { requestInit: { headers: c.headers } };
+    const options = { requestInit: { headers: c.headers }, ...this.oauth() };
     if (c.transport === 'sse') return this.initialize(this.sseTransport(url, options));
     try {
       return await this.initialize(new StreamableHTTPClientTransport(url, options));
@@ -193,6 +195,13 @@ export class ServerConnection {
     return new LegacySseTransport(url, options, (error) =>
       this.log.warn('mcp SSE stream lost: the session is gone; the next call opens a new one', { error: error.message }),
     );
+  }
+
+  /** A server with `oauth` settings: its transports' auth provider, one per connection (kept across reconnects). */
+  private oauth(): { authProvider?: McpOAuthProvider; fetch?: McpOAuthProvider['fetch'] } {
+    if (!this.config.oauth) return {};
+    this.oauthProvider ??= new McpOAuthProvider(this.config, { log: this.log });
+    return { authProvider: this.oauthProvider, fetch: this.oauthProvider.fetch };
   }
 
   private async initialize(transport: Transport): Promise<{ client: Client; transport: Transport }> {
