@@ -1,3 +1,4 @@
 // The workflow bundle's entry: every workflow type the worker registers.
 export { chatTurn } from './chat-turn';
 export { chatBatch } from './batch';
+export { conversation } from './conversation';

@@ -5,6 +5,8 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalRecord } from './approvals';
+import type { ConversationMessage, ConversationStatus, MessageOutcome } from './conversation';
+import type { MessageParam } from './contracts';
 import type { BatchProgress } from './batch';
 import type { TurnProgress } from './turn-result';
 
@@ -22,3 +24,16 @@ export const pendingApprovalsQuery = defineQuery<ApprovalRecord[]>('pendingAppro
 export const decideUpdate = defineUpdate<ApprovalRecord[], [ApprovalDecision]>('decide');
 /** A batch's child tells its batch that it waits for approval (or no longer does). */
 export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: boolean }]>('turnWaiting');
+
+/**
+ * Sends a message to a conversation (with update-with-start: create-or-send in one call). The
+ * message is queued in order of arrival; the update answers once its turn has ended.
+ */
+export const sendMessageUpdate = defineUpdate<MessageOutcome, [ConversationMessage]>('sendMessage');
+export const conversationStatusQuery = defineQuery<ConversationStatus>('conversationStatus');
+/** The conversation so far: every answered turn's messages, in order. */
+export const conversationTranscriptQuery = defineQuery<MessageParam[]>('conversationTranscript');
+/** Cancels the running turn (it ends cancelled; the conversation goes on with the next message). */
+export const cancelCurrentTurnSignal = defineSignal('cancelCurrentTurn');
+/** Closes the conversation once the queued messages are answered. */
+export const closeConversationSignal = defineSignal('closeConversation');

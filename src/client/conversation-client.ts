@@ -1,0 +1,140 @@
+/**
+ * Conversations from code: each conversation is one workflow (id = the conversation id) that
+ * answers its messages in order, one child turn each. Callers send only the new message.
+ */
+import { randomBytes } from 'node:crypto';
+import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { conversation } from '../../workflows/conversation';
+import type { ConversationInput, ConversationMessage, ConversationStatus, MessageOutcome, TurnOptions } from '../core/conversation';
+import type { MessageParam } from '../core/contracts';
+import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
+import {
+  cancelCurrentTurnSignal,
+  closeConversationSignal,
+  conversationStatusQuery,
+  conversationTranscriptQuery,
+  sendMessageUpdate,
+} from '../core/workflow-handlers';
+import { parseChatTurnInput } from '../schemas/turn-input';
+
+export type ConversationHandle = WorkflowHandle<typeof conversation>;
+
+export interface ConversationOptions extends ConversationInput {
+  /** @default "mcp-turns" */
+  taskQueue?: string;
+}
+
+/** `conv-<time-sortable id>`: a new conversation id. */
+export function newConversationId(now = Date.now()): string {
+  return `conv-${now.toString(36).padStart(9, '0')}-${randomBytes(5).toString('hex')}`;
+}
+
+/** Checks turn options as a turn would (zod, with a placeholder question); throws naming the bad field. */
+function checkOptions(options: TurnOptions | undefined): void {
+  if (options) parseChatTurnInput({ ...options, question: 'options check' });
+}
+
+function startOperation(conversationId: string, opts: ConversationOptions): WithStartWorkflowOperation<typeof conversation> {
+  const { taskQueue, ...input } = opts;
+  return new WithStartWorkflowOperation<typeof conversation>('conversation', {
+    workflowId: conversationId,
+    taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
+    args: [input],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    staticSummary: `conversation ${conversationId}`,
+  });
+}
+
+/** Starts a conversation, or returns the running one with that id. */
+export async function startConversation(client: Client, conversationId: string, opts: ConversationOptions = {}): Promise<ConversationHandle> {
+  checkOptions(opts.options);
+  const { taskQueue, ...input } = opts;
+  return client.workflow.start<typeof conversation>('conversation', {
+    workflowId: conversationId,
+    taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
+    args: [input],
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    staticSummary: `conversation ${conversationId}`,
+  });
+}
+
+export interface SendMessageOptions {
+  /**
+   * The message's id, unique in the conversation: a message sent again with the same id (e.g. a
+   * retry after a crash) is refused with `WorkflowUpdateFailedError` naming the turn that answers it
+   * (its message starts with `DUPLICATE_MESSAGE` from src/core/conversation.ts), never asked twice.
+   * Default: a new random id.
+   */
+  messageId?: string;
+  /** This message's turn options, over the conversation's. */
+  options?: TurnOptions;
+  /** Used when the conversation does not exist yet (it is created with the message, in one call). */
+  conversation?: ConversationOptions;
+}
+
+/** A sent message whose turn is under way. */
+export interface SentMessage {
+  conversationId: string;
+  messageId: string;
+  /** Waits for the message's turn to end (re-attaches after a connection failure). */
+  outcome(): Promise<MessageOutcome>;
+}
+
+/**
+ * Sends one message, creating the conversation if needed (update-with-start: create and send are
+ * one call), and returns once the conversation has accepted it; `outcome()` waits for its turn.
+ */
+export async function submitMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<SentMessage> {
+  checkOptions(opts.options);
+  checkOptions(opts.conversation?.options);
+  const messageId = opts.messageId ?? `msg-${Date.now().toString(36)}-${randomBytes(5).toString('hex')}`;
+  const message: ConversationMessage = { text, id: messageId, ...(opts.options ? { options: opts.options } : {}) };
+  const update = await client.workflow.startUpdateWithStart(sendMessageUpdate, {
+    args: [message],
+    updateId: messageId,
+    waitForStage: 'ACCEPTED',
+    startWorkflowOperation: startOperation(conversationId, opts.conversation ?? {}),
+  });
+  return {
+    conversationId,
+    messageId,
+    async outcome() {
+      try {
+        return await update.result();
+      } catch (err) {
+        // Refused, or the turn's own failure: final. Anything else (the server restarted, the
+        // connection broke) re-attaches to the same update by its id.
+        if (err instanceof WorkflowUpdateFailedError) throw err;
+        return client.workflow.getHandle(conversationId).getUpdateHandle<MessageOutcome>(messageId).result();
+      }
+    },
+  };
+}
+
+/** Sends one message (creating the conversation if needed) and waits for its turn's outcome. */
+export async function sendMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<MessageOutcome> {
+  return (await submitMessage(client, conversationId, text, opts)).outcome();
+}
+
+export interface ConversationView {
+  status: ConversationStatus;
+  /** Every answered turn's messages, in order. */
+  transcript: MessageParam[];
+}
+
+/** A running conversation's status and transcript. */
+export async function getConversation(client: Client, conversationId: string): Promise<ConversationView> {
+  const handle = client.workflow.getHandle(conversationId);
+  const [status, transcript] = await Promise.all([handle.query(conversationStatusQuery), handle.query(conversationTranscriptQuery)]);
+  return { status, transcript };
+}
+
+/** Cancels the turn the conversation is running now (the next queued message goes on). */
+export async function cancelCurrentTurn(client: Client, conversationId: string): Promise<void> {
+  await client.workflow.getHandle(conversationId).signal(cancelCurrentTurnSignal);
+}
+
+/** Closes the conversation once its queued messages are answered. */
+export async function closeConversation(client: Client, conversationId: string): Promise<void> {
+  await client.workflow.getHandle(conversationId).signal(closeConversationSignal);
+}

@@ -1,0 +1,80 @@
+/**
+ * A conversation: one long-running workflow per conversation id that runs each message as a child
+ * `chatTurn`, in the order messages arrive, and carries the history forward. Shapes shared by the
+ * conversation workflow, its client and the CLI (sandbox-safe).
+ */
+import type { ChatTurnInput } from '../schemas/turn-input';
+import type { TranscriptSegment } from './transcript-segment';
+import type { ChatTurnResult } from './turn-result';
+
+/** Turn options a conversation or one message sets: everything of a turn's input but its question and history. */
+export type TurnOptions = Omit<ChatTurnInput, 'question' | 'history'>;
+
+/** The conversation workflow's input; the carried-over fields are set by continue-as-new. */
+export interface ConversationInput {
+  /** Turn options for every message (a message's own options win field by field). */
+  options?: TurnOptions;
+  /** An idle conversation (no message for this long) closes itself. @default 24 h */
+  idleTimeoutMs?: number;
+  /** Turns per run before the conversation continues as new (sooner when Temporal suggests it). @default 20 */
+  turnsPerRun?: number;
+  /** Carried over: messages accepted but not answered yet, in order. */
+  queue?: QueuedMessage[];
+  /** Carried over: turns answered so far (they number the child turns). */
+  turns?: number;
+  /** Carried over: messages accepted so far. */
+  accepted?: number;
+  /** Carried over: the ids of the most recent messages and their index (at most {@link REMEMBERED_MESSAGE_IDS}). */
+  messageIds?: Array<[string, number]>;
+}
+
+/** Message ids a conversation remembers for refusing resends. */
+export const REMEMBERED_MESSAGE_IDS = 1000;
+
+/** The start of the one line that refuses a message id sent again; the turn id follows. */
+export const DUPLICATE_MESSAGE = 'message already sent, answered by turn';
+
+export interface ConversationMessage {
+  text: string;
+  /**
+   * Unique in the conversation: a message sent again with the same id (a retry after a crash) is
+   * refused with the turn that answers it, never asked twice.
+   */
+  id?: string;
+  /** This message's turn options, over the conversation's. */
+  options?: TurnOptions;
+}
+
+export interface QueuedMessage extends ConversationMessage {
+  /** 0-based, in order of arrival. */
+  index: number;
+}
+
+/** What sending a message answers once its turn has ended. */
+export interface MessageOutcome {
+  index: number;
+  /** The child turn's workflow id. */
+  turnId: string;
+  result?: ChatTurnResult;
+  /** Set when the turn failed or was cancelled: one line. */
+  error?: string;
+}
+
+export interface ConversationStatus {
+  state: 'idle' | 'running' | 'closing';
+  turns: number;
+  queued: number;
+  /** The running turn's workflow id. */
+  currentTurnId?: string;
+}
+
+/** The child turn of a conversation's n-th message. */
+export function conversationTurnId(conversationId: string, index: number): string {
+  return `${conversationId}-turn-${index + 1}`;
+}
+
+/** How the conversation continues as new: its input and the history segments (one payload each). */
+export type ConversationArgs = [ConversationInput, ...TranscriptSegment[]];
+
+export const DEFAULT_CONVERSATION_IDLE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_TURNS_PER_CONVERSATION_RUN = 20;

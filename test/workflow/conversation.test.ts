@@ -1,0 +1,160 @@
+/**
+ * The rules of a conversation (workflows/conversation.ts), against the real workflows on the shared
+ * dev server with scripted activities: order, history carried by segments, continue-as-new, cancel,
+ * close, idle close, duplicate messages, compaction carried forward.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { conversationTurnId } from '../../src/core/conversation';
+import {
+  cancelCurrentTurn,
+  closeConversation,
+  getConversation,
+  newConversationId,
+  sendMessage,
+  submitMessage,
+} from '../../src/client/conversation-client';
+import type { MessageParam } from '../../src/core/contracts';
+import { reply, startScriptedTurns, text, toolUse, type ScriptedTool, type ScriptedTurns, type TurnScript } from '../support/scripted-activities';
+
+jest.setTimeout(60_000);
+
+const lookup: ScriptedTool = { server: 'kb', name: 'lookup', result: (a) => `fact about ${String(a.topic)}` };
+let turns: ScriptedTurns;
+beforeAll(async () => {
+  turns = await startScriptedTurns();
+});
+afterAll(async () => {
+  await turns?.close();
+});
+
+/** A turn that looks something up, then answers `answer`. */
+const answering = (answer: string, topic = 'x'): TurnScript => ({
+  tools: [lookup],
+  claude: [reply([toolUse('kb__lookup', { topic })]), reply([text(answer)])],
+  formatter: { text: answer },
+});
+const conv = (more: Record<string, unknown> = {}) => ({ taskQueue: turns.taskQueue, options: { format: false }, ...more });
+
+it('two messages sent at the same instant to a new id: one conversation, both answered in order, the second with the first as history', async () => {
+  const id = newConversationId();
+  turns.expect(conversationTurnId(id, 0), answering('first answer', 'a'));
+  turns.expect(conversationTurnId(id, 1), answering('second answer', 'b'));
+  const [first, second] = await Promise.all([
+    sendMessage(turns.client, id, 'first question', { conversation: conv() }),
+    sendMessage(turns.client, id, 'second question', { conversation: conv() }),
+  ]);
+  const outcomes = [first, second].sort((a, b) => a.index - b.index);
+  expect(outcomes.map((o) => [o.index, o.turnId])).toEqual([
+    [0, conversationTurnId(id, 0)],
+    [1, conversationTurnId(id, 1)],
+  ]);
+  const [q0, q1] = outcomes.map((o) => (o.result!.messages[0]!.content as string));
+  const secondTurnSaw = turns.requests.find((r) => r.workflowId === conversationTurnId(id, 1))!.messages;
+  // The second turn's first Claude call: the whole first turn, then its own question.
+  expect(secondTurnSaw.slice(0, 4).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+  expect(secondTurnSaw[0]).toEqual({ role: 'user', content: q0 });
+  expect(secondTurnSaw[4]).toEqual({ role: 'user', content: q1 });
+  expect(outcomes.map((o) => o.result!.response.conversation)).toEqual(['first answer', 'second answer']);
+  // The client sent only each new message: the turns' own results hold only their own messages.
+  expect(outcomes[1]!.result!.messages[0]).toEqual({ role: 'user', content: q1 });
+  const { status, transcript } = await getConversation(turns.client, id);
+  expect(status).toMatchObject({ state: 'idle', turns: 2, queued: 0 });
+  expect(transcript).toHaveLength(8);
+});
+
+it('messages sent while a turn runs queue in order; the conversation continues as new between turns and loses nothing', async () => {
+  const id = newConversationId();
+  for (let i = 0; i < 5; i++) turns.expect(conversationTurnId(id, i), answering(`answer ${i}`, `t${i}`));
+  const sent = [];
+  for (let i = 0; i < 5; i++) sent.push(await submitMessage(turns.client, id, `question ${i}`, { conversation: conv({ turnsPerRun: 2 }) }));
+  const outcomes = await Promise.all(sent.map((s) => s.outcome()));
+  expect(outcomes.map((o) => [o.index, o.result?.response.conversation])).toEqual([0, 1, 2, 3, 4].map((i) => [i, `answer ${i}`]));
+  const handle = turns.client.workflow.getHandle(id);
+  const runs = [];
+  for await (const w of turns.client.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(w.runId);
+  expect(runs.length).toBeGreaterThanOrEqual(2); // continued as new at least once
+  const { transcript } = await getConversation(turns.client, id);
+  const questions = transcript.filter((m: MessageParam) => m.role === 'user' && typeof m.content === 'string').map((m) => m.content);
+  expect(questions).toEqual([0, 1, 2, 3, 4].map((i) => `question ${i}`));
+  // The fifth turn was sent the four before it.
+  const fifth = turns.requests.find((r) => r.workflowId === conversationTurnId(id, 4))!;
+  expect(fifth.messages.filter((m) => m.role === 'user' && typeof m.content === 'string')).toHaveLength(5);
+  await closeConversation(turns.client, id);
+  expect(await handle.result()).toEqual({ turns: 5 });
+});
+
+it('a message id sent again is answered once: the same outcome in the same run, refused naming its turn after continue-as-new', async () => {
+  const id = newConversationId();
+  turns.expect(conversationTurnId(id, 0), answering('once'));
+  turns.expect(conversationTurnId(id, 1), answering('twice'));
+  const first = await sendMessage(turns.client, id, 'only once', { messageId: 'm-1', conversation: conv() });
+  // Temporal itself answers an update id it has seen in this run with the first outcome.
+  expect(await sendMessage(turns.client, id, 'only once', { messageId: 'm-1' })).toEqual(first);
+  expect(turns.requests.filter((r) => r.workflowId === conversationTurnId(id, 0) && r.activity === 'claude')).toHaveLength(2);
+
+  const next = newConversationId();
+  turns.expect(conversationTurnId(next, 0), answering('once more'));
+  await sendMessage(turns.client, next, 'only once', { messageId: 'm-2', conversation: conv({ turnsPerRun: 1 }) });
+  // The conversation continued as new after that turn: the new run remembers the id.
+  for (let runs = 0; runs < 2; ) {
+    runs = 0;
+    for await (const _ of turns.client.workflow.list({ query: `WorkflowId = "${next}"` })) runs++;
+    if (runs < 2) await new Promise((r) => setTimeout(r, 50));
+  }
+  const again = await sendMessage(turns.client, next, 'only once', { messageId: 'm-2' }).catch((e: unknown) => e);
+  expect(again).toBeInstanceOf(WorkflowUpdateFailedError);
+  expect((again as WorkflowUpdateFailedError).cause?.message).toBe(`message already sent, answered by turn ${conversationTurnId(next, 0)}`);
+});
+
+it('cancelling the current turn ends it cancelled; the next message is answered', async () => {
+  const id = newConversationId();
+  turns.expect(conversationTurnId(id, 0), { tools: [lookup], claude: [reply([text('never')], { hold: new Promise(() => undefined) })] });
+  turns.expect(conversationTurnId(id, 1), answering('after the cancel'));
+  const first = await submitMessage(turns.client, id, 'slow one', { conversation: conv() });
+  const second = await submitMessage(turns.client, id, 'next one', { conversation: conv() });
+  for (let i = 0; i < 200 && (await getConversation(turns.client, id)).status.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 25));
+  await new Promise((r) => setTimeout(r, 200));
+  await cancelCurrentTurn(turns.client, id);
+  expect(await first.outcome()).toMatchObject({ index: 0, error: 'the turn was cancelled' });
+  expect((await second.outcome()).result?.response.conversation).toBe('after the cancel');
+  // The cancelled turn added nothing to the history.
+  expect((await getConversation(turns.client, id)).transcript[0]).toEqual({ role: 'user', content: 'next one' });
+});
+
+it('a closed conversation ends after its queue and refuses new messages; an idle one closes itself', async () => {
+  const id = newConversationId();
+  turns.expect(conversationTurnId(id, 0), answering('bye'));
+  await sendMessage(turns.client, id, 'last words', { conversation: conv() });
+  await closeConversation(turns.client, id);
+  expect(await turns.client.workflow.getHandle(id).result()).toEqual({ turns: 1 });
+
+  const idle = newConversationId();
+  turns.expect(conversationTurnId(idle, 0), answering('soon idle'));
+  await sendMessage(turns.client, idle, 'hello', { conversation: conv({ idleTimeoutMs: 1000 }) });
+  expect(await turns.client.workflow.getHandle(idle).result()).toEqual({ turns: 1 });
+});
+
+it('per-message options win over the conversation options', async () => {
+  const id = newConversationId();
+  turns.expect(conversationTurnId(id, 0), answering('default model'));
+  turns.expect(conversationTurnId(id, 1), answering('other model'));
+  await sendMessage(turns.client, id, 'one', { conversation: conv({ options: { format: false, model: 'conv-model' } }) });
+  await sendMessage(turns.client, id, 'two', { options: { model: 'message-model' } });
+  const models = [0, 1].map((i) => turns.requests.find((r) => r.workflowId === conversationTurnId(id, i))!.model);
+  expect(models).toEqual(['conv-model', 'message-model']);
+});
+
+it('a turn that had to compact the history hands the compacted history to the next turn', async () => {
+  const id = newConversationId();
+  const tooLong = { fail: { type: 'ClaudePromptTooLong', message: 'prompt is too long', nonRetryable: true } };
+  turns.expect(conversationTurnId(id, 0), answering('one', 'a'));
+  turns.expect(conversationTurnId(id, 1), { tools: [lookup], claude: [tooLong, reply([text('two')])] });
+  turns.expect(conversationTurnId(id, 2), { tools: [lookup], claude: [reply([text('three')])] });
+  await sendMessage(turns.client, id, 'q1', { conversation: conv({ options: { format: false, compaction: { keepRecentTurns: 0 } } }) });
+  const second = await sendMessage(turns.client, id, 'q2');
+  expect(second.result?.compaction).toMatchObject({ toolResultsReplaced: 1, messagesDropped: 0 });
+  await sendMessage(turns.client, id, 'q3');
+  const third = turns.requests.find((r) => r.workflowId === conversationTurnId(id, 2))!.messages;
+  expect(JSON.stringify(third)).toContain('[tool result removed to fit the context window');
+  expect(JSON.stringify(third)).not.toContain('fact about a');
+});

@@ -1,0 +1,143 @@
+/**
+ * A conversation as a workflow, one per conversation id. Callers send only the new message (the
+ * `sendMessage` update, with update-with-start so a create and a send cannot be torn apart); each
+ * message runs as a child `chatTurn`, one at a time in order of arrival, with the history so far
+ * passed as transcript segments (stored once each, referenced by every later turn). The update
+ * answers with the turn's result. The conversation continues as new between turns, carrying its
+ * history and queue, and closes itself when idle.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  isCancellation,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  DEFAULT_CONVERSATION_IDLE_TIMEOUT_MS,
+  DUPLICATE_MESSAGE,
+  REMEMBERED_MESSAGE_IDS,
+  DEFAULT_TURNS_PER_CONVERSATION_RUN,
+  conversationTurnId,
+  type ConversationInput,
+  type MessageOutcome,
+  type QueuedMessage,
+} from '../src/core/conversation';
+import { oneLine } from '../src/core/text';
+import { segment, type TranscriptSegment } from '../src/core/transcript-segment';
+import type { ChatTurnResult } from '../src/core/turn-result';
+import {
+  cancelCurrentTurnSignal,
+  closeConversationSignal,
+  conversationStatusQuery,
+  conversationTranscriptQuery,
+  sendMessageUpdate,
+} from '../src/core/workflow-handlers';
+import type { chatTurn } from './chat-turn';
+
+export async function conversation(input: ConversationInput, ...carried: TranscriptSegment[]): Promise<{ turns: number }> {
+  let history = carried;
+  const queue: QueuedMessage[] = [...(input.queue ?? [])];
+  const outcomes = new Map<number, MessageOutcome>();
+  let accepted = input.accepted ?? queue.length;
+  let turns = input.turns ?? 0;
+  let turnsThisRun = 0;
+  let closing = false;
+  let current: { turnId: string; scope: CancellationScope } | undefined;
+  const messageIds = new Map<string, number>(input.messageIds ?? []);
+
+  setHandler(
+    sendMessageUpdate,
+    async (message) => {
+      const index = accepted++;
+      if (message.id !== undefined) {
+        messageIds.set(message.id, index);
+        if (messageIds.size > REMEMBERED_MESSAGE_IDS) messageIds.delete(messageIds.keys().next().value!);
+      }
+      queue.push({ ...message, index });
+      await condition(() => outcomes.has(index));
+      const outcome = outcomes.get(index)!;
+      outcomes.delete(index);
+      return outcome;
+    },
+    {
+      validator: (message) => {
+        if (closing) throw new Error('the conversation is closing: start a new one (another id) to go on');
+        if (typeof message?.text !== 'string' || !message.text.trim()) throw new Error('message.text must be a non-empty string');
+        const earlier = message.id !== undefined ? messageIds.get(message.id) : undefined;
+        if (earlier !== undefined) throw new Error(`${DUPLICATE_MESSAGE} ${conversationTurnId(workflowInfo().workflowId, earlier)}`);
+      },
+    },
+  );
+  setHandler(conversationStatusQuery, () => ({
+    state: closing ? 'closing' : current ? 'running' : 'idle',
+    turns,
+    queued: queue.length,
+    ...(current ? { currentTurnId: current.turnId } : {}),
+  }));
+  setHandler(conversationTranscriptQuery, () => history.flatMap((s) => s.transcriptSegment));
+  setHandler(cancelCurrentTurnSignal, () => current?.scope.cancel());
+  setHandler(closeConversationSignal, () => {
+    closing = true;
+  });
+
+  const idleTimeout = input.idleTimeoutMs ?? DEFAULT_CONVERSATION_IDLE_TIMEOUT_MS;
+  for (;;) {
+    if (!(await condition(() => queue.length > 0 || closing, idleTimeout))) closing = true; // idle: close
+    const message = queue.shift();
+    if (!message) break; // closing, nothing left to answer
+    const turnId = conversationTurnId(workflowInfo().workflowId, message.index);
+    const outcome: MessageOutcome = { index: message.index, turnId };
+    const scope = new CancellationScope();
+    current = { turnId, scope };
+    try {
+      const result = await scope.run(() =>
+        executeChild<typeof chatTurn>('chatTurn', {
+          workflowId: turnId,
+          args: [{ ...input.options, ...message.options, question: message.text }, ...history],
+          staticSummary: oneLine(message.text, 120),
+          staticDetails: `conversation **${workflowInfo().workflowId}**, message ${message.index + 1}`,
+        }),
+      );
+      history = carryForward(history, result);
+      outcome.result = result;
+    } catch (err) {
+      outcome.error = isCancellation(err) ? 'the turn was cancelled' : oneLine(failureText(err), 500);
+    } finally {
+      current = undefined;
+    }
+    turns++;
+    turnsThisRun++;
+    outcomes.set(message.index, outcome);
+
+    // Continue as new between turns, when nothing waits on this run: the queue is empty and every
+    // update has answered (checked without awaiting, so no message can slip in between).
+    const long = turnsThisRun >= (input.turnsPerRun ?? DEFAULT_TURNS_PER_CONVERSATION_RUN) || workflowInfo().continueAsNewSuggested;
+    if (long && queue.length === 0 && !closing) {
+      await condition(() => outcomes.size === 0); // the answered updates deliver their outcomes
+      if (queue.length === 0 && allHandlersFinished()) {
+        await continueAsNew<typeof conversation>({ ...input, queue: [], turns, accepted, messageIds: [...messageIds] }, ...history);
+      }
+    }
+  }
+  await condition(allHandlersFinished);
+  return { turns };
+}
+
+/** The history after a turn: the compacted history if the turn had to compact it, then the turn's messages. */
+function carryForward(history: TranscriptSegment[], result: ChatTurnResult): TranscriptSegment[] {
+  const base = result.compaction?.history ? (result.compaction.history.length ? [segment(result.compaction.history)] : []) : history;
+  return [...base, segment(result.messages)];
+}
+
+function failureText(err: unknown): string {
+  let e: unknown = err;
+  // A child's failure wraps the turn's own: report the innermost message.
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  if (e instanceof ApplicationFailure || e instanceof Error) return e.message;
+  return String(e);
+}
