@@ -12,6 +12,16 @@ export {
 } from './client/chat-turn-client';
 export { runBatch, startBatch, shardCount, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
 export { getTurnTranscript, type TurnTranscript } from './client/turn-transcript';
+export {
+  listPendingApprovals,
+  approveToolCall,
+  denyToolCall,
+  ApprovalDecisionError,
+  type PendingApproval,
+  type ListPendingApprovalsOptions,
+  type DecisionOptions,
+} from './client/approvals';
+export { WAITING_APPROVAL_STATUS, type ApprovalRecord, type ApprovalOutcome, type ApprovalDecision, type ToolApproval, type TurnApprovalInput } from './core/approvals';
 export { newTurnId } from './client/turn-id';
 export { workflowUrl } from './client/ui-link';
 export { connectClient, loadConnectConfig, type ConnectOverrides } from './temporal/connection';

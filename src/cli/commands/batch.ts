@@ -73,13 +73,19 @@ export function batchCommand(): Command {
       const tty = process.stderr.isTTY;
       const bar = tty
         ? new SingleBar(
-            { format: 'batch {bar} {value}/{total} · {failed} failed · {running} running · {rate}/s · ETA {eta_formatted}', hideCursor: true },
+            {
+              format: 'batch {bar} {value}/{total} · {failed} failed · {running} running{waiting} · {rate}/s · ETA {eta_formatted}',
+              hideCursor: true,
+            },
             Presets.shades_classic,
           )
         : undefined;
       const started = Date.now();
-      bar?.start(items.length, reported.size, { failed: 0, running: 0, rate: '0.0' });
+      bar?.start(items.length, reported.size, { failed: 0, running: 0, waiting: '', rate: '0.0' });
       if (!tty) console.error(`batch ${name}: ${items.length} queries (${reported.size} already in ${out}), concurrency ${concurrency}`);
+      // Turns waiting for a person's approval: shown in the bar, or a line whenever the set changes.
+      let waitingShown = '';
+      const approvals = { approved: 0, denied: 0, timed_out: 0 };
       try {
         await runBatch(client, {
           name,
@@ -89,13 +95,24 @@ export function batchCommand(): Command {
           alreadyReported: reported,
           onResult: (o: BatchItemOutcome) => {
             const line = resultLine(o);
+            for (const a of o.result?.approvals ?? []) if (a.outcome) approvals[a.outcome]++;
             lines.push(line);
             fs.appendFileSync(out, JSON.stringify(line) + '\n');
           },
           onProgress: (p) => {
             const failed = lines.filter((l) => l.status === 'failed').length;
             const rate = (lines.length - reported.size) / Math.max(0.001, (Date.now() - started) / 1000);
-            bar?.update(lines.length, { failed, running: p.running.length, rate: rate.toFixed(1) });
+            const waiting = p.waitingApproval.length ? ` (${p.waitingApproval.length} waiting for approval)` : '';
+            bar?.update(lines.length, { failed, running: p.running.length, waiting, rate: rate.toFixed(1) });
+            const shown = [...p.waitingApproval].sort().join(' ');
+            if (!tty && shown !== waitingShown) {
+              waitingShown = shown;
+              console.error(
+                p.waitingApproval.length
+                  ? `batch ${name}: ${p.waitingApproval.length} turn(s) waiting for approval (${shown}); see mcp-turns approvals --batch ${name}`
+                  : `batch ${name}: no turn waits for approval`,
+              );
+            }
           },
         });
       } finally {
@@ -103,5 +120,9 @@ export function batchCommand(): Command {
         await client.connection.close();
       }
       console.log(batchSummary(lines, out));
+      const decided = approvals.approved + approvals.denied + approvals.timed_out;
+      if (decided) {
+        console.log(`approvals: ${decided} call(s) waited: ${approvals.approved} approved, ${approvals.denied} denied, ${approvals.timed_out} timed out`);
+      }
     });
 }

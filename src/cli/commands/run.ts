@@ -9,6 +9,8 @@ import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
 import { describeFailure } from '../../client/describe-failure';
+import { ApprovalPrompt } from '../approval-prompt';
+import { deciderIdentity } from '../decider-identity';
 
 interface RunOptions {
   server?: string[];
@@ -22,10 +24,14 @@ interface RunOptions {
   taskQueue?: string;
   address?: string;
   namespace?: string;
+  as?: string;
 }
 
-/** Prints each step and tool call as it happens, by polling the turn's progress query. */
-async function followProgress(handle: ChatTurnHandle, done: () => boolean): Promise<void> {
+/**
+ * Polls the turn's progress query until it ends: prints each step and tool call as it happens
+ * (`print`), and hands calls waiting for approval to `approvals`.
+ */
+async function followProgress(handle: ChatTurnHandle, done: () => boolean, print: boolean, approvals: ApprovalPrompt): Promise<void> {
   const printed = new Set<string>();
   let lastPhase = '';
   while (!done()) {
@@ -35,19 +41,20 @@ async function followProgress(handle: ChatTurnHandle, done: () => boolean): Prom
     } catch {
       // The first workflow task may not have run yet.
     }
-    if (p) {
+    if (p && print) {
       const phase = `${p.phase}:${p.step}`;
       if (phase !== lastPhase && p.phase !== 'done') {
         lastPhase = phase;
         process.stderr.write(p.phase === 'asking-claude' ? `Claude · step ${p.step}\n` : p.phase === 'formatting' ? 'formatting the answer\n' : '');
       }
       for (const c of p.toolCalls) {
-        if (c.status === 'running' || printed.has(c.id)) continue;
+        if (c.status === 'running' || c.status === 'waiting-approval' || printed.has(c.id)) continue;
         printed.add(c.id);
         process.stderr.write(`${toolCallLine(c)}\n`);
       }
     }
-    await new Promise((r) => setTimeout(r, 300));
+    if (p?.pendingApprovals.length) await approvals.handle(p.pendingApprovals);
+    await new Promise((r) => setTimeout(r, print ? 300 : 1000));
   }
 }
 
@@ -66,6 +73,7 @@ export function runCommand(): Command {
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
     .option('--namespace <ns>', 'Temporal namespace')
+    .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
     .action(async (question: string, opts: RunOptions) => {
       const input: ChatTurnInput = { question, format: opts.format };
       if (opts.server) input.servers = opts.server;
@@ -90,7 +98,17 @@ export function runCommand(): Command {
           return;
         }
         let finished = false;
-        const follow = !opts.json && process.stderr.isTTY ? followProgress(handle, () => finished) : Promise.resolve();
+        // A call waiting for approval is asked about on a terminal, else the commands to decide it are printed.
+        const ended = new AbortController();
+        const approvals = new ApprovalPrompt({
+          client,
+          turnId: handle.workflowId,
+          identity: deciderIdentity(opts.as),
+          interactive: process.stdin.isTTY === true,
+          connectionArgs: [...(opts.address ? ['--address', opts.address] : []), ...(opts.namespace ? ['--namespace', opts.namespace] : [])],
+          signal: ended.signal,
+        });
+        const follow = followProgress(handle, () => finished, !opts.json && process.stderr.isTTY === true, approvals);
         let result: ChatTurnResult;
         try {
           result = await handle.result();
@@ -99,6 +117,7 @@ export function runCommand(): Command {
           throw err;
         } finally {
           finished = true;
+          ended.abort();
           await follow;
         }
         console.log(opts.json ? JSON.stringify(result, null, 2) : renderResult(result, link));

@@ -1,0 +1,92 @@
+/**
+ * What `mcp-turns run` does when a call of its turn waits for approval: on a terminal it asks
+ * (`run files__write_file {"path":…}? [y/N]`) and sends the answer; otherwise it prints the
+ * `approve` and `deny` commands to run and the turn keeps waiting.
+ */
+import readline from 'node:readline/promises';
+import type { Client } from '@temporalio/client';
+import { ApprovalDecisionError, approveToolCall, denyToolCall } from '../client/approvals';
+import type { ApprovalRecord } from '../core/approvals';
+import { oneLine } from '../core/text';
+
+/** Arguments shown in the question. */
+const INPUT_CHARS = 80;
+
+/** A shell word: quoted unless it is plain. */
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9_./:@=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The question for a waiting call. */
+export function approvalQuestion(call: Pick<ApprovalRecord, 'name' | 'input'>): string {
+  return `run ${call.name} ${oneLine(JSON.stringify(call.input ?? {}), INPUT_CHARS)}? [y/N] `;
+}
+
+/** The lines telling how to decide a waiting call from another shell. */
+export function approvalHint(turnId: string, call: Pick<ApprovalRecord, 'name' | 'input' | 'callId'>, connectionArgs: string[] = []): string {
+  const tail = [turnId, call.callId, ...connectionArgs].map(shellWord).join(' ');
+  return [
+    `waiting for approval: ${call.name} ${oneLine(JSON.stringify(call.input ?? {}), INPUT_CHARS)} (call ${call.callId})`,
+    `  approve: mcp-turns approve ${tail}`,
+    `  deny:    mcp-turns deny ${tail} --reason '…'`,
+  ].join('\n');
+}
+
+/** Asks one question on the terminal; undefined when `signal` ends the wait first. */
+async function ask(question: string, signal: AbortSignal): Promise<string | undefined> {
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question, { signal });
+  } catch (err) {
+    if (signal.aborted) return undefined;
+    throw err;
+  } finally {
+    rl.close();
+  }
+}
+
+export interface ApprovalPromptOptions {
+  client: Client;
+  turnId: string;
+  /** Who decides (recorded with the decision). */
+  identity: string;
+  /** Ask on the terminal (stdin is a TTY); otherwise print the commands. */
+  interactive: boolean;
+  /** `--address`/`--namespace` to repeat in the printed commands. */
+  connectionArgs?: string[];
+  /** Aborted when the turn ends: a question still open is dropped. */
+  signal: AbortSignal;
+}
+
+/** Handles each waiting call once: asks and decides it, or prints how to. */
+export class ApprovalPrompt {
+  private readonly handled = new Set<string>();
+
+  constructor(private readonly opts: ApprovalPromptOptions) {}
+
+  /** Called with the turn's waiting calls on every poll. */
+  async handle(pending: readonly ApprovalRecord[]): Promise<void> {
+    for (const call of pending) {
+      if (this.handled.has(call.callId) || this.opts.signal.aborted) continue;
+      this.handled.add(call.callId);
+      const answer = this.opts.interactive ? await ask(approvalQuestion(call), this.opts.signal).catch(() => undefined) : undefined;
+      if (this.opts.signal.aborted) return;
+      if (answer === undefined) {
+        // Not a terminal (or it closed): the turn keeps waiting for a decision made elsewhere.
+        process.stderr.write(`${approvalHint(this.opts.turnId, call, this.opts.connectionArgs)}\n`);
+        continue;
+      }
+      const approve = /^y(es)?$/i.test(answer.trim());
+      const decide = approve ? approveToolCall : denyToolCall;
+      try {
+        await decide(this.opts.client, this.opts.turnId, call.callId, { identity: this.opts.identity });
+        process.stderr.write(`${approve ? 'approved' : 'denied'} ${call.name} (call ${call.callId})\n`);
+      } catch (err) {
+        // Decided elsewhere, timed out while the question was open, or not sent: the turn goes on
+        // waiting (or without this answer), and the run keeps following it.
+        const why = err instanceof ApprovalDecisionError ? err.message : `could not send the decision: ${(err as Error).message}`;
+        process.stderr.write(`not applied: ${why}\n`);
+      }
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import { Command } from 'commander';
+import { listPendingApprovals, type PendingApproval } from '../../client/approvals';
+import { oneLine } from '../../core/text';
+import { connectOrFail } from '../connect';
+
+interface ApprovalsOptions {
+  batch?: string;
+  json?: boolean;
+  address?: string;
+  namespace?: string;
+}
+
+/** Arguments shown per row. */
+const INPUT_CHARS = 60;
+
+/** `12s`, `5m`, `3h`, `2d`: how long a call has waited. */
+export function waitedFor(since: string, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - Date.parse(since)) / 1000));
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  if (s < 172_800) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86_400)}d`;
+}
+
+/** The waiting calls as an aligned table: turn id, call id, tool, arguments (shortened), waiting since. */
+export function approvalsTable(pending: PendingApproval[], now = Date.now()): string {
+  const rows = [
+    ['TURN', 'CALL', 'TOOL', 'ARGUMENTS', 'WAITING SINCE'],
+    ...pending.map((p) => [
+      p.turnId,
+      p.callId,
+      p.name,
+      oneLine(p.input, INPUT_CHARS),
+      `${p.requestedAt} (${waitedFor(p.requestedAt, now)} ago${p.timeoutMs !== undefined ? `, denied after ${Math.round(p.timeoutMs / 1000)}s` : ''})`,
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+export function approvalsCommand(): Command {
+  return new Command('approvals')
+    .description('list the tool calls waiting for approval, across turns and batches')
+    .option('--batch <name>', 'only the turns of this batch')
+    .option('--json', 'print the waiting calls as JSON')
+    .option('--address <host:port>', 'Temporal address')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .action(async (opts: ApprovalsOptions) => {
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      try {
+        const pending = await listPendingApprovals(client, opts.batch !== undefined ? { batch: opts.batch } : {});
+        if (opts.json) console.log(JSON.stringify(pending, null, 2));
+        else if (!pending.length) console.log(`no tool call waits for approval${opts.batch !== undefined ? ` in batch ${opts.batch}` : ''}`);
+        else console.log(approvalsTable(pending));
+      } finally {
+        await client.connection.close();
+      }
+    });
+}

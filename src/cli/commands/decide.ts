@@ -1,0 +1,56 @@
+import { Command } from 'commander';
+import { ApprovalDecisionError, approveToolCall, denyToolCall } from '../../client/approvals';
+import type { ApprovalRecord } from '../../core/approvals';
+import { CliError } from '../cli-error';
+import { connectOrFail } from '../connect';
+import { deciderIdentity } from '../decider-identity';
+
+interface DecideOptions {
+  reason?: string;
+  as?: string;
+  address?: string;
+  namespace?: string;
+}
+
+/** One line per decided call. */
+function decidedLine(turnId: string, record: ApprovalRecord): string {
+  return `${record.outcome} ${record.name} (call ${record.callId}) of turn ${turnId}${record.decidedBy ? ` as ${record.decidedBy}` : ''}`;
+}
+
+/** `approve` or `deny`: one call of a turn, or every call of it waiting now. */
+function decisionCommand(verb: 'approve' | 'deny'): Command {
+  const approve = verb === 'approve';
+  return new Command(verb)
+    .description(
+      approve
+        ? 'approve a tool call waiting for approval (without a call id: every waiting call of the turn); it runs at once'
+        : 'deny a tool call waiting for approval (without a call id: every waiting call of the turn); Claude is told, with the reason',
+    )
+    .argument('<turn>', 'the turn (workflow id)')
+    .argument('[call]', 'the tool call id (see `mcp-turns approvals`)')
+    .option('--reason <text>', approve ? 'why (recorded with the decision)' : 'why (Claude receives it)')
+    .option('--as <name>', 'who decides (default: user@host)')
+    .option('--address <host:port>', 'Temporal address')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .action(async (turnId: string, callId: string | undefined, opts: DecideOptions) => {
+      const decision = { identity: deciderIdentity(opts.as), ...(opts.reason !== undefined ? { reason: opts.reason } : {}) };
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      try {
+        const decided = await (approve ? approveToolCall : denyToolCall)(client, turnId, callId, decision).catch((err: unknown) => {
+          if (err instanceof ApprovalDecisionError) throw new CliError(`cannot ${verb}: ${err.message}`);
+          throw err;
+        });
+        for (const record of decided) console.log(decidedLine(turnId, record));
+      } finally {
+        await client.connection.close();
+      }
+    });
+}
+
+export function approveCommand(): Command {
+  return decisionCommand('approve');
+}
+
+export function denyCommand(): Command {
+  return decisionCommand('deny');
+}

@@ -1,0 +1,145 @@
+/**
+ * Tool calls waiting for a person's approval, from code: list them across turns and batches, and
+ * approve or deny one call (or every waiting call of a turn). Listing reads only visibility (one
+ * list call over the `waiting-approval` status, each turn's waiting calls from its memo), so it
+ * costs the same for 1 or 200 waiting turns and asks no worker; deciding is the turn's `decide`
+ * update, which the turn refuses for an unknown call id or a call already decided.
+ */
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowExecutionInfo,
+} from '@temporalio/client';
+import { PENDING_APPROVALS_MEMO, WAITING_APPROVAL_STATUS, type ApprovalRecord, type PendingApprovalMemo } from '../core/approvals';
+import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
+import { decideUpdate } from '../core/workflow-handlers';
+
+/** One call waiting for approval, as {@link listPendingApprovals} lists it. */
+export interface PendingApproval extends PendingApprovalMemo {
+  /** The turn's workflow id: what {@link approveToolCall} and {@link denyToolCall} take. */
+  turnId: string;
+  /** The batch the turn belongs to, if any. */
+  batch?: string;
+}
+
+export interface ListPendingApprovalsOptions {
+  /** Only turns of this batch (its `McpTurnsBatch` search attribute). */
+  batch?: string;
+}
+
+/** Who decides and why; recorded with the decision in the turn's result. */
+export interface DecisionOptions {
+  /** Who decides, e.g. `alice@laptop`. */
+  identity: string;
+  /** Told to Claude with a denial; recorded with either decision. */
+  reason?: string;
+}
+
+/** A decision the turn did not apply; the message says why in one line. */
+export class ApprovalDecisionError extends Error {
+  override name = 'ApprovalDecisionError';
+  constructor(
+    message: string,
+    /** The turn the decision was for. */
+    readonly turnId: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A string literal for a visibility query. */
+function quoted(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** The visibility query of running turns with a call waiting for approval, optionally in one batch. */
+export function pendingApprovalsVisibilityQuery(options: ListPendingApprovalsOptions = {}): string {
+  return (
+    `${SA_STATUS.name} = ${quoted(WAITING_APPROVAL_STATUS)} AND ExecutionStatus = "Running"` +
+    (options.batch !== undefined ? ` AND ${SA_BATCH.name} = ${quoted(options.batch)}` : '')
+  );
+}
+
+function pendingOf(execution: WorkflowExecutionInfo): PendingApproval[] {
+  const listed = execution.memo?.[PENDING_APPROVALS_MEMO];
+  if (!Array.isArray(listed)) return [];
+  const batch = execution.typedSearchAttributes.get(SA_BATCH);
+  return (listed as PendingApprovalMemo[]).map((call) => ({
+    ...call,
+    turnId: execution.workflowId,
+    ...(batch !== undefined ? { batch } : {}),
+  }));
+}
+
+/**
+ * Every call waiting for approval now, oldest first: one visibility list call over the turns whose
+ * status is `waiting-approval` (in one batch when `batch` is given), each turn's waiting calls read
+ * from its memo. Visibility trails the turns by a moment: a call that started to wait a few
+ * milliseconds ago may not be listed yet.
+ */
+export async function listPendingApprovals(client: Client, options: ListPendingApprovalsOptions = {}): Promise<PendingApproval[]> {
+  const pending: PendingApproval[] = [];
+  for await (const execution of client.workflow.list({ query: pendingApprovalsVisibilityQuery(options) })) {
+    pending.push(...pendingOf(execution));
+  }
+  return pending.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt) || a.turnId.localeCompare(b.turnId));
+}
+
+async function decide(
+  client: Client,
+  turnId: string,
+  callId: string | undefined,
+  approve: boolean,
+  options: DecisionOptions,
+): Promise<ApprovalRecord[]> {
+  const handle = client.workflow.getHandle(turnId);
+  try {
+    return await handle.executeUpdate(decideUpdate, {
+      args: [
+        {
+          approve,
+          identity: options.identity,
+          ...(callId !== undefined ? { callId } : {}),
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        },
+      ],
+    });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) {
+      // The turn's validator refused it: its message is the reason, in one line.
+      throw new ApprovalDecisionError(err.cause?.message ?? err.message, turnId);
+    }
+    if (err instanceof WorkflowNotFoundError) throw new ApprovalDecisionError(await notRunning(client, turnId), turnId);
+    throw err;
+  }
+}
+
+/** Why a turn took no update: it does not exist, or it has ended. */
+async function notRunning(client: Client, turnId: string): Promise<string> {
+  try {
+    const described = await client.workflow.getHandle(turnId).describe();
+    return `turn ${turnId} has ended (${described.status.name.toLowerCase()}): nothing waits for approval`;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return `no turn ${turnId}`;
+    throw err;
+  }
+}
+
+/**
+ * Approves a waiting call, which then runs; `callId` undefined approves every call of the turn
+ * waiting now. Answers the records it decided. Throws {@link ApprovalDecisionError} when the turn
+ * refuses (unknown call id, already decided, nothing waiting) or has ended.
+ */
+export function approveToolCall(client: Client, turnId: string, callId: string | undefined, options: DecisionOptions): Promise<ApprovalRecord[]> {
+  return decide(client, turnId, callId, true, options);
+}
+
+/**
+ * Denies a waiting call: Claude receives an `is_error` result saying so, with the reason if one is
+ * given. `callId` undefined denies every call of the turn waiting now. Answers the records it
+ * decided; throws {@link ApprovalDecisionError} as {@link approveToolCall} does.
+ */
+export function denyToolCall(client: Client, turnId: string, callId: string | undefined, options: DecisionOptions): Promise<ApprovalRecord[]> {
+  return decide(client, turnId, callId, false, options);
+}
