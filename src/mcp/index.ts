@@ -28,4 +28,7 @@ export {
 export { convertToolResult, capText, type ConversionOptions, type McpCallResult } from './result-conversion';
 export { ArgumentValidator, type ArgumentCheck } from './argument-validation';
 export { Redactor, REDACTED } from './redaction';
+export { FileTokenStore, MemoryTokenStore, type OAuthRecord, type TokenStore } from './oauth-token-store';
+export { AuthorizationRequiredError } from './oauth-provider';
+export { authorizeServer, type AuthorizeOptions, type AuthorizeResult } from './oauth-authorization';
 export { silentLogger, type McpLogger } from './logger';

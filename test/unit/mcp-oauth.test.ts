@@ -81,6 +81,18 @@ mcp_servers:
     });
   });
 
+  it("accepts the README's OAuth example", () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### OAuth for remote servers'));
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    const servers = parseConfig(yaml!, 'yaml', { BILLING_CLIENT_SECRET: 'b-secret-123' }, 'README').servers;
+    expect(servers.map((s) => [s.name, s.oauth?.grant])).toEqual([
+      ['billing', 'client_credentials'],
+      ['notes', 'authorization_code'],
+    ]);
+    expect(servers[1]!.oauth!.tokenFile).toBe('/var/lib/mcp-turns/notes.json');
+  });
+
   it('refuses what cannot work, naming the path as written', () => {
     expect(
       problemsOf(`
