@@ -306,7 +306,6 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    if (this.machineToMachine) return;
     await this.update((r) => ({ ...r, discoveryState: state }));
   }
 
