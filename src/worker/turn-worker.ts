@@ -6,11 +6,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { Worker, type NativeConnection, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { activityResultLimit } from '../storage/activity-payload-limit';
-import { dataConverterFromEnv, storesPayloads } from '../storage/data-converter';
+import { dataConverterFromEnv } from '../storage/data-converter';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
-import { claudeQueueWorkerOptions, turnQueueActivities } from './queue-registrations';
+import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
 import { workflowSource } from './workflow-bundle';
 import { workflowsPath } from './workflows-path';
 
@@ -56,9 +55,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     : plugins.length
       ? { source: { workflowsPath: workflowsPath() }, reason: "bundled at start with the plugins' workflow interceptors" }
       : workflowSource();
-  const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
-  // Without a store, a result over Temporal's limit fails its activity with a line that says so.
-  const payloads = { dataConverter, interceptors: storesPayloads(dataConverter) ? {} : { activity: [activityResultLimit()] } };
+  const payloads = payloadWorkerOptions(opts.dataConverter ?? dataConverterFromEnv());
   const turnWorker = await Worker.create({
     connection: opts.connection,
     namespace,

@@ -1,0 +1,62 @@
+/**
+ * What mcp-turns registers on each of its task queues, shared by its own worker (turn-worker.ts)
+ * and the plugin for teams' workers (mcp-turns-plugin.ts): the turn queue runs the workflows, the
+ * MCP activities and the turn's start (a local activity); the Claude queue (`<queue>-claude`) runs
+ * the Claude activities under the config's concurrency and rate caps.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { Runtime, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import { makeClaudeActivities } from '../../activities/claude';
+import { makeMcpActivities } from '../../activities/mcp';
+import { makeTurnStartActivities } from '../../activities/turn-start';
+import type { ClaudeConfig } from '../claude/config';
+import type { McpPool } from '../mcp/pool';
+import { claudeTaskQueue } from '../core/task-queues';
+import { activityResultLimit } from '../storage/activity-payload-limit';
+import { storesPayloads } from '../storage/data-converter';
+import { claudeMetrics } from './metrics';
+
+/** The turn queue's activities: MCP calls and the turn's start, with the worker's default model. */
+export function turnQueueActivities(pool: McpPool, claudeConfig: ClaudeConfig) {
+  return {
+    ...makeMcpActivities(pool),
+    ...makeTurnStartActivities({ pool, turnDefaults: { model: claudeConfig.model } }), // local: run beside the workflow that asks
+  };
+}
+
+/** Options of the worker on the Claude queue of `turnTaskQueue` (without connection and namespace). */
+export function claudeQueueWorkerOptions(
+  turnTaskQueue: string,
+  claudeClient: Anthropic,
+  claudeConfig: ClaudeConfig,
+): Pick<
+  WorkerOptions,
+  'taskQueue' | 'activities' | 'maxConcurrentActivityTaskExecutions' | 'maxTaskQueueActivitiesPerSecond'
+> {
+  return {
+    taskQueue: claudeTaskQueue(turnTaskQueue),
+    activities: makeClaudeActivities({
+      client: claudeClient,
+      config: claudeConfig,
+      metrics: claudeMetrics(Runtime.instance().metricMeter),
+    }),
+    maxConcurrentActivityTaskExecutions: claudeConfig.maxConcurrentCalls,
+    ...(claudeConfig.rateLimitPerSecond !== undefined
+      ? { maxTaskQueueActivitiesPerSecond: claudeConfig.rateLimitPerSecond }
+      : {}),
+  };
+}
+
+/**
+ * Both queues' payload options: mcp-turns' data converter and, when it stores no payloads, the
+ * interceptor that fails an activity whose result is over Temporal's limit with a line that says so.
+ */
+export function payloadWorkerOptions(
+  dataConverter: DataConverter,
+): Pick<WorkerOptions, 'dataConverter' | 'interceptors'> {
+  return {
+    dataConverter,
+    interceptors: storesPayloads(dataConverter) ? {} : { activity: [activityResultLimit()] },
+  };
+}
