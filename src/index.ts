@@ -1,6 +1,8 @@
 /**
  * mcp-turns' public API for code: start and read durable chat turns and batches. Everything takes a
  * Temporal `Client` (see `connectClient`), so it works against the dev server and real clusters.
+ * Client code only: nothing here loads the Temporal worker or its bundler (workers use
+ * `mcp-turns/worker`, workflow code `mcp-turns/workflows`).
  */
 export {
   startChatTurn,
@@ -10,7 +12,7 @@ export {
   type ChatTurnHandle,
   type StartChatTurnOptions,
 } from './client/chat-turn-client';
-export { runBatch, startBatch, shardCount, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
+export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
 export { getTurnTranscript, type TurnTranscript } from './client/turn-transcript';
 export {
   listPendingApprovals,
@@ -22,7 +24,6 @@ export {
   type DecisionOptions,
 } from './client/approvals';
 export { WAITING_APPROVAL_STATUS, type ApprovalRecord, type ApprovalOutcome, type ApprovalDecision, type ToolApproval, type TurnApprovalInput } from './core/approvals';
-export { newTurnId } from './client/turn-id';
 export { workflowUrl } from './client/ui-link';
 export { connectClient, loadConnectConfig, type ConnectOverrides } from './temporal/connection';
 export {
@@ -38,3 +39,4 @@ export type { TokenUsage } from './core/usage';
 export { parseBatchLines } from './schemas/batch-lines';
 export type { BatchItem, BatchProgress } from './core/batch';
 export { SEARCH_ATTRIBUTES } from './core/search-attributes';
+export { DEFAULT_TASK_QUEUE } from './core/task-queues';

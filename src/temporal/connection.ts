@@ -4,7 +4,6 @@
  * TOML profile file), so the same binary points at the dev server or at Temporal Cloud unchanged.
  */
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 
 export const DEFAULT_ADDRESS = 'localhost:7233';
@@ -17,6 +16,10 @@ export interface ConnectOverrides {
   profile?: string;
 }
 
+/**
+ * Connection settings from Temporal's environment configuration (`TEMPORAL_*` variables or a profile
+ * of the config file) with `overrides` applied; the address defaults to localhost:7233.
+ */
 export function loadConnectConfig(overrides: ConnectOverrides = {}): ClientConnectConfig & { namespace: string } {
   const loaded = loadClientConnectConfig({ profile: overrides.profile ?? process.env.TEMPORAL_PROFILE });
   const connectionOptions = { ...loaded.connectionOptions };
@@ -30,13 +33,4 @@ export async function connectClient(overrides: ConnectOverrides = {}): Promise<C
   const config = loadConnectConfig(overrides);
   const connection = await Connection.connect(config.connectionOptions);
   return new Client({ connection, namespace: config.namespace });
-}
-
-/** The worker's native connection plus the namespace it serves. */
-export async function connectWorker(
-  overrides: ConnectOverrides = {},
-): Promise<{ connection: NativeConnection; namespace: string }> {
-  const config = loadConnectConfig(overrides);
-  const connection = await NativeConnection.connect(config.connectionOptions);
-  return { connection, namespace: config.namespace };
 }

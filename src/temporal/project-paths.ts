@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
 
@@ -12,10 +13,36 @@ export function packageRoot(): string {
   }
 }
 
+/** True when the package runs from an installed copy (`…/node_modules/mcp-turns`), not from a clone. */
+export function isInstalledPackage(root = packageRoot()): boolean {
+  return root.split(path.sep).includes('node_modules');
+}
+
 /**
- * Where mcp-turns keeps machine-local state (the Temporal CLI cache, the dev server's SQLite file):
- * `MCP_TURNS_HOME`, else `.mcp-turns/` in the package root (git-ignored).
+ * The per-user state directory of the platform: `$XDG_STATE_HOME/mcp-turns` (default
+ * `~/.local/state/mcp-turns`) on Linux and other Unixes, `~/Library/Application Support/mcp-turns`
+ * on macOS, `%LOCALAPPDATA%\mcp-turns` on Windows.
  */
-export function stateDir(): string {
-  return process.env.MCP_TURNS_HOME ?? path.join(packageRoot(), '.mcp-turns');
+export function userStateDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
+  const home = os.homedir();
+  if (platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'mcp-turns');
+  if (platform === 'win32')
+    return path.join(env.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local'), 'mcp-turns');
+  return path.join(env.XDG_STATE_HOME || path.join(home, '.local', 'state'), 'mcp-turns');
+}
+
+/**
+ * Where mcp-turns keeps machine-local state (the Temporal CLI cache, the dev server's SQLite file
+ * and log, OAuth tokens): `MCP_TURNS_HOME` (the CLI's `--state-dir` sets it); else `.mcp-turns/` in
+ * a clone of the repository (git-ignored); else, when running from an installed package, the
+ * per-user directory ({@link userStateDir}), so nothing is written into `node_modules`, where the
+ * next install would wipe it.
+ */
+export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.MCP_TURNS_HOME) return path.resolve(env.MCP_TURNS_HOME);
+  const root = packageRoot();
+  return isInstalledPackage(root) ? userStateDir(env) : path.join(root, '.mcp-turns');
 }

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { connectWorker, loadConnectConfig } from '../../temporal/connection';
+import { loadConnectConfig } from '../../temporal/connection';
+import { connectWorker } from '../../temporal/worker-connection';
 import { createClaudeClient, ClaudeClientConfigError } from '../../claude/client';
 import { McpPool } from '../../mcp';
 import { createTurnWorkers } from '../../worker/turn-worker';

@@ -1,0 +1,135 @@
+/**
+ * mcp-turns as a Temporal worker plugin: a team adds chat turns to a worker of its own with
+ * `Worker.create({ ..., plugins: [new McpTurnsPlugin()] })`, and its workflows can run `chatTurn`
+ * as a child workflow.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { DataConverter } from '@temporalio/common';
+import { Runtime, Worker, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
+import { createClaudeClient } from '../claude/client';
+import { claudeTaskQueue } from '../core/task-queues';
+import { McpPool } from '../mcp/pool';
+import { dataConverterFromEnv } from '../storage/data-converter';
+import { combinedWorkflowsOptions } from './combined-workflows';
+import { poolMetrics } from './metrics';
+import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
+import { loadWorkerConfig, type WorkerConfig } from './worker-config';
+import { workflowsPath } from './workflows-path';
+
+export interface McpTurnsPluginOptions {
+  /**
+   * The worker config (MCP servers, `claude:` section): a JSON or YAML file, or one loaded with
+   * `loadWorkerConfig`. @default the file named by `MCP_TURNS_CONFIG`, else no MCP servers
+   */
+  config?: string | WorkerConfig;
+  /** The client for Claude calls. @default from `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` */
+  claudeClient?: Anthropic;
+  /**
+   * mcp-turns' data converter: External Storage of large payloads, or inline payloads refused over
+   * Temporal's limit with a line that says so. Clients reading turns need the same one (pass the
+   * plugin to their `Client` too). @default configured from `MCP_TURNS_STORAGE`
+   */
+  dataConverter?: DataConverter;
+}
+
+/**
+ * Adds mcp-turns to a worker: its workflows (`chatTurn`, `chatBatch`) beside the worker's own, the
+ * MCP and turn-start activities on the worker's task queue, mcp-turns' data converter, and, while
+ * the worker runs, a second worker on the Claude queue (`<task queue>-claude`) for the Claude calls,
+ * under the config's concurrency and rate caps. The MCP servers are opened on first use and closed
+ * when the last worker using the plugin stops. On a `Client`, the plugin sets the same data converter.
+ *
+ * Workflows: with `workflowsPath`, the worker bundles that module's workflows and mcp-turns' together
+ * at start; with neither `workflowsPath` nor `workflowBundle`, mcp-turns' alone; a `workflowBundle`
+ * of the team's own must export `chatTurn` and `chatBatch` from `mcp-turns/workflows` itself.
+ */
+export class McpTurnsPlugin extends SimplePlugin {
+  /** The loaded worker config. */
+  readonly config: WorkerConfig;
+  private readonly claudeClient: Anthropic;
+  private readonly payloads: Pick<WorkerOptions, 'dataConverter' | 'interceptors'>;
+  private pool?: McpPool;
+  /** Workers configured with the pool and not yet stopped: the pool closes when the last one stops. */
+  private poolUsers = 0;
+  /** Claude queues of the workers this plugin runs: they pass through untouched when the plugin sits on the connection. */
+  private readonly ownClaudeQueues = new Set<string>();
+
+  /** Loads the config and makes the Claude client now, so a bad config or a missing key fails here. */
+  constructor(options: McpTurnsPluginOptions = {}) {
+    const config = typeof options.config === 'object' ? options.config : loadWorkerConfig(options.config);
+    const payloads = payloadWorkerOptions(options.dataConverter ?? dataConverterFromEnv());
+    super({
+      name: 'mcp-turns',
+      dataConverter: payloads.dataConverter,
+      workerInterceptors: payloads.interceptors,
+    });
+    this.config = config;
+    this.payloads = payloads;
+    this.claudeClient = options.claudeClient ?? createClaudeClient();
+  }
+
+  /** The MCP pool, made on the first worker (the Runtime, whose logger and meter it uses, exists by then). */
+  private mcpPool(): McpPool {
+    if (!this.pool) {
+      const runtime = Runtime.instance();
+      this.pool = new McpPool(this.config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
+    }
+    return this.pool;
+  }
+
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    if (this.ownClaudeQueues.has(options.taskQueue)) return options;
+    const configured = super.configureWorker(options);
+    this.poolUsers++;
+    return {
+      ...configured,
+      ...withTurnWorkflows(configured),
+      activities: { ...configured.activities, ...turnQueueActivities(this.mcpPool(), this.config.claude) },
+    };
+  }
+
+  override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    const configured = super.configureReplayWorker(options);
+    return { ...configured, ...withTurnWorkflows(configured) };
+  }
+
+  /** Runs the worker and, beside it, the Claude-queue worker; a failure of either stops both. */
+  override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    if (this.ownClaudeQueues.has(worker.options.taskQueue)) return next(worker);
+    const queue = claudeTaskQueue(worker.options.taskQueue);
+    this.ownClaudeQueues.add(queue);
+    try {
+      const claudeWorker = await Worker.create({
+        ...(worker.connection ? { connection: worker.connection } : {}),
+        namespace: worker.options.namespace,
+        ...this.payloads,
+        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude),
+      });
+      const stop = (w: Worker): void => {
+        if (w.getState() === 'RUNNING') w.shutdown();
+      };
+      const ended = await Promise.allSettled([
+        next(worker).finally(() => stop(claudeWorker)),
+        claudeWorker.run().finally(() => stop(worker)),
+      ]);
+      for (const e of ended) if (e.status === 'rejected') throw e.reason;
+    } finally {
+      this.ownClaudeQueues.delete(queue);
+      if (--this.poolUsers === 0 && this.pool) {
+        const pool = this.pool;
+        this.pool = undefined;
+        await pool.close();
+      }
+    }
+  }
+}
+
+/** The workflow source of a worker with mcp-turns' workflows added (see {@link McpTurnsPlugin}). */
+function withTurnWorkflows(
+  options: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'>,
+): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'> {
+  if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
+  if (options.workflowsPath) return combinedWorkflowsOptions(options.workflowsPath, options.bundlerOptions);
+  return { workflowsPath: workflowsPath() };
+}
