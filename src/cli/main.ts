@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import { packageRoot } from '../temporal/project-paths';
+import { packageRoot, stateDir } from '../temporal/project-paths';
+import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
 import { approvalsCommand } from './commands/approvals';
 import { authCommand } from './commands/auth';
@@ -23,7 +24,12 @@ function version(): string {
 export function buildProgram(): Command {
   const program = new Command('mcp-turns')
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
-    .version(version());
+    .version(version())
+    .option('--state-dir <dir>', `where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else ${stateDir()})`)
+    .hook('preAction', (cmd) => {
+      const dir = (cmd.opts() as { stateDir?: string }).stateDir;
+      if (dir) process.env.MCP_TURNS_HOME = path.resolve(dir);
+    });
   program.addCommand(serverCommand());
   program.addCommand(workerCommand());
   program.addCommand(runCommand());
@@ -42,11 +48,9 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
   } catch (err) {
-    if (err instanceof CliError) {
-      console.error(`mcp-turns: ${err.message}`);
-      for (const line of err.lines) console.error(`  ${line}`);
-      process.exit(err.exitCode);
-    }
-    throw err;
+    const failure = err instanceof CliError ? err : new CliError(causeChain(err));
+    console.error(`mcp-turns: ${failure.message}`);
+    for (const line of failure.lines) console.error(`  ${line}`);
+    process.exit(failure.exitCode);
   }
 }

@@ -53,3 +53,8 @@ const CLI_TYPE_NAMES: Record<string, string> = {
 export function searchAttributeCliArgs(): string[] {
   return SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=${CLI_TYPE_NAMES[k.type]}`]);
 }
+
+/** `temporal operator search-attribute create` wants `--name Name --type Type` per attribute. */
+export function searchAttributeCreateArgs(keys: readonly (typeof SEARCH_ATTRIBUTES)[number][] = SEARCH_ATTRIBUTES): string[] {
+  return keys.flatMap((k) => ['--name', k.name, '--type', CLI_TYPE_NAMES[k.type]!]);
+}

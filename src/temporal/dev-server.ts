@@ -15,7 +15,7 @@ import { devServerDynamicConfigArgs, devServerEnv } from './dev-server-tuning';
 export interface DevServerOptions {
   /** gRPC port. @default 7233 */
   port?: number;
-  /** Web UI port. @default 8233 */
+  /** Web UI port. @default the gRPC port + 1000 (the Temporal CLI's own pairing: 7233 → 8233) */
   uiPort?: number;
   /** SQLite file; undefined = in-memory (tests). */
   dbFile?: string;
@@ -31,6 +31,13 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** More `temporal server start-dev` arguments. */
   extraArgs?: string[];
+  /** Register mcp-turns' search attributes at start. @default true */
+  searchAttributes?: boolean;
+  /**
+   * Run the server in its own process group with its output appended to `logFile`, so it keeps
+   * running after this process exits (a later command reuses it). @default attached: output to `onLog`
+   */
+  background?: { logFile: string };
 }
 
 export interface DevServer {
@@ -89,7 +96,7 @@ function checkDbWritable(dbFile: string): void {
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
   const port = opts.port ?? 7233;
-  const uiPort = opts.uiPort ?? 8233;
+  const uiPort = opts.uiPort ?? port + 1000;
   const address = `${ip}:${port}`;
   if (opts.dbFile) checkDbWritable(opts.dbFile);
   for (const [what, p] of [['gRPC', port], ['UI', uiPort]] as const) {
@@ -104,32 +111,43 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     '--namespace', opts.namespace ?? 'default',
     '--log-level', 'warn',
     ...(opts.dbFile ? ['--db-filename', opts.dbFile] : []),
-    ...searchAttributeCliArgs(),
+    ...(opts.searchAttributes === false ? [] : searchAttributeCliArgs()),
     ...devServerDynamicConfigArgs(),
     ...(opts.extraArgs ?? []),
   ];
-  const child: ChildProcess = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], env: devServerEnv() });
   const tail: string[] = [];
-  const onData = (buf: Buffer): void => {
-    for (const line of buf.toString('utf8').split('\n')) {
-      if (!line.trim()) continue;
-      tail.push(line);
-      if (tail.length > 20) tail.shift();
-      opts.onLog?.(line);
-    }
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
+  let child: ChildProcess;
+  if (opts.background) {
+    fs.mkdirSync(path.dirname(opts.background.logFile), { recursive: true });
+    const log = fs.openSync(opts.background.logFile, 'a');
+    child = spawn(cli, args, { stdio: ['ignore', log, log], env: devServerEnv(), detached: true });
+    fs.closeSync(log);
+    child.unref();
+  } else {
+    child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], env: devServerEnv() });
+    const onData = (buf: Buffer): void => {
+      for (const line of buf.toString('utf8').split('\n')) {
+        if (!line.trim()) continue;
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+        opts.onLog?.(line);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+  }
+  const lastLines = (): string =>
+    (opts.background ? fs.readFileSync(opts.background.logFile, 'utf8').trim().split('\n').slice(-5) : tail.slice(-5)).join(' | ');
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let hasExited = false;
   void exited.then(() => (hasExited = true));
 
   const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
   while (!(await temporalAnswers(address, 1000))) {
-    if (hasExited) throw new DevServerError(`temporal server exited during start-up: ${tail.slice(-5).join(' | ')}`);
+    if (hasExited) throw new DevServerError(`temporal server exited during start-up: ${lastLines()}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new DevServerError(`temporal server did not answer on ${address} in time: ${tail.slice(-5).join(' | ')}`);
+      throw new DevServerError(`temporal server did not answer on ${address} in time: ${lastLines()}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }

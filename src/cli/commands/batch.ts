@@ -2,12 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
-import { connectOrFail } from '../connect';
 import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
 import { parseBatchLines } from '../../schemas/batch-lines';
 import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { batchSummary, resultLine, type ResultLine } from '../batch-results';
+import { openTurnStack } from '../turn-stack';
+import { withSearchAttributeFix } from '../search-attribute-fix';
 
 interface BatchOptions {
   concurrency: string;
@@ -17,6 +18,7 @@ interface BatchOptions {
   taskQueue?: string;
   address?: string;
   namespace?: string;
+  config?: string;
 }
 
 function readResults(file: string): ResultLine[] {
@@ -45,6 +47,7 @@ export function batchCommand(): Command {
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
+    .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
     .action(async (file: string, opts: BatchOptions) => {
       const concurrency = parsePositiveInt(opts.concurrency, '--concurrency');
       let text: string;
@@ -69,7 +72,16 @@ export function batchCommand(): Command {
       // Rewrite the file with whole lines only, so a line cut short by a crash does not linger.
       fs.writeFileSync(out, lines.map((l) => JSON.stringify(l) + '\n').join(''));
 
-      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      const taskQueue = taskQueueFromEnv(opts.taskQueue);
+      const stack = await openTurnStack({
+        address: opts.address,
+        namespace: opts.namespace,
+        taskQueue,
+        config: opts.config,
+        runWorker: true,
+        say: (line) => console.error(line),
+      });
+      const { client } = stack;
       const tty = process.stderr.isTTY;
       const bar = tty
         ? new SingleBar(
@@ -87,11 +99,11 @@ export function batchCommand(): Command {
       let waitingShown = '';
       const approvals = { approved: 0, denied: 0, timed_out: 0 };
       try {
-        await runBatch(client, {
+        const batch = runBatch(client, {
           name,
           items,
           concurrency,
-          taskQueue: taskQueueFromEnv(opts.taskQueue),
+          taskQueue,
           alreadyReported: reported,
           onResult: (o: BatchItemOutcome) => {
             const line = resultLine(o);
@@ -115,9 +127,12 @@ export function batchCommand(): Command {
             }
           },
         });
+        await stack.whileWorking(batch).catch(async (err: unknown) => {
+          throw await withSearchAttributeFix(err, `batch ${name}`, client, stack.address);
+        });
       } finally {
         bar?.stop();
-        await client.connection.close();
+        await stack.close();
       }
       console.log(batchSummary(lines, out));
       const decided = approvals.approved + approvals.denied + approvals.timed_out;

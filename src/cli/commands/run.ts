@@ -1,14 +1,15 @@
 import { Command } from 'commander';
 import { WorkflowFailedError } from '@temporalio/client';
-import { connectOrFail } from '../connect';
 import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
-import { ChatTurnInputError, type ChatTurnInput } from '../../schemas/turn-input';
+import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
 import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
 import { describeFailure } from '../../client/describe-failure';
+import { openTurnStack } from '../turn-stack';
+import { withSearchAttributeFix } from '../search-attribute-fix';
 import { ApprovalPrompt } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
 
@@ -25,6 +26,7 @@ interface RunOptions {
   address?: string;
   namespace?: string;
   as?: string;
+  config?: string;
 }
 
 /**
@@ -74,25 +76,37 @@ export function runCommand(): Command {
     .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
+    .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
     .action(async (question: string, opts: RunOptions) => {
       const input: ChatTurnInput = { question, format: opts.format };
       if (opts.server) input.servers = opts.server;
       if (opts.maxSteps) input.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
       if (opts.model) input.model = opts.model;
       if (opts.system) input.system = opts.system;
-      const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      try {
+        parseChatTurnInput(input);
+      } catch (err) {
+        if (err instanceof ChatTurnInputError) throw new CliError(err.message, 2);
+        throw err;
+      }
+      const taskQueue = taskQueueFromEnv(opts.taskQueue);
+      const stack = await openTurnStack({
+        address: opts.address,
+        namespace: opts.namespace,
+        taskQueue,
+        config: opts.config,
+        runWorker: opts.wait,
+        say: (line) => console.error(line),
+      });
+      const { client, address, namespace } = stack;
       try {
         let handle: ChatTurnHandle;
         try {
-          handle = await startChatTurn(client, input, {
-            taskQueue: taskQueueFromEnv(opts.taskQueue),
-            ...(opts.id ? { workflowId: opts.id } : {}),
-          });
+          handle = await startChatTurn(client, input, { taskQueue, ...(opts.id ? { workflowId: opts.id } : {}) });
         } catch (err) {
-          if (err instanceof ChatTurnInputError) throw new CliError(err.message, 2);
-          throw err;
+          throw await withSearchAttributeFix(err, 'the turn', client, address);
         }
-        const link = workflowUrl(address, namespace, handle.workflowId);
+        const link = workflowUrl(address, namespace, handle.workflowId, stack.uiUrl);
         if (!opts.wait) {
           console.log(opts.json ? JSON.stringify({ workflowId: handle.workflowId, url: link }) : `started ${handle.workflowId}\n${link}`);
           return;
@@ -111,7 +125,7 @@ export function runCommand(): Command {
         const follow = followProgress(handle, () => finished, !opts.json && process.stderr.isTTY === true, approvals);
         let result: ChatTurnResult;
         try {
-          result = await handle.result();
+          result = await stack.whileWorking(handle.result());
         } catch (err) {
           if (err instanceof WorkflowFailedError) throw new CliError(`turn ${handle.workflowId} failed: ${describeFailure(err)}`);
           throw err;
@@ -122,7 +136,7 @@ export function runCommand(): Command {
         }
         console.log(opts.json ? JSON.stringify(result, null, 2) : renderResult(result, link));
       } finally {
-        await client.connection.close();
+        await stack.close();
       }
     });
 }

@@ -3,20 +3,41 @@ import { Command } from 'commander';
 import { startDevServer, portIsOpen, temporalAnswers, DevServerError } from '../../temporal/dev-server';
 import { stateDir } from '../../temporal/project-paths';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
+import { readDevServerRecord, removeDevServerRecord, writeDevServerRecord } from '../../temporal/dev-server-record';
+import { processAlive } from '../../temporal/process-alive';
 import { CliError, parsePort } from '../cli-error';
+
+/** Stops the dev server mcp-turns started at `address` (SIGTERM, then SIGKILL after 15 s). */
+async function stopRecordedServer(address: string): Promise<void> {
+  const record = readDevServerRecord(address);
+  if (!record) throw new CliError(`no dev server started by mcp-turns runs on ${address} (records in ${stateDir()})`);
+  process.kill(record.pid, 'SIGTERM');
+  const deadline = Date.now() + 15_000;
+  while (processAlive(record.pid)) {
+    if (Date.now() > deadline) process.kill(record.pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  removeDevServerRecord(address);
+  console.log(`Stopped the Temporal dev server on ${address} (pid ${record.pid}); its database ${record.dbFile ?? ''} is kept.`);
+}
 
 export function serverCommand(): Command {
   return new Command('server')
     .description('start the Temporal dev server (persistent SQLite, Web UI, mcp-turns search attributes)')
     .option('--port <port>', 'gRPC port', '7233')
-    .option('--ui-port <port>', 'Web UI port', '8233')
+    .option('--ui-port <port>', 'Web UI port (default: the gRPC port + 1000)')
     .option('--ip <ip>', 'address to bind', '127.0.0.1')
-    .option('--db <file>', 'SQLite file (default: .mcp-turns/temporal.db)')
+    .option('--db <file>', 'SQLite file (default: <state dir>/temporal.db)')
     .option('--verbose', "print the server's own log")
-    .action(async (opts: { port: string; uiPort: string; ip: string; db?: string; verbose?: boolean }) => {
+    .option('--stop', 'stop the dev server that `run` or `batch` started in the background on --port')
+    .action(async (opts: { port: string; uiPort?: string; ip: string; db?: string; verbose?: boolean; stop?: boolean }) => {
       const port = parsePort(opts.port, '--port');
-      const uiPort = parsePort(opts.uiPort, '--ui-port');
+      const uiPort = opts.uiPort === undefined ? port + 1000 : parsePort(opts.uiPort, '--ui-port');
       const address = `${opts.ip}:${port}`;
+      if (opts.stop) {
+        await stopRecordedServer(address);
+        return;
+      }
       if (await portIsOpen(opts.ip, port)) {
         if (await temporalAnswers(address)) {
           console.log(`A Temporal server already answers on ${address}; reusing it.`);
@@ -38,6 +59,7 @@ export function serverCommand(): Command {
         if (err instanceof DevServerError) throw new CliError(err.message);
         throw err;
       }
+      writeDevServerRecord({ pid: server.pid!, address: server.address, uiUrl: server.uiUrl, dbFile, startedAt: new Date().toISOString() });
       console.log(`Temporal dev server on ${server.address} (db ${dbFile})`);
       console.log(`Search attributes: ${SEARCH_ATTRIBUTES.map((k) => k.name).join(', ')}`);
       console.log(`Temporal Web UI: ${server.uiUrl}`);
@@ -51,6 +73,7 @@ export function serverCommand(): Command {
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
       const code = await server.exited;
+      removeDevServerRecord(server.address);
       if (!stopping) throw new CliError(`the Temporal dev server exited unexpectedly (code ${code})`);
     });
 }

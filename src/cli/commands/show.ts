@@ -3,6 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { getTurnTranscript } from '../../client/turn-transcript';
 import { workflowUrl } from '../../client/ui-link';
+import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
 
@@ -27,7 +28,7 @@ export function showCommand(): Command {
         const lines = [`Turn ${t.workflowId} · ${t.status} · started ${t.startTime}${t.closeTime ? ` · closed ${t.closeTime}` : ''}`];
         if (t.question) lines.push(`Question: ${t.question}`, '');
         if (t.result) {
-          lines.push(renderResult(t.result, workflowUrl(address, namespace, workflowId)));
+          lines.push(renderResult(t.result, workflowUrl(address, namespace, workflowId, readDevServerRecord(address)?.uiUrl)));
         } else if (t.progress) {
           const p = t.progress;
           lines.push(`Now: ${p.phase}, step ${p.step} · ${p.usage.inputTokens} in / ${p.usage.outputTokens} out tokens`);

@@ -1,0 +1,153 @@
+/**
+ * What `run` and `batch` need before they start work, in one command: a Temporal server (the one
+ * configured; on this machine, started in the background when none answers, and left running for
+ * the next command) and a worker (one already polling the task queue, else one in this process for
+ * the command's duration). Each step says on stderr what it found or started.
+ */
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { liveWorkflowPollers } from '../client/task-queue-pollers';
+import { loadConnectConfig, type ConnectOverrides } from '../temporal/connection';
+import { DevServerError, portIsOpen, startDevServer, temporalAnswers } from '../temporal/dev-server';
+import {
+  isLoopbackAddress,
+  readDevServerRecord,
+  removeDevServerRecord,
+  splitAddress,
+  writeDevServerRecord,
+} from '../temporal/dev-server-record';
+import { stateDir } from '../temporal/project-paths';
+import { CliError } from './cli-error';
+import { connectOrFail } from './connect';
+import {
+  inProcessWorkerSetup,
+  startInProcessWorker,
+  type InProcessWorker,
+  type InProcessWorkerSetup,
+} from './in-process-worker';
+
+export interface TurnStackOptions extends ConnectOverrides {
+  taskQueue: string;
+  /** The worker config for a worker in this process (`--config`; else `MCP_TURNS_CONFIG`). */
+  config?: string;
+  /** Run a worker in this process when none polls the queue (false: the work waits for one). */
+  runWorker: boolean;
+  /** Where the lines saying what was found or started go. */
+  say: (line: string) => void;
+}
+
+export interface TurnStack {
+  client: Client;
+  address: string;
+  namespace: string;
+  /** The Web UI of the server in use when mcp-turns started it (links guess from the address otherwise). */
+  uiUrl?: string;
+  /** Waits for `work`, failing early if the in-process worker fails meanwhile. */
+  whileWorking<T>(work: Promise<T>): Promise<T>;
+  /** Stops the in-process worker and closes the connection; a dev server started here keeps running. */
+  close(): Promise<void>;
+}
+
+/** Starts the dev server in the background at `address`, records it and says so. */
+async function startBackgroundDevServer(
+  address: string,
+  namespace: string,
+  say: (line: string) => void,
+): Promise<{ stop(): Promise<void> }> {
+  const { host, port } = splitAddress(address)!;
+  const ip = host === 'localhost' || host === '0.0.0.0' ? '127.0.0.1' : host;
+  if (await portIsOpen(ip, port))
+    throw new CliError(`port ${port} on ${ip} is in use by something that is not a Temporal server`);
+  const dir = stateDir();
+  const dbFile = path.join(dir, 'temporal.db');
+  const logFile = path.join(dir, 'temporal-server.log');
+  say(`No Temporal server answers on ${address}: starting the dev server in the background…`);
+  let server;
+  try {
+    server = await startDevServer({ ip, port, namespace, dbFile, background: { logFile }, onLog: say });
+  } catch (err) {
+    if (err instanceof DevServerError) throw new CliError(err.message);
+    throw err;
+  }
+  writeDevServerRecord({
+    pid: server.pid!,
+    address,
+    uiUrl: server.uiUrl,
+    dbFile,
+    logFile,
+    startedAt: new Date().toISOString(),
+  });
+  say(
+    `Temporal dev server on ${address} (Web UI ${server.uiUrl}; database ${dbFile}; log ${logFile}). ` +
+      `It keeps running for the next commands; \`mcp-turns server --stop --port ${port}\` stops it.`,
+  );
+  return {
+    async stop() {
+      await server.stop();
+      removeDevServerRecord(address);
+    },
+  };
+}
+
+/** Finds or starts the server and the worker; see the file comment. */
+export async function openTurnStack(opts: TurnStackOptions): Promise<TurnStack> {
+  const { connectionOptions, namespace } = loadConnectConfig(opts);
+  const address = connectionOptions.address ?? '';
+  const plain = !connectionOptions.tls && !connectionOptions.apiKey;
+  let setup: InProcessWorkerSetup | undefined;
+  let startedServer: { stop(): Promise<void> } | undefined;
+  if (plain && isLoopbackAddress(address) && !(await temporalAnswers(address))) {
+    // A fresh server has no worker: check the worker's config before starting anything.
+    if (opts.runWorker) setup = inProcessWorkerSetup(opts.config);
+    startedServer = await startBackgroundDevServer(address, namespace, opts.say);
+  }
+  let client: Client | undefined;
+  let worker: InProcessWorker | undefined;
+  try {
+    ({ client } = await connectOrFail({
+      address: opts.address,
+      namespace: opts.namespace,
+      profile: opts.profile,
+    }));
+    const pollers = await liveWorkflowPollers(client, opts.taskQueue);
+    if (pollers.length) {
+      if (opts.config) {
+        opts.say(
+          `A worker already polls task queue ${opts.taskQueue} (${pollers.map((p) => p.identity).join(', ')}): ` +
+            'it runs the work with its own config; --config is not used.',
+        );
+      }
+    } else if (opts.runWorker) {
+      setup ??= inProcessWorkerSetup(opts.config);
+      const servers = setup.config.servers.map((s) => s.name);
+      opts.say(
+        `No worker polls task queue ${opts.taskQueue}: running one in this process until the command ends ` +
+          `(config ${setup.config.source}; MCP servers: ${servers.join(', ') || 'none'}).`,
+      );
+      worker = await startInProcessWorker(setup, { address, namespace, taskQueue: opts.taskQueue });
+    } else {
+      opts.say(
+        `No worker polls task queue ${opts.taskQueue}: the work waits until one does (\`mcp-turns worker\`).`,
+      );
+    }
+  } catch (err) {
+    await client?.connection.close();
+    // Nothing was started on it yet: a server started for this command goes with the command's failure.
+    await startedServer?.stop();
+    throw err;
+  }
+  const record = readDevServerRecord(address);
+  const inProcess = worker;
+  const connected = client;
+  return {
+    client: connected,
+    address,
+    namespace,
+    ...(record ? { uiUrl: record.uiUrl } : {}),
+    whileWorking: (work) => (inProcess ? Promise.race([work, inProcess.failed]) : work),
+    async close() {
+      await inProcess?.stop();
+      await connected.connection.close();
+    },
+  };
+}
