@@ -2,13 +2,13 @@
  * Against a server whose namespace lacks mcp-turns' search attributes, `run` and `batch` print the
  * cause and the exact command that fixes it, and that command does fix it. UI links follow the
  * server in use: `demo --port P` reusing a server not started by mcp-turns links to port P + 1000
- * (the Temporal CLI's pairing), never to 8233.
+ * (the Temporal CLI's pairing), never to 8233. A demo that fails stops the dev server it started.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { portIsOpen, startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { runCli } from '../support/cli';
@@ -28,6 +28,10 @@ beforeAll(async () => {
   server = await startDevServer({ port, searchAttributes: false, cliPath: cli });
   stub = await startStubModel({
     scenarios: {
+      broken: {
+        steps: [{ content: [{ type: 'text', text: 'x' }] }],
+        faults: [{ step: 0, status: 400, times: -1, message: 'refused' }],
+      },
       plain: {
         steps: [{ content: [{ type: 'text', text: 'plain answer' }] }],
         formatter: { conversation: [{ type: 'text', content: 'plain answer' }] },
@@ -93,4 +97,17 @@ it('run and batch print the missing search attribute and the command that regist
     new RegExp(`Temporal UI: http://127\\.0\\.0\\.1:${port + 1000}/namespaces/default/workflows/demo-`),
   );
   expect(demo.stdout).not.toContain(':8233');
+});
+
+it('a demo whose turn fails stops the dev server it started', async () => {
+  const demoPort = await freePort();
+  const demo = await runCli(['demo', '--port', String(demoPort), '--model', 'broken'], {
+    env: { ...env, ANTHROPIC_API_KEY: 'test' },
+    timeoutMs: 90_000,
+  });
+  expect(demo.code).toBe(1);
+  expect(demo.stdout).toContain(`Temporal dev server on 127.0.0.1:${demoPort}`);
+  expect(demo.stderr).toMatch(/^mcp-turns: .*Claude API 400 invalid_request_error: refused/m);
+  expect(await portIsOpen('127.0.0.1', demoPort)).toBe(false);
+  expect(await portIsOpen('127.0.0.1', demoPort + 1000)).toBe(false);
 });
