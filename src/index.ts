@@ -15,6 +15,22 @@ export {
 export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
 export { getTurnTranscript, type TurnTranscript } from './client/turn-transcript';
 export {
+  startConversation,
+  sendMessage,
+  submitMessage,
+  getConversation,
+  cancelCurrentTurn,
+  closeConversation,
+  newConversationId,
+  type ConversationHandle,
+  type ConversationOptions,
+  type SendMessageOptions,
+  type SentMessage,
+  type ConversationView,
+} from './client/conversation-client';
+export type { ConversationInput, ConversationMessage, MessageOutcome, ConversationStatus, TurnOptions } from './core/conversation';
+export type { CompactionPolicy, CompactionReport } from './core/compaction';
+export {
   listPendingApprovals,
   approveToolCall,
   denyToolCall,

@@ -3,14 +3,20 @@
  * turn as a child workflow with `executeChild(chatTurn, { args: [input] })`; query or update a turn
  * with the handler definitions. The worker must register these workflows (`McpTurnsPlugin` does).
  */
-export { chatTurn, chatBatch } from '../../workflows/index';
+export { chatTurn, chatBatch, conversation } from '../../workflows/index';
 export {
   turnProgressQuery,
   batchProgressQuery,
   pendingApprovalsQuery,
   decideUpdate,
+  sendMessageUpdate,
+  conversationStatusQuery,
+  conversationTranscriptQuery,
+  cancelCurrentTurnSignal,
+  closeConversationSignal,
 } from '../core/workflow-handlers';
 export type { ChatTurnInput } from '../schemas/turn-input';
 export type { ChatTurnResult, TurnProgress, TurnStopReason } from '../core/turn-result';
 export type { BatchInput, BatchProgress } from '../core/batch';
 export type { ApprovalDecision, ApprovalRecord } from '../core/approvals';
+export type { ConversationInput, ConversationMessage, MessageOutcome, ConversationStatus, TurnOptions } from '../core/conversation';
