@@ -1,0 +1,68 @@
+/**
+ * The one data converter of mcp-turns: the client, the CLI, batch and every worker use it, so a
+ * payload one of them stores is one the others can read. It is Temporal's default converter with
+ * External Storage: payloads the selector picks (payload-selector.ts) go to the configured driver
+ * and history keeps a small reference. With storage off it keeps everything inline and refuses a
+ * payload over Temporal's limit with a line that says how to fix it (payload-limit.ts).
+ */
+import { ExternalStorage, type DataConverter, type StorageDriver } from '@temporalio/common';
+import { FsStorageDriver } from './fs-storage-driver';
+import { NoStorageDriver, payloadLimitSelector, TEMPORAL_PAYLOAD_LIMIT } from './payload-limit';
+import { smallestStoredSize, storedPayloadSelector } from './payload-selector';
+import { S3StorageDriver } from './s3-storage-driver';
+import { storageConfigFromEnv, type StorageConfig, type StorageLocation } from './storage-config';
+
+/** The driver for a location; `undefined` for `none`. */
+export function createStorageDriver(location: StorageLocation): FsStorageDriver | S3StorageDriver | undefined {
+  switch (location.kind) {
+    case 'none':
+      return undefined;
+    case 'fs':
+      return new FsStorageDriver(location.dir);
+    case 's3': {
+      const { kind: _kind, ...options } = location;
+      return new S3StorageDriver(options);
+    }
+  }
+}
+
+/**
+ * A data converter for `config`; `driver` replaces the one the location would make (tests use it to
+ * count what was stored).
+ */
+export function createDataConverter(config: StorageConfig, driver: StorageDriver | undefined = createStorageDriver(config.location)): DataConverter {
+  if (!driver) {
+    return {
+      externalStorage: new ExternalStorage({
+        drivers: [new NoStorageDriver()],
+        driverSelector: payloadLimitSelector(TEMPORAL_PAYLOAD_LIMIT),
+        payloadSizeThreshold: TEMPORAL_PAYLOAD_LIMIT,
+      }),
+    };
+  }
+  return {
+    externalStorage: new ExternalStorage({
+      drivers: [driver],
+      driverSelector: storedPayloadSelector(driver, config),
+      payloadSizeThreshold: smallestStoredSize(config),
+    }),
+  };
+}
+
+/** True when the converter stores payloads (false: storage is `none`). */
+export function storesPayloads(dataConverter: DataConverter): boolean {
+  return dataConverter.externalStorage?.drivers.some((d) => !(d instanceof NoStorageDriver)) ?? false;
+}
+
+let shared: { key: string; dataConverter: DataConverter } | undefined;
+
+/**
+ * This process's data converter, from its environment (storage-config.ts). Made once per process
+ * and per setting, so a client and a worker in one process share it.
+ * Throws {@link StorageConfigError} for a bad setting.
+ */
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter {
+  const key = JSON.stringify([env.MCP_TURNS_HOME, env.MCP_TURNS_STORAGE, env.MCP_TURNS_STORAGE_THRESHOLD, env.MCP_TURNS_STORAGE_SEGMENT_THRESHOLD]);
+  if (shared?.key !== key) shared = { key, dataConverter: createDataConverter(storageConfigFromEnv(env)) };
+  return shared.dataConverter;
+}

@@ -1,0 +1,147 @@
+/**
+ * External Storage in an S3-compatible bucket (AWS S3, MinIO, Versity's gateway, ...): one object
+ * per payload at `<prefix><key>`, keyed by content (see stored-payload.ts). A payload already there
+ * is not uploaded again; when its object is older than `refreshAfterMs` it is copied onto itself
+ * (server side, no upload) so that a lifecycle rule that expires objects by age counts from the last
+ * time a payload was sent. Credentials come from the AWS SDK's own chain (AWS_ACCESS_KEY_ID /
+ * AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles): they are never part of the configuration
+ * string, a claim or a log line.
+ */
+import {
+  CopyObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import type {
+  Payload,
+  StorageDriver,
+  StorageDriverClaim,
+  StorageDriverRetrieveContext,
+  StorageDriverStoreContext,
+} from '@temporalio/common';
+import { claimedKey, storeEachOnce, StoredPayloadError, verifiedPayload, type EncodedPayload, type StoreCounts } from './stored-payload';
+
+/** The driver name written into every reference this driver's claims produce. */
+export const S3_DRIVER_NAME = 'mcp-turns-s3';
+
+/** A day: objects reused after this long are copied onto themselves to restart their age. */
+export const DEFAULT_REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
+
+export interface S3StorageOptions {
+  bucket: string;
+  /** Prefix of every object key, e.g. `mcp-turns/`. @default "" */
+  prefix?: string;
+  /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:7070`. @default AWS S3 */
+  endpoint?: string;
+  /** @default AWS_REGION, else us-east-1 */
+  region?: string;
+  /** Address buckets as `<endpoint>/<bucket>` (most self-hosted servers need it). @default false */
+  forcePathStyle?: boolean;
+  /** Explicit credentials; @default the AWS SDK's chain (environment, profile, instance role) */
+  credentials?: S3ClientConfig['credentials'];
+  /** @default {@link DEFAULT_REFRESH_AFTER_MS} */
+  refreshAfterMs?: number;
+}
+
+function httpStatus(err: unknown): number | undefined {
+  return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
+export class S3StorageDriver implements StorageDriver {
+  readonly name = S3_DRIVER_NAME;
+  readonly type = 'mcp-turns.s3';
+  /** Totals since this driver was created. */
+  readonly counts: StoreCounts = { written: 0, reused: 0 };
+  readonly bucket: string;
+  readonly prefix: string;
+  private readonly client: S3Client;
+  private readonly refreshAfterMs: number;
+
+  constructor(options: S3StorageOptions) {
+    this.bucket = options.bucket;
+    this.prefix = options.prefix ?? '';
+    this.refreshAfterMs = options.refreshAfterMs ?? DEFAULT_REFRESH_AFTER_MS;
+    this.client = new S3Client({
+      region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+      ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+      forcePathStyle: options.forcePathStyle ?? false,
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      // Temporal retries the task that needed the payload; one SDK retry covers a dropped connection.
+      maxAttempts: 2,
+    });
+  }
+
+  /** The object key of a content key. */
+  objectKey(key: string): string {
+    return `${this.prefix}${key}`;
+  }
+
+  /** `s3://bucket/prefix`, for messages. */
+  get location(): string {
+    return `s3://${this.bucket}/${this.prefix}`;
+  }
+
+  async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+    return storeEachOnce(payloads, (payload) => this.write(payload, context.abortSignal));
+  }
+
+  async retrieve(context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
+    return Promise.all(claims.map((claim) => this.retrieveOne(claim, context.abortSignal)));
+  }
+
+  /** Closes the HTTP connections. */
+  close(): void {
+    this.client.destroy();
+  }
+
+  private async write({ key, bytes }: EncodedPayload, abortSignal?: AbortSignal): Promise<void> {
+    const Key = this.objectKey(key);
+    let lastModified: Date | undefined;
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), { abortSignal });
+      lastModified = head.LastModified ?? new Date(0);
+    } catch (err) {
+      if (httpStatus(err) !== 404) throw err;
+    }
+    if (lastModified === undefined) {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key, Body: bytes, ContentType: 'application/x-protobuf' }),
+        { abortSignal },
+      );
+      this.counts.written++;
+    } else {
+      if (Date.now() - lastModified.getTime() > this.refreshAfterMs) {
+        await this.client.send(
+          new CopyObjectCommand({
+            Bucket: this.bucket,
+            Key,
+            CopySource: `${this.bucket}/${encodeURIComponent(Key)}`,
+            MetadataDirective: 'REPLACE',
+            ContentType: 'application/x-protobuf',
+          }),
+          { abortSignal },
+        );
+      }
+      this.counts.reused++;
+    }
+  }
+
+  private async retrieveOne(claim: StorageDriverClaim, abortSignal?: AbortSignal): Promise<Payload> {
+    const key = claimedKey(claim, this.name);
+    let bytes: Uint8Array;
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), { abortSignal });
+      if (!object.Body) throw new StoredPayloadError(`stored payload ${key} in ${this.location} has no body`);
+      bytes = await object.Body.transformToByteArray();
+    } catch (err) {
+      if (httpStatus(err) !== 404) throw err;
+      throw new StoredPayloadError(
+        `stored payload ${key} is not in ${this.location}: it expired (lifecycle rule shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)`,
+      );
+    }
+    return verifiedPayload(key, bytes, this.location);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * How a payload is kept in a store: its protobuf encoding, with the metadata keys in sorted order so
+ * that equal payloads always encode to the same bytes. The object's key is the SHA-256 of those
+ * bytes (metadata included: the same data under another encoding is another payload), so a payload
+ * is stored once however often it is sent, and a retrieved object is checked against its key.
+ */
+import { createHash } from 'node:crypto';
+import { StorageDriverClaim, type Payload } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+
+const PayloadProto = temporal.api.common.v1.Payload;
+
+/** The bytes a store keeps for `payload`: equal payloads give equal bytes. */
+export function encodeStoredPayload(payload: Payload): Uint8Array {
+  const metadata = payload.metadata ?? {};
+  const sorted: Record<string, Uint8Array> = {};
+  for (const key of Object.keys(metadata).sort()) sorted[key] = metadata[key]!;
+  return PayloadProto.encode({ ...payload, metadata: sorted }).finish();
+}
+
+/** The payload a store's object holds. */
+export function decodeStoredPayload(bytes: Uint8Array): Payload {
+  return PayloadProto.decode(bytes);
+}
+
+/** The content key of stored bytes: lower-case hex SHA-256. */
+export function contentKey(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** The size Temporal counts for a payload: its protobuf encoding, metadata included. */
+export function payloadSize(payload: Payload): number {
+  return PayloadProto.encode(payload).finish().length;
+}
+
+/** `size` in the unit a person reads: "812 B", "3.0 MiB". */
+export function formatBytes(size: number): string {
+  if (size < 1024) return `${size} B`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KiB`;
+  return `${(size / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** A payload ready for a store: its bytes and their content key. */
+export interface EncodedPayload {
+  key: string;
+  bytes: Uint8Array;
+}
+
+/**
+ * Writes each distinct payload of a batch once (`write` decides whether the store already has it)
+ * and returns one claim per payload, in order: a claim is the content key alone.
+ */
+export async function storeEachOnce(payloads: Payload[], write: (payload: EncodedPayload) => Promise<void>): Promise<StorageDriverClaim[]> {
+  const encoded = payloads.map((payload): EncodedPayload => {
+    const bytes = encodeStoredPayload(payload);
+    return { key: contentKey(bytes), bytes };
+  });
+  const writes = new Map<string, Promise<void>>();
+  for (const e of encoded) if (!writes.has(e.key)) writes.set(e.key, write(e));
+  await Promise.all(writes.values());
+  return encoded.map((e) => new StorageDriverClaim({ key: e.key }));
+}
+
+/** The content key a claim carries, checked to be one (so no path or object name can be smuggled in). */
+export function claimedKey(claim: StorageDriverClaim, driverName: string): string {
+  const key = claim.claimData.key;
+  if (!key || !/^[0-9a-f]{64}$/.test(key)) throw new StoredPayloadError(`not a claim of the ${driverName} driver: ${JSON.stringify(claim.claimData)}`);
+  return key;
+}
+
+/** What a driver's store calls did since it was created. */
+export interface StoreCounts {
+  /** Objects written. */
+  written: number;
+  /** Payloads already stored, not written again. */
+  reused: number;
+}
+
+/** A store's object that is not there, or is not what its key says. */
+export class StoredPayloadError extends Error {
+  override name = 'StoredPayloadError';
+}
+
+/** Decodes an object read back under `key`, refusing bytes whose hash is not the key. */
+export function verifiedPayload(key: string, bytes: Uint8Array, where: string): Payload {
+  const actual = contentKey(bytes);
+  if (actual !== key) throw new StoredPayloadError(`stored payload ${key} in ${where} is corrupt (its content hashes to ${actual})`);
+  return decodeStoredPayload(bytes);
+}

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { defaultPayloadConverter, StorageDriverClaim, type Payload } from '@temporalio/common';
+import { FsStorageDriver } from '../../src/storage/fs-storage-driver';
+import { contentKey, encodeStoredPayload } from '../../src/storage/stored-payload';
+
+const toPayload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
+const ctx = {};
+
+let dir: string;
+let driver: FsStorageDriver;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'storage-fs-'));
+  driver = new FsStorageDriver(dir);
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function filesIn(root: string): string[] {
+  return fs.readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+describe('FsStorageDriver', () => {
+  it('stores a payload as one file named by its content and gives it back unchanged', async () => {
+    const payload = toPayload({ big: 'x'.repeat(300_000) });
+    const [claim] = await driver.store(ctx, [payload]);
+    const key = contentKey(encodeStoredPayload(payload));
+    expect(claim!.claimData).toEqual({ key });
+    expect(filesIn(dir)).toEqual([path.join(dir, key.slice(0, 2), key)]);
+    const [back] = await driver.retrieve(ctx, [claim!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toEqual({ big: 'x'.repeat(300_000) });
+  });
+
+  it('stores the same payload once, however often and by however many drivers it is sent', async () => {
+    const payload = toPayload({ segment: 'same' });
+    const first = await driver.store(ctx, [payload, payload]);
+    const again = await new FsStorageDriver(dir).store(ctx, [toPayload({ segment: 'same' })]);
+    expect(new Set([...first, ...again].map((c) => c.claimData.key)).size).toBe(1);
+    expect(filesIn(dir)).toHaveLength(1);
+    expect(driver.counts).toEqual({ written: 1, reused: 0 });
+  });
+
+  it('keys by the whole payload: metadata order does not matter, metadata content does', () => {
+    const data = new TextEncoder().encode('"v"');
+    const a = { metadata: { encoding: new TextEncoder().encode('json/plain'), extra: new Uint8Array([1]) }, data };
+    const b = { metadata: { extra: new Uint8Array([1]), encoding: new TextEncoder().encode('json/plain') }, data };
+    const c = { metadata: { encoding: new TextEncoder().encode('binary/plain'), extra: new Uint8Array([1]) }, data };
+    expect(contentKey(encodeStoredPayload(a))).toBe(contentKey(encodeStoredPayload(b)));
+    expect(contentKey(encodeStoredPayload(a))).not.toBe(contentKey(encodeStoredPayload(c)));
+  });
+
+  it('restarts the age of a payload sent again, so cleanup by age counts from its last use', async () => {
+    const payload = toPayload('reused');
+    const [claim] = await driver.store(ctx, [payload]);
+    const file = driver.objectPath(claim!.claimData.key!);
+    const old = new Date('2020-01-01T00:00:00Z');
+    fs.utimesSync(file, old, old);
+    await driver.store(ctx, [payload]);
+    expect(fs.statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    expect(driver.counts).toEqual({ written: 1, reused: 1 });
+  });
+
+  it('says which object is missing and the likely reasons', async () => {
+    const key = 'a'.repeat(64);
+    await expect(driver.retrieve(ctx, [new StorageDriverClaim({ key })])).rejects.toThrow(
+      `stored payload ${key} is not in ${dir}: it was deleted (cleanup shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)`,
+    );
+  });
+
+  it('refuses an object whose content is not what its key says', async () => {
+    const [claim] = await driver.store(ctx, [toPayload('original')]);
+    const key = claim!.claimData.key!;
+    fs.writeFileSync(driver.objectPath(key), encodeStoredPayload(toPayload('tampered')));
+    await expect(driver.retrieve(ctx, [claim!])).rejects.toThrow(`stored payload ${key} in ${dir} is corrupt`);
+  });
+
+  it('refuses a claim that is not a content key (no path can be smuggled in)', async () => {
+    await expect(driver.retrieve(ctx, [new StorageDriverClaim({ key: '../../etc/passwd' })])).rejects.toThrow('not a claim of the mcp-turns-fs driver');
+  });
+});
