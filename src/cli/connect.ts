@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { connectClient, loadConnectConfig, type ConnectOverrides } from '../temporal/connection';
 import { CliError } from './cli-error';
+import { StorageConfigError } from '../storage/storage-config';
 
 /** A client for CLI commands; an unreachable server is one clear line. */
 export async function connectOrFail(overrides: ConnectOverrides): Promise<{ client: Client; address: string; namespace: string }> {
@@ -9,6 +10,7 @@ export async function connectOrFail(overrides: ConnectOverrides): Promise<{ clie
   try {
     return { client: await connectClient(overrides), address, namespace };
   } catch (err) {
+    if (err instanceof StorageConfigError) throw new CliError(err.message, 2);
     throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
   }
 }

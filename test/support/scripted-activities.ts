@@ -40,6 +40,7 @@ import { claudeTaskQueue } from '../../src/core/task-queues';
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import type { TokenUsage } from '../../src/core/usage';
+import { dataConverterFromEnv } from '../../src/storage/data-converter';
 import { testClient, testWorker, uniqueQueue } from './temporal';
 
 /** One MCP tool of a script: what `prepareTurn` lists and how `callTool` answers it. */
@@ -441,6 +442,7 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
     taskQueue: claudeTaskQueue(taskQueue),
     activities: claudeActivities,
     maxHeartbeatThrottleInterval: BEAT_MS,
+    dataConverter: dataConverterFromEnv(),
   });
   const running = Promise.all([turnWorker.run(), claudeWorker.run()]);
   const client = await testClient();

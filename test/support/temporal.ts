@@ -1,6 +1,11 @@
-/** Connections to the shared test dev server and workers that use the shared workflow bundle. */
+/**
+ * Connections to the shared test dev server and workers that use the shared workflow bundle, with
+ * mcp-turns' data converter (External Storage as MCP_TURNS_STORAGE says: the run's payload directory).
+ */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
+import { clientStorageOptions } from '../../src/storage/client-storage-options';
+import { dataConverterFromEnv } from '../../src/storage/data-converter';
 
 let runtimeInstalled = false;
 
@@ -23,7 +28,7 @@ export function quietRuntime(): void {
 
 export async function testClient(): Promise<Client> {
   const connection = await Connection.connect({ address: address() });
-  return new Client({ connection, namespace: 'default' });
+  return new Client({ connection, namespace: 'default', ...clientStorageOptions() });
 }
 
 export async function testWorker(
@@ -33,7 +38,7 @@ export async function testWorker(
   const connection = await NativeConnection.connect({ address: address() });
   const codePath = process.env.MCP_TURNS_TEST_BUNDLE;
   if (!codePath) throw new Error('no workflow bundle: run through jest (test/support/global-setup.ts)');
-  const worker = await Worker.create({ connection, namespace: 'default', workflowBundle: { codePath }, ...opts });
+  const worker = await Worker.create({ connection, namespace: 'default', workflowBundle: { codePath }, dataConverter: dataConverterFromEnv(), ...opts });
   return { worker, connection };
 }
 

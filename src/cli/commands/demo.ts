@@ -16,6 +16,7 @@ import { parseConfig } from '../../worker/worker-file';
 import { createClaudeClient } from '../../claude/client';
 import { resolveClaudeConfig } from '../../claude/config';
 import { createTurnWorkers } from '../../worker/turn-worker';
+import { clientStorageOptions } from '../../storage/client-storage-options';
 import { startChatTurn } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
 import { DEFAULT_MODEL } from '../../core/turn-defaults';
@@ -152,7 +153,7 @@ async function runDemoTurn(opts: {
   });
   const clientConnection = await Connection.connect({ address });
   started.add(() => clientConnection.close());
-  const client = new Client({ connection: clientConnection });
+  const client = new Client({ connection: clientConnection, ...clientStorageOptions() });
   const workflowId = `demo-${Date.now().toString(36)}`;
   say(`Running one turn (workflow ${workflowId})…\n`);
   let handle;
