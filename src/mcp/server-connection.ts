@@ -27,6 +27,7 @@ import type { McpLogger } from './logger';
 import { McpOAuthProvider } from './oauth-provider';
 import { LegacySseTransport } from './sse-transport';
 import { ProcessGroupStdioTransport } from './stdio-transport';
+import { traceMcpTransport } from '../tracing/mcp-transport-hook';
 
 const CLIENT_INFO = { name: 'mcp-turns', version: '0.1.0' };
 /** Reconnect backoff after failed connects: 250 ms doubling, at most this. */
@@ -215,7 +216,8 @@ export class ServerConnection {
       );
     });
     try {
-      await Promise.race([client.connect(transport, { timeout: this.config.connectTimeoutMs }), timeout]);
+      const traced = traceMcpTransport(transport, { server: this.config.name, transport: this.config.transport });
+      await Promise.race([client.connect(traced, { timeout: this.config.connectTimeoutMs }), timeout]);
     } catch (err) {
       await transport.close().catch(() => undefined);
       throw transport instanceof ProcessGroupStdioTransport ? await withStderr(err, transport) : err;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { parse } from 'yaml';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -25,8 +25,9 @@ const script = setup.command[0]!.replace(/\$\$/g, '$');
 const attributes = setup.environment.MCP_TURNS_SEARCH_ATTRIBUTES!;
 
 /** A directory holding `temporal`: the CLI the tests resolve, under the name the image has it. */
+const temporalCli = resolveTemporalCli().path;
 const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-setup-job-'));
-fs.symlinkSync(resolveTemporalCli().path, path.join(binDir, 'temporal'));
+fs.symlinkSync(temporalCli, path.join(binDir, 'temporal'));
 
 interface JobRun {
   code: number | null;
@@ -76,8 +77,9 @@ describe("docker-compose's search attribute job", () => {
   });
 
   const uniqueNamespace = (prefix: string): string => `${prefix}-${process.pid}-${Date.now().toString(36)}`;
-  const createNamespace = (namespace: string): Promise<unknown> =>
-    connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+  const createNamespace = (namespace: string): void => {
+    execFileSync(temporalCli, ['operator', 'namespace', 'create', '--address', process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!, '--namespace', namespace]);
+  };
   const customAttributes = async (namespace: string): Promise<string[]> => {
     const listed = await connection.operatorService.listSearchAttributes({ namespace });
     return Object.entries(listed.customAttributes ?? {})
@@ -93,7 +95,7 @@ describe("docker-compose's search attribute job", () => {
     const job = runJob(namespace, 60);
     // The namespace appears only after the job has started asking for it.
     await new Promise((r) => setTimeout(r, 3_000));
-    await createNamespace(namespace);
+    createNamespace(namespace);
     const run = await job;
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -119,7 +121,7 @@ describe("docker-compose's search attribute job", () => {
 
   it('fails at once, creating nothing, when an attribute exists with another type', async () => {
     const namespace = uniqueNamespace('setup-clash');
-    await createNamespace(namespace);
+    createNamespace(namespace);
     // A new namespace may answer "not found" briefly: retry the create like an operator would.
     for (let i = 0; ; i++) {
       try {

@@ -10,6 +10,8 @@ import { taskQueueFromEnv } from '../task-queue';
 import { CliError } from '../cli-error';
 import { installTelemetry } from '../../worker/telemetry';
 import { poolMetrics } from '../../worker/metrics';
+import { startTracingFromEnv } from '../../tracing/start-tracing';
+import { TracingConfigError } from '../../tracing/tracing-settings';
 import { Runtime } from '@temporalio/worker';
 
 export function workerCommand(): Command {
@@ -38,6 +40,13 @@ export function workerCommand(): Command {
       }
       const level = opts.logLevel.toUpperCase();
       if (!['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level)) throw new CliError(`--log-level must be TRACE, DEBUG, INFO, WARN or ERROR, got "${opts.logLevel}"`, 2);
+      let tracing;
+      try {
+        tracing = startTracingFromEnv('mcp-turns-worker');
+      } catch (err) {
+        if (err instanceof TracingConfigError) throw new CliError(err.message, 2);
+        throw err;
+      }
       const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
       installTelemetry({ logLevel: level as 'INFO', ...(metricsAddress ? { metricsAddress } : {}) });
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
@@ -59,6 +68,7 @@ export function workerCommand(): Command {
         claudeClient,
         claudeConfig: config.claude,
         turnWorkerOptions: config.worker,
+        ...(tracing ? { plugins: [tracing.plugin] } : {}),
       });
       const stop = (signal: string): void => {
         console.error(`${signal}: shutting the worker down (in-flight activities finish or are retried elsewhere)`);
@@ -70,12 +80,14 @@ export function workerCommand(): Command {
         `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
           `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
           `workflow code: ${workers.workflowCode}` +
-          (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : ''),
+          (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : '') +
+          (tracing ? `; traces to ${tracing.tracesEndpoint} as ${tracing.serviceName}` : ''),
       );
       try {
         await workers.run();
       } finally {
         await pool.close();
+        await tracing?.shutdown();
         await conn.connection.close();
       }
       console.log('worker stopped');
