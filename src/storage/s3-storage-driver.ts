@@ -1,14 +1,13 @@
 /**
  * External Storage in an S3-compatible bucket (AWS S3, MinIO, Versity's gateway, ...): one object
  * per payload at `<prefix><key>`, keyed by content (see stored-payload.ts). A payload already there
- * is not uploaded again; when its object is older than `refreshAfterMs` it is copied onto itself
- * (server side, no upload) so that a lifecycle rule that expires objects by age counts from the last
- * time a payload was sent. Credentials come from the AWS SDK's own chain (AWS_ACCESS_KEY_ID /
+ * is not uploaded again, unless its object is older than `refreshAfterMs` (a day): then it is written
+ * again, so that a lifecycle rule that expires objects by age counts from the last time a payload
+ * was sent (within a day), not from the first. Credentials come from the AWS SDK's own chain (AWS_ACCESS_KEY_ID /
  * AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles): they are never part of the configuration
  * string, a claim or a log line.
  */
 import {
-  CopyObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
@@ -27,7 +26,7 @@ import { claimedKey, storeEachOnce, StoredPayloadError, verifiedPayload, type En
 /** The driver name written into every reference this driver's claims produce. */
 export const S3_DRIVER_NAME = 'mcp-turns-s3';
 
-/** A day: objects reused after this long are copied onto themselves to restart their age. */
+/** A day: an object reused after this long is written again to restart its age. */
 export const DEFAULT_REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
 
 export interface S3StorageOptions {
@@ -106,27 +105,17 @@ export class S3StorageDriver implements StorageDriver {
     } catch (err) {
       if (httpStatus(err) !== 404) throw err;
     }
-    if (lastModified === undefined) {
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key, Body: bytes, ContentType: 'application/x-protobuf' }),
-        { abortSignal },
-      );
-      this.counts.written++;
-    } else {
-      if (Date.now() - lastModified.getTime() > this.refreshAfterMs) {
-        await this.client.send(
-          new CopyObjectCommand({
-            Bucket: this.bucket,
-            Key,
-            CopySource: `${this.bucket}/${encodeURIComponent(Key)}`,
-            MetadataDirective: 'REPLACE',
-            ContentType: 'application/x-protobuf',
-          }),
-          { abortSignal },
-        );
-      }
+    const fresh = lastModified !== undefined && Date.now() - lastModified.getTime() <= this.refreshAfterMs;
+    if (fresh) {
       this.counts.reused++;
+      return;
     }
+    // Absent, or old enough that an age-based expiry could take it while it is still in use: write it
+    // (again). Rewriting the bytes renews Last-Modified on every S3-compatible server; a server-side
+    // copy onto itself does not on all of them (Versity's gateway keeps the old date).
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: bytes, ContentType: 'application/x-protobuf' }), { abortSignal });
+    if (lastModified === undefined) this.counts.written++;
+    else this.counts.reused++;
   }
 
   private async retrieveOne(claim: StorageDriverClaim, abortSignal?: AbortSignal): Promise<Payload> {

@@ -1,0 +1,138 @@
+/**
+ * The S3-compatible driver against a real S3 server (Versity's gateway, built from its Go module by
+ * the test harness on first use): store, retrieve, one object per distinct payload, the age restarted
+ * on reuse, a clear line for a missing object; then a whole turn with large payloads configured only
+ * through MCP_TURNS_STORAGE and the AWS credential variables, whose objects are in the bucket.
+ */
+import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { defaultPayloadConverter, StorageDriverClaim } from '@temporalio/common';
+import type { Scenario } from '../../src/stub';
+import { startChatTurn } from '../../src/client/chat-turn-client';
+import { S3StorageDriver } from '../../src/storage/s3-storage-driver';
+import { DEFAULT_STORAGE_THRESHOLD } from '../../src/storage/storage-config';
+import { startS3Server, type S3Server } from '../support/s3-server';
+import { startTurnHarness } from '../support/turn-harness';
+import { everythingStdio } from '../support/mcp-servers';
+import { encodedSize, payloadsIn, rawHistoryEvents, storageReference } from '../support/history-payloads';
+
+// The first run on a machine builds the server (minutes); later runs start it in well under a second.
+jest.setTimeout(120_000);
+
+let s3: S3Server;
+beforeAll(async () => {
+  s3 = await startS3Server((line) => console.log(`[s3-server] ${line}`));
+  await s3.createBucket('payloads');
+  await s3.createBucket('turns');
+}, 20 * 60_000);
+afterAll(async () => {
+  await s3?.stop();
+});
+
+const ctx = {};
+const toPayload = (value: unknown) => defaultPayloadConverter.toPayload(value);
+
+function driver(prefix: string, refreshAfterMs?: number): S3StorageDriver {
+  return new S3StorageDriver({
+    bucket: 'payloads',
+    prefix,
+    endpoint: s3.endpoint,
+    region: s3.region,
+    forcePathStyle: true,
+    credentials: s3.credentials,
+    ...(refreshAfterMs !== undefined ? { refreshAfterMs } : {}),
+  });
+}
+
+async function objectKeys(bucket: string, prefix: string): Promise<string[]> {
+  const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  return (listed.Contents ?? []).map((o) => o.Key!);
+}
+
+describe('S3StorageDriver', () => {
+  it('stores a payload as one object under its content key and gives it back unchanged', async () => {
+    const d = driver('roundtrip/');
+    const value = { document: 'x'.repeat(400_000) };
+    const [claim] = await d.store(ctx, [toPayload(value)]);
+    expect(Object.keys(claim!.claimData)).toEqual(['key']);
+    expect(await objectKeys('payloads', 'roundtrip/')).toEqual([`roundtrip/${claim!.claimData.key}`]);
+    const [back] = await driver('roundtrip/').retrieve(ctx, [claim!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toEqual(value);
+    d.close();
+  });
+
+  it('stores the same payload once: within a batch, and when another driver sends it again', async () => {
+    const first = driver('dedupe/');
+    const second = driver('dedupe/');
+    const claims = [...(await first.store(ctx, [toPayload('same'), toPayload('same'), toPayload('other')])), ...(await second.store(ctx, [toPayload('same')]))];
+    expect(await objectKeys('payloads', 'dedupe/')).toHaveLength(2);
+    expect(new Set(claims.map((c) => c.claimData.key)).size).toBe(2);
+    expect(first.counts).toEqual({ written: 2, reused: 0 });
+    expect(second.counts).toEqual({ written: 0, reused: 1 });
+    first.close();
+    second.close();
+  });
+
+  it('restarts the age of an object reused after refreshAfterMs (for an expiry-by-age lifecycle rule)', async () => {
+    const d = driver('refresh/', 0);
+    const [claim] = await d.store(ctx, [toPayload('aging')]);
+    const Key = `refresh/${claim!.claimData.key}`;
+    const before = (await s3.client.send(new HeadObjectCommand({ Bucket: 'payloads', Key }))).LastModified!;
+    await new Promise((r) => setTimeout(r, 1100)); // Last-Modified has one-second resolution
+    await d.store(ctx, [toPayload('aging')]);
+    const after = (await s3.client.send(new HeadObjectCommand({ Bucket: 'payloads', Key }))).LastModified!;
+    expect(after.getTime()).toBeGreaterThan(before.getTime());
+    const [back] = await d.retrieve(ctx, [claim!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toBe('aging');
+    d.close();
+  });
+
+  it('says which object is missing and where it looked', async () => {
+    const d = driver('missing/');
+    const key = 'c'.repeat(64);
+    await expect(d.retrieve(ctx, [new StorageDriverClaim({ key })])).rejects.toThrow(
+      `stored payload ${key} is not in s3://payloads/missing/: it expired (lifecycle rule shorter than the workflow's retention?)`,
+    );
+    d.close();
+  });
+});
+
+describe('a turn on the S3 driver', () => {
+  const BIG = 's'.repeat(300_000);
+  const scenarios: Record<string, Scenario> = {
+    'big-echo': {
+      steps: [
+        { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: BIG } }] },
+        { content: [{ type: 'text', text: 'Echoed it.' }] },
+      ],
+      formatter: { conversation: [{ type: 'text', content: 'echoed' }] },
+    },
+  };
+
+  it('runs with large payloads configured from the environment; every reference is an object in the bucket', async () => {
+    process.env.MCP_TURNS_STORAGE = `s3://turns/chats?endpoint=${encodeURIComponent(s3.endpoint)}&region=${s3.region}&path_style=1`;
+    process.env.AWS_ACCESS_KEY_ID = s3.credentials.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = s3.credentials.secretAccessKey;
+    const h = await startTurnHarness({ scenarios, servers: { everything: everythingStdio({ max_result_bytes: 1_000_000 }) } });
+    try {
+      const handle = await startChatTurn(h.client, { question: 'Echo this', model: 'big-echo', servers: ['everything'] }, { taskQueue: h.taskQueue });
+      const result = await handle.result();
+      expect(result.toolCalls.map((c) => c.isError)).toEqual([false]);
+      expect(JSON.stringify(result.messages)).toContain(`Echo: ${BIG}`);
+
+      const payloads = payloadsIn(await rawHistoryEvents(h.client, handle.workflowId));
+      expect(Math.max(...payloads.filter((p) => !storageReference(p)).map(encodedSize))).toBeLessThan(DEFAULT_STORAGE_THRESHOLD);
+      const references = payloads.map(storageReference).filter((r) => r !== undefined);
+      expect(references.length).toBeGreaterThanOrEqual(3);
+      const inBucket = new Set(await objectKeys('turns', 'chats/'));
+      for (const ref of references) {
+        expect(ref.driverName).toBe('mcp-turns-s3');
+        expect(inBucket.has(`chats/${ref.claimData.key}`)).toBe(true);
+      }
+      // Nothing secret in a claim or anywhere in history.
+      const history = JSON.stringify(await rawHistoryEvents(h.client, handle.workflowId));
+      expect(history).not.toContain(s3.credentials.secretAccessKey);
+    } finally {
+      await h.close();
+    }
+  });
+});
