@@ -15,6 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { startChatTurn } from '../../src/client/chat-turn-client';
 import { startTracingFromEnv, type Tracing } from '../../src/tracing/start-tracing';
+import { clientStorageOptions } from '../../src/storage/client-storage-options';
 import { everythingStdio } from '../support/mcp-servers';
 import { startEverythingHttp, stopChild } from './mcp-fixtures';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
@@ -64,7 +65,7 @@ beforeAll(async () => {
   });
   tracing = startTracingFromEnv('mcp-turns-test-caller', { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })!;
   const connection = await Connection.connect({ address: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS! });
-  client = new Client({ connection, namespace: 'default', plugins: [tracing.plugin] });
+  client = new Client({ connection, namespace: 'default', ...clientStorageOptions(), plugins: [tracing.plugin] });
 });
 
 afterAll(async () => {
