@@ -13,6 +13,7 @@ import { poolMetrics } from '../../worker/metrics';
 import { startTracingFromEnv } from '../../tracing/start-tracing';
 import { TracingConfigError } from '../../tracing/tracing-settings';
 import { Runtime } from '@temporalio/worker';
+import { describeStorage, storageConfigFromEnv, StorageConfigError } from '../../storage/storage-config';
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -47,6 +48,13 @@ export function workerCommand(): Command {
         if (err instanceof TracingConfigError) throw new CliError(err.message, 2);
         throw err;
       }
+      let storage;
+      try {
+        storage = storageConfigFromEnv();
+      } catch (err) {
+        if (err instanceof StorageConfigError) throw new CliError(err.message, 2);
+        throw err;
+      }
       const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
       installTelemetry({ logLevel: level as 'INFO', ...(metricsAddress ? { metricsAddress } : {}) });
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
@@ -79,7 +87,7 @@ export function workerCommand(): Command {
       console.log(
         `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
           `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
-          `workflow code: ${workers.workflowCode}` +
+          `workflow code: ${workers.workflowCode}; payload storage: ${describeStorage(storage)}` +
           (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : '') +
           (tracing ? `; traces to ${tracing.tracesEndpoint} as ${tracing.serviceName}` : ''),
       );
