@@ -5,7 +5,7 @@
  * and history keeps a small reference. With storage off it keeps everything inline and refuses a
  * payload over Temporal's limit with a line that says how to fix it (payload-limit.ts).
  */
-import { ExternalStorage, type DataConverter, type StorageDriver } from '@temporalio/common';
+import { ExternalStorage, type DataConverter } from '@temporalio/common';
 import { FsStorageDriver } from './fs-storage-driver';
 import { NoStorageDriver, payloadLimitSelector, TEMPORAL_PAYLOAD_LIMIT } from './payload-limit';
 import { smallestStoredSize, storedPayloadSelector } from './payload-selector';
@@ -26,11 +26,9 @@ export function createStorageDriver(location: StorageLocation): FsStorageDriver 
   }
 }
 
-/**
- * A data converter for `config`; `driver` replaces the one the location would make (tests use it to
- * count what was stored).
- */
-export function createDataConverter(config: StorageConfig, driver: StorageDriver | undefined = createStorageDriver(config.location)): DataConverter {
+/** A data converter that stores payloads as `config` says. */
+export function createDataConverter(config: StorageConfig): DataConverter {
+  const driver = createStorageDriver(config.location);
   if (!driver) {
     return {
       externalStorage: new ExternalStorage({
@@ -62,7 +60,8 @@ let shared: { key: string; dataConverter: DataConverter } | undefined;
  * Throws {@link StorageConfigError} for a bad setting.
  */
 export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter {
-  const key = JSON.stringify([env.MCP_TURNS_HOME, env.MCP_TURNS_STORAGE, env.MCP_TURNS_STORAGE_THRESHOLD, env.MCP_TURNS_STORAGE_SEGMENT_THRESHOLD]);
-  if (shared?.key !== key) shared = { key, dataConverter: createDataConverter(storageConfigFromEnv(env)) };
+  const config = storageConfigFromEnv(env);
+  const key = JSON.stringify(config);
+  if (shared?.key !== key) shared = { key, dataConverter: createDataConverter(config) };
   return shared.dataConverter;
 }

@@ -39,7 +39,7 @@ export function payloadTooLargeFailure(what: string, size: number, limit = TEMPO
   });
 }
 
-/** "workflow chatTurn turn-1" / "activity callTool": whose payload it is. */
+/** "a payload of workflow chatTurn turn-1": whose payload it is, as far as the SDK says. */
 export function describeTarget(target: StorageDriverTargetInfo | undefined): string {
   if (!target) return 'a payload';
   const name = [target.kind, target.type, target.id].filter(Boolean).join(' ');
@@ -47,8 +47,8 @@ export function describeTarget(target: StorageDriverTargetInfo | undefined): str
 }
 
 /**
- * The driver behind {@link payloadLimitSelector}: the selector refuses before any payload reaches
- * it, and with no store configured there is nothing to read a reference from.
+ * The driver `ExternalStorage` requires beside {@link payloadLimitSelector}: the selector never picks
+ * it, so it never holds a payload.
  */
 export class NoStorageDriver implements StorageDriver {
   readonly name = 'mcp-turns-none';
