@@ -37,9 +37,29 @@ function resultText(b: Block): string {
   return '';
 }
 
+const textOf = (m: Message | undefined): string =>
+  m ? contentBlocks(m).filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n') : '';
+
 export function questionOf(messages: Message[]): string {
-  const first = messages[0];
-  return first ? contentBlocks(first).filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n') : '';
+  return textOf(messages[0]);
+}
+
+/** Index of the request's current question: its last user message without a tool_result (0 if none). */
+function currentQuestionIndex(messages: Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'user' && !contentBlocks(m).some((b) => b.type === 'tool_result')) return i;
+  }
+  return 0;
+}
+
+/**
+ * The step a request asks for and the question it keys on: per turn (the scenario's `perTurn`),
+ * counted from the current question; otherwise over the whole request, with the first message.
+ */
+export function turnPosition(messages: Message[], perTurn: boolean): { step: number; question: string; from: number } {
+  const from = perTurn ? currentQuestionIndex(messages) : 0;
+  return { step: messages.slice(from).filter((m) => m.role === 'assistant').length, question: textOf(messages[from]), from };
 }
 
 export function requestKind(body: Record<string, unknown>): 'step' | 'formatter' {
@@ -123,11 +143,10 @@ function usageFor(body: Record<string, unknown>, content: Block[], cache: Set<st
 
 export function answer(scenarioName: string, scenario: ParsedScenario, body: Record<string, unknown>, cache: Set<string>): Answer {
   const messages = body.messages as Message[];
-  const step = messages.filter((m) => m.role === 'assistant').length;
-  const question = questionOf(messages);
+  const { step, question, from } = turnPosition(messages, scenario.perTurn);
   const vars = {
-    toolResults: toolResultTexts(messages, false).join('\n'),
-    lastToolResult: toolResultTexts(messages, true).join('\n'),
+    toolResults: toolResultTexts(messages.slice(from), false).join('\n'),
+    lastToolResult: toolResultTexts(messages.slice(from), true).join('\n'),
     question,
   };
   const id = (i: number, salt: string): string =>

@@ -71,6 +71,13 @@ export const ScenarioSchema = z
     latencyMs: z.number().int().min(0).default(0),
     /** Estimated input tokens above this → 400 "prompt is too long". */
     contextWindowTokens: z.number().int().min(1).optional(),
+    /**
+     * Play the scenario once per turn of a conversation: the step is the number of assistant
+     * messages after the request's current question (its last user message without a tool_result),
+     * and `{{question}}`, tool_use ids and faults key on that question. Default: the step counts
+     * every assistant message and the question is the first message.
+     */
+    perTurn: z.boolean().default(false),
     faults: z.array(FaultSchema).default([]),
   })
   .strict();

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answer, estimateInputTokens, questionOf, requestKind } from './answer';
+import { answer, estimateInputTokens, questionOf, requestKind, turnPosition } from './answer';
 import { parseScenario, type ParsedScenario, type Scenario } from './scenario';
 import { writeSse } from './sse';
 import { validateRequest } from './validate-request';
@@ -15,7 +15,7 @@ export interface RecordedRequest {
   path: string;
   scenario: string;
   kind: 'step' | 'formatter' | 'count_tokens';
-  /** Number of assistant messages in the request. */
+  /** Number of assistant messages in the request (after its current question, for a `perTurn` scenario). */
   step: number;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
@@ -145,7 +145,10 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
       const countOnly = path === '/v1/messages/count_tokens';
       const invalid = validateRequest(body, { countTokens: countOnly });
       const picked = pick(body);
-      if (typeof picked !== 'string') record.scenario = picked.name;
+      if (typeof picked !== 'string') {
+        record.scenario = picked.name;
+        if (picked.scenario.perTurn && Array.isArray(body.messages)) record.step = turnPosition(body.messages as never[], true).step;
+      }
       if (countOnly) {
         record.kind = 'count_tokens';
         if (invalid) return fail(400, invalid);
@@ -160,7 +163,7 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
       stub.inFlight++;
       stub.maxConcurrent = Math.max(stub.maxConcurrent, stub.inFlight);
       try {
-        const question = questionOf(body.messages as never[]);
+        const { question } = turnPosition(body.messages as never[], scenario.perTurn);
         for (const fault of scenario.faults) {
           if (fault.step !== record.step || fault.kind !== record.kind) continue;
           const key = `${name}|${fault.step}|${fault.kind}|${fault.status}|${question}`;

@@ -17,6 +17,13 @@ beforeAll(async () => {
         ],
         formatter: [{ conversation: 'bad' }, { conversation: [{ type: 'text', content: 'ok {{toolResults}}' }] }],
       },
+      conversation: {
+        perTurn: true,
+        steps: [
+          { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: '{{question}}' } }] },
+          { content: [{ type: 'text', text: 'answer to {{question}}: {{toolResults}}' }] },
+        ],
+      },
       faulty: {
         steps: [{ content: [{ type: 'text', text: 'fine' }] }],
         faults: [{ step: 0, status: 529, times: 2, retryAfter: 1 }],
@@ -120,4 +127,23 @@ it('caches by prefix like the API: a marker writes the prefix up to it, the next
   const plain = await client.messages.create({ model: 'tools', max_tokens: 100, tools, messages: [{ role: 'user', content: question }] });
   expect(plain.usage.cache_read_input_tokens).toBe(0);
   expect(plain.usage.cache_creation_input_tokens).toBe(0);
+});
+
+it('plays a perTurn scenario once per turn of a conversation, keyed on the current question', async () => {
+  const turn = async (history: Anthropic.MessageParam[], question: string): Promise<Anthropic.MessageParam[]> => {
+    const asked: Anthropic.MessageParam[] = [...history, { role: 'user', content: question }];
+    const first = await client.messages.create({ model: 'conversation', max_tokens: 100, tools, messages: asked });
+    const use = first.content.find((c) => c.type === 'tool_use')!;
+    expect(use.input).toEqual({ message: question });
+    const results: Anthropic.MessageParam = { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: `Echo: ${question}` }] };
+    const second = await client.messages.create({ model: 'conversation', max_tokens: 100, tools, messages: [...asked, { role: 'assistant', content: first.content }, results] });
+    expect(second.content[0]).toMatchObject({ type: 'text', text: `answer to ${question}: Echo: ${question}` });
+    return [...asked, { role: 'assistant', content: first.content }, results, { role: 'assistant', content: second.content }];
+  };
+  const afterOne = await turn([], 'one');
+  const afterTwo = await turn(afterOne, 'two');
+  // Each turn's tool_use has an id of its own.
+  const ids = afterTwo.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id);
+  expect(new Set(ids).size).toBe(2);
+  expect(stub.requests.filter((r) => r.scenario === 'conversation').map((r) => r.step)).toEqual([0, 1, 0, 1]);
 });
