@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
+import { clientStorageOptions } from '../src/storage/client-storage-options';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { approveToolCall, listPendingApprovals } from '../src/client/approvals';
@@ -102,7 +103,7 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => worker.stdout!.on('data', (d: Buffer) => d.toString().includes('mcp-turns worker on') && resolve()));
-  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
   // One turn to the end first, so the worker has loaded everything a turn needs (sandbox, MCP server).
   const warm = await startChatTurn(client, { question: path.join(files, 'warm.txt'), model: 'write', format: false }, { taskQueue: TASK_QUEUE });
   for (;;) {

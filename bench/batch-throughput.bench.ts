@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
+import { clientStorageOptions } from '../src/storage/client-storage-options';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { devServerEnv } from '../src/temporal/dev-server-tuning';
@@ -92,7 +93,7 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => worker.stdout!.on('data', (d: Buffer) => d.toString().includes('mcp-turns worker on') && resolve()));
-  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
 
   const name = `bench-${Date.now().toString(36)}`;
   const items = Array.from({ length: TURNS }, (_, i) => ({ id: String(i + 1), input: { question: `bench query ${i + 1}`, model: 'bench' } }));

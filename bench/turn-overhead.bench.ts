@@ -7,6 +7,7 @@
  *   npm run bench:turns
  */
 import { Client, Connection } from '@temporalio/client';
+import { clientStorageOptions } from '../src/storage/client-storage-options';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../src/stub';
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
   const taskQueue = 'bench-overhead';
   const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig, workflowBundle: bundle });
   const running = workers.run();
-  const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
 
   // The in-process loop: the same Claude edge and MCP activity, the same transcript rules, no Temporal.
   const mcp = makeMcpActivities(pool);

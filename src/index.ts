@@ -42,6 +42,7 @@ export {
 export { WAITING_APPROVAL_STATUS, type ApprovalRecord, type ApprovalOutcome, type ApprovalDecision, type ToolApproval, type TurnApprovalInput } from './core/approvals';
 export { workflowUrl } from './client/ui-link';
 export { connectClient, loadConnectConfig, type ConnectOverrides } from './temporal/connection';
+export { clientStorageOptions } from './storage/client-storage-options';
 export {
   ChatTurnInputSchema,
   ChatTurnInputError,

@@ -9,7 +9,8 @@ import { ExternalStorage, type DataConverter } from '@temporalio/common';
 import { FsStorageDriver } from './fs-storage-driver';
 import { NoStorageDriver, payloadLimitSelector, TEMPORAL_PAYLOAD_LIMIT } from './payload-limit';
 import { smallestStoredSize, storedPayloadSelector } from './payload-selector';
-import { S3StorageDriver } from './s3-storage-driver';
+import type * as S3Module from './s3-storage-driver';
+import type { S3StorageDriver } from './s3-storage-driver';
 import { storageConfigFromEnv, type StorageConfig, type StorageLocation } from './storage-config';
 
 /** The driver for a location; `undefined` for `none`. */
@@ -21,7 +22,10 @@ export function createStorageDriver(location: StorageLocation): FsStorageDriver 
       return new FsStorageDriver(location.dir);
     case 's3': {
       const { kind: _kind, ...options } = location;
-      return new S3StorageDriver(options);
+      // Loaded only when used: the AWS SDK is large, and clients on the filesystem driver never need it.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { S3StorageDriver: Driver } = require('./s3-storage-driver') as typeof S3Module;
+      return new Driver(options);
     }
   }
 }
