@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES, searchAttributeCliArgs } from '../../src/core/search-attributes';
+import { SEARCH_ATTRIBUTES, searchAttributeCreateArgs } from '../../src/core/search-attributes';
 
 export default async function clusterSetup(): Promise<void> {
   const address = process.env.TEMPORAL_ADDRESS;
@@ -19,15 +19,11 @@ export default async function clusterSetup(): Promise<void> {
   try {
     const system = await connection.workflowService.getSystemInfo({});
     const listed = await connection.operatorService.listSearchAttributes({ namespace });
-    const missing = SEARCH_ATTRIBUTES.map((k) => k.name).filter((name) => !(name in (listed.customAttributes ?? {})));
+    const missing = SEARCH_ATTRIBUTES.filter((k) => !(k.name in (listed.customAttributes ?? {})));
     if (missing.length) {
-      const create = searchAttributeCliArgs()
-        .filter((a) => a !== '--search-attribute')
-        .map((a) => `--name ${a.split('=')[0]} --type ${a.split('=')[1]}`)
-        .join(' ');
       throw new Error(
-        `namespace ${namespace} on ${address} lacks ${missing.join(', ')}: ` +
-          `temporal operator search-attribute create --address ${address} --namespace ${namespace} ${create}`,
+        `namespace ${namespace} on ${address} lacks ${missing.map((k) => k.name).join(', ')}: ` +
+          `temporal operator search-attribute create --address ${address} --namespace ${namespace} ${searchAttributeCreateArgs(missing).join(' ')}`,
       );
     }
     console.log(`\n[cluster-setup] Temporal ${system.serverVersion} at ${address}, namespace ${namespace}`);

@@ -3,60 +3,15 @@
  * docker-compose.yml (compose's `$$` escapes undone), with the real temporal CLI against the test
  * dev server. There is no Docker engine here; the script is what the container would run.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { execFileSync, spawn } from 'node:child_process';
-import { parse } from 'yaml';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { searchAttributeCliArgs } from '../../src/core/search-attributes';
+import { createNamespace as createOn, runSetupJob } from '../support/compose-setup-job';
 
 jest.setTimeout(90_000);
 
-const root = path.resolve(__dirname, '..', '..');
-const setup = (
-  parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')) as {
-    services: Record<string, { command: string[]; environment: Record<string, string> }>;
-  }
-).services['temporal-setup']!;
-const script = setup.command[0]!.replace(/\$\$/g, '$');
-const attributes = setup.environment.MCP_TURNS_SEARCH_ATTRIBUTES!;
-
-/** A directory holding `temporal`: the CLI the tests resolve, under the name the image has it. */
-const temporalCli = resolveTemporalCli().path;
-const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-setup-job-'));
-fs.symlinkSync(temporalCli, path.join(binDir, 'temporal'));
-
-interface JobRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function runJob(namespace: string, waitSeconds: number): Promise<JobRun> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', script], {
-      env: {
-        PATH: `${binDir}:${process.env.PATH}`,
-        HOME: os.tmpdir(),
-        TEMPORAL_ADDRESS: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS,
-        TEMPORAL_NAMESPACE: namespace,
-        MCP_TURNS_SEARCH_ATTRIBUTES: attributes,
-        MCP_TURNS_SETUP_WAIT_SECONDS: String(waitSeconds),
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
-}
+const address = (): string => process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
+const runJob = (namespace: string, waitSeconds: number): ReturnType<typeof runSetupJob> => runSetupJob(address(), namespace, waitSeconds);
 
 const { IndexedValueType } = temporal.api.enums.v1;
 /** The CLI's type names (what the job's list uses) for the API's enum values. */
@@ -77,9 +32,7 @@ describe("docker-compose's search attribute job", () => {
   });
 
   const uniqueNamespace = (prefix: string): string => `${prefix}-${process.pid}-${Date.now().toString(36)}`;
-  const createNamespace = (namespace: string): void => {
-    execFileSync(temporalCli, ['operator', 'namespace', 'create', '--address', process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!, '--namespace', namespace]);
-  };
+  const createNamespace = (namespace: string): void => createOn(address(), namespace);
   const customAttributes = async (namespace: string): Promise<string[]> => {
     const listed = await connection.operatorService.listSearchAttributes({ namespace });
     return Object.entries(listed.customAttributes ?? {})
