@@ -66,10 +66,10 @@ describe('thresholds', () => {
     );
   });
 
-  it('default to 256 KiB for any payload and 2 KiB for transcript segments', () => {
+  it('default to 256 KiB for any payload and 512 bytes for transcript segments', () => {
     const config = storageConfigFromEnv({});
     expect(config.thresholdBytes).toBe(256 * 1024);
-    expect(config.segmentThresholdBytes).toBe(2 * 1024);
+    expect(config.segmentThresholdBytes).toBe(512);
   });
 
   it('are configurable, but only below the payload limit they exist to stay under', () => {
@@ -85,7 +85,7 @@ describe('describeStorage', () => {
   it('says where payloads go and from what size, without credentials', () => {
     const config = storageConfigFromEnv({ MCP_TURNS_STORAGE: 's3://chats/p?endpoint=http://127.0.0.1:7070&path_style=1' });
     expect(describeStorage(config)).toBe(
-      's3://chats/p/ at http://127.0.0.1:7070 (payloads from 256.0 KiB, transcript segments from 2.0 KiB)',
+      's3://chats/p/ at http://127.0.0.1:7070 (payloads from 256.0 KiB, transcript segments from 512 B)',
     );
     expect(describeStorage(storageConfigFromEnv({ MCP_TURNS_STORAGE: 'none' }))).toBe(
       'no external storage (payloads over 2.0 MiB are refused)',
