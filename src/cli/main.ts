@@ -8,6 +8,7 @@ import { CliError } from './cli-error';
 import { approvalsCommand } from './commands/approvals';
 import { authCommand } from './commands/auth';
 import { batchCommand } from './commands/batch';
+import { chatCommand } from './commands/chat';
 import { approveCommand, denyCommand } from './commands/decide';
 import { demoCommand } from './commands/demo';
 import { runCommand } from './commands/run';
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   program.addCommand(serverCommand());
   program.addCommand(workerCommand());
   program.addCommand(runCommand());
+  program.addCommand(chatCommand());
   program.addCommand(showCommand());
   program.addCommand(batchCommand());
   program.addCommand(approvalsCommand());

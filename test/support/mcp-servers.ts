@@ -27,3 +27,10 @@ export const CRASHING = path.join(__dirname, 'crashing-mcp-server.py');
 export function crashingStdio(dbPassword: string): Record<string, unknown> {
   return { type: 'stdio', command: 'python3', args: [CRASHING], env: { DB_PASSWORD: dbPassword } };
 }
+
+export const DOCUMENTS = path.join(__dirname, 'document-mcp-server.js');
+
+/** `mcp_servers` entry for the document fixture: `read_document` answers ~100 KB per name; with countFile, every call appends a line to it. */
+export function documentStdio(countFile?: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'stdio', command: process.execPath, args: [DOCUMENTS], ...(countFile ? { env: { COUNT_FILE: countFile } } : {}), ...extra };
+}

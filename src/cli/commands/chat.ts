@@ -1,0 +1,301 @@
+/**
+ * `mcp-turns chat [--id ID]`: a conversation at the terminal. Each line typed is one message to the
+ * conversation workflow (created on the first message); while it is answered, the running turn's
+ * steps and tool calls are shown, and a call waiting for approval is asked about as `run` does.
+ * Without a terminal, each line of stdin is one message, sent once the one before it is answered.
+ *
+ * After any crash (of this command, the worker or the server) `chat --id ID` goes on: the
+ * conversation workflow keeps the history, and a message sent but not answered yet is kept in a
+ * small local file (pending-messages.ts) and sent again with the same message id, which the
+ * conversation answers once.
+ */
+import readline from 'node:readline';
+import { Command } from 'commander';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { closeConversation, newConversationId, submitMessage, type SentMessage } from '../../client/conversation-client';
+import { workflowUrl } from '../../client/ui-link';
+import { describeFailure } from '../../client/describe-failure';
+import { DUPLICATE_MESSAGE, type MessageOutcome, type TurnOptions } from '../../core/conversation';
+import type { ChatTurnResult } from '../../core/turn-result';
+import { oneLine } from '../../core/text';
+import { ChatTurnInputError, parseChatTurnInput } from '../../schemas/turn-input';
+import { ApprovalPrompt } from '../approval-prompt';
+import { CliError, parsePositiveInt } from '../cli-error';
+import { followConversation } from '../conversation-progress';
+import { deciderIdentity } from '../decider-identity';
+import { PendingMessages, type PendingMessage } from '../pending-messages';
+import { withSearchAttributeFix } from '../search-attribute-fix';
+import { taskQueueFromEnv } from '../task-queue';
+import { openTurnStack, type TurnStack } from '../turn-stack';
+
+interface ChatOptions {
+  id?: string;
+  server?: string[];
+  model?: string;
+  system?: string;
+  maxSteps?: string;
+  format: boolean;
+  json?: boolean;
+  taskQueue?: string;
+  address?: string;
+  namespace?: string;
+  as?: string;
+  config?: string;
+}
+
+/** The turn options the flags set, sent with every message (so they apply to a resumed conversation too). */
+function turnOptions(opts: ChatOptions): TurnOptions | undefined {
+  const options: TurnOptions = {};
+  if (opts.server) options.servers = opts.server;
+  if (opts.model) options.model = opts.model;
+  if (opts.system) options.system = opts.system;
+  if (opts.maxSteps) options.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
+  if (!opts.format) options.format = false;
+  if (!Object.keys(options).length) return undefined;
+  try {
+    parseChatTurnInput({ ...options, question: 'options check' });
+  } catch (err) {
+    if (err instanceof ChatTurnInputError) throw new CliError(err.message, 2);
+    throw err;
+  }
+  return options;
+}
+
+const say = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** One line typed at the terminal; undefined at end of input (Ctrl-D) or Ctrl-C. */
+function askLine(prompt: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    let answered = false;
+    rl.once('line', (line) => {
+      answered = true;
+      rl.close();
+      resolve(line);
+    });
+    rl.once('SIGINT', () => rl.close());
+    rl.once('close', () => {
+      if (!answered) {
+        process.stderr.write('\n');
+        resolve(undefined);
+      }
+    });
+    rl.setPrompt(prompt);
+    rl.prompt();
+  });
+}
+
+/** The lines to send: typed at the terminal one at a time, or read from stdin. */
+async function* inputLines(): AsyncGenerator<string> {
+  if (process.stdin.isTTY) {
+    for (;;) {
+      const line = await askLine('you> ');
+      if (line === undefined) return;
+      yield line;
+    }
+  }
+  const rl = readline.createInterface({ input: process.stdin, terminal: false });
+  for await (const line of rl) yield line;
+}
+
+/** The turn id a refused resend names (`message already sent, answered by turn <id>`). */
+function answeredBy(err: unknown): string | undefined {
+  if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
+  const message = err.cause?.message ?? '';
+  return message.startsWith(DUPLICATE_MESSAGE) ? message.slice(DUPLICATE_MESSAGE.length).trim() : undefined;
+}
+
+/** A message's outcome from its turn, for a message answered before this command asked again. */
+async function outcomeFromTurn(client: Client, turnId: string): Promise<MessageOutcome> {
+  const index = Number(/-turn-(\d+)$/.exec(turnId)?.[1] ?? 0) - 1;
+  try {
+    return { index, turnId, result: (await client.workflow.getHandle(turnId).result()) as ChatTurnResult };
+  } catch (err) {
+    return { index, turnId, error: oneLine(describeFailure(err), 500) };
+  }
+}
+
+class Chat {
+  private readonly pending: PendingMessages;
+
+  constructor(
+    private readonly stack: TurnStack,
+    private readonly conversationId: string,
+    private readonly opts: ChatOptions,
+    private readonly taskQueue: string,
+    private readonly options: TurnOptions | undefined,
+  ) {
+    this.pending = new PendingMessages(conversationId);
+  }
+
+  get client(): Client {
+    return this.stack.client;
+  }
+
+  /** Messages a crashed session sent without printing their answers: sent again, same ids. */
+  unanswered(): PendingMessage[] {
+    return this.pending.list();
+  }
+
+  /** Sends a new message and prints its outcome. */
+  async send(text: string): Promise<void> {
+    const messageId = `msg-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+    await this.deliver(this.pending.add({ messageId, text }));
+  }
+
+  /** Sends (or sends again) a recorded message, follows its turn and prints its outcome once it is in. */
+  async deliver(message: PendingMessage): Promise<void> {
+    let sent: SentMessage;
+    try {
+      sent = await this.stack.whileWorking(
+        submitMessage(this.client, this.conversationId, message.text, {
+          messageId: message.messageId,
+          ...(this.options ? { options: this.options } : {}),
+          conversation: { taskQueue: this.taskQueue },
+        }),
+      );
+    } catch (err) {
+      const turnId = answeredBy(err);
+      if (turnId) {
+        // Answered before a continue-as-new: the conversation remembers the id and names its turn.
+        this.print(message, await outcomeFromTurn(this.client, turnId));
+        return;
+      }
+      if (err instanceof WorkflowUpdateFailedError) throw new CliError(`message not accepted: ${err.cause?.message ?? err.message}`);
+      throw await withSearchAttributeFix(err, 'the conversation', this.client, this.stack.address);
+    }
+    const ended = new AbortController();
+    const progress = followConversation({
+      client: this.client,
+      conversationId: this.conversationId,
+      write: say,
+      signal: ended.signal,
+      approvalsFor: (turnId, signal) =>
+        new ApprovalPrompt({
+          client: this.client,
+          turnId,
+          identity: deciderIdentity(this.opts.as),
+          interactive: process.stdin.isTTY === true,
+          connectionArgs: [...(this.opts.address ? ['--address', this.opts.address] : []), ...(this.opts.namespace ? ['--namespace', this.opts.namespace] : [])],
+          signal,
+        }),
+    });
+    let outcome: MessageOutcome;
+    try {
+      outcome = await this.stack.whileWorking(sent.outcome());
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) throw new CliError(`message ${message.messageId} failed: ${err.cause?.message ?? err.message}`);
+      throw err;
+    } finally {
+      ended.abort();
+      await progress;
+    }
+    this.print(message, outcome);
+  }
+
+  /** Prints an outcome (the answer on stdout) and forgets the pending message. */
+  private print(message: PendingMessage, outcome: MessageOutcome): void {
+    const result = outcome.result;
+    if (this.opts.json) {
+      const line = {
+        conversationId: this.conversationId,
+        messageId: message.messageId,
+        index: outcome.index,
+        turnId: outcome.turnId,
+        question: message.text,
+        ...(result
+          ? { answer: result.response.conversation, stopReason: result.stopReason, toolCalls: result.toolCalls.length, usage: result.usage, costUsd: result.costUsd }
+          : {}),
+        ...(outcome.error ? { error: outcome.error } : {}),
+        ...(result?.compaction ? { compaction: { toolResultsReplaced: result.compaction.toolResultsReplaced, messagesDropped: result.compaction.messagesDropped } } : {}),
+      };
+      process.stdout.write(`${JSON.stringify(line)}\n`);
+    } else if (result) {
+      process.stdout.write(`${result.response.conversation.trim() || '(empty answer)'}\n`);
+      for (const a of result.response.artifacts) process.stdout.write(`── artifact ${a.id}: ${a.title} (${a.type}) ──\n${a.content}\n`);
+      const u = result.usage;
+      const compacted = result.compaction
+        ? ` · compacted: ${result.compaction.toolResultsReplaced} tool results, ${result.compaction.messagesDropped} messages`
+        : '';
+      say(
+        `  turn ${outcome.turnId} · ${result.stopReason} · ${result.toolCalls.length} tool calls · ` +
+          `${u.inputTokens} in / ${u.outputTokens} out tokens · $${result.costUsd.toFixed(4)}${compacted}`,
+      );
+    } else {
+      say(`  turn ${outcome.turnId}: ${outcome.error ?? 'no answer'}`);
+    }
+    this.pending.remove(message.messageId);
+  }
+}
+
+/** Refuses an id that names something other than a conversation, or one that has ended. */
+async function checkConversation(client: Client, id: string): Promise<'new' | 'running'> {
+  let described;
+  try {
+    described = await client.workflow.getHandle(id).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return 'new';
+    throw err;
+  }
+  if (described.type !== 'conversation') throw new CliError(`${id} is a ${described.type} workflow, not a conversation`, 2);
+  if (described.status.name === 'RUNNING') return 'running';
+  throw new CliError(
+    `conversation ${id} has ended (${described.status.name.toLowerCase()}${described.closeTime ? ` at ${described.closeTime.toISOString()}` : ''}) ` +
+      `and takes no more messages: \`mcp-turns show ${id}\` prints it; \`mcp-turns chat\` starts a new one`,
+  );
+}
+
+export function chatCommand(): Command {
+  return new Command('chat')
+    .description('chat in one conversation: each line is a message, answered in order with the history so far (resume with --id after any crash)')
+    .option('--id <conversationId>', 'the conversation to continue or start (default: a new conv-<time-sortable id>)')
+    .option('--server <name...>', 'MCP servers to use (default: all the worker has)')
+    .option('--model <model>', 'Claude model')
+    .option('--system <prompt>', 'system prompt')
+    .option('--max-steps <n>', 'Claude calls per message in the tool loop')
+    .option('--no-format', 'skip the response formatter')
+    .option('--json', 'print one JSON line per answered message')
+    .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
+    .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
+    .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
+    .action(async (opts: ChatOptions) => {
+      const options = turnOptions(opts);
+      const taskQueue = taskQueueFromEnv(opts.taskQueue);
+      const stack = await openTurnStack({ address: opts.address, namespace: opts.namespace, taskQueue, config: opts.config, runWorker: true, say });
+      try {
+        const conversationId = opts.id ?? newConversationId();
+        const state = await checkConversation(stack.client, conversationId);
+        say(
+          `conversation ${conversationId}${state === 'running' ? ' (continued)' : ''} · ` +
+            `${workflowUrl(stack.address, stack.namespace, conversationId, stack.uiUrl)}`,
+        );
+        say(`  resume any time with: mcp-turns chat --id ${conversationId}   (/close ends the conversation, Ctrl-D leaves it open)`);
+        const chat = new Chat(stack, conversationId, opts, taskQueue, options);
+        // Ctrl-C while a message is answered (at the prompt, readline takes it): leave; the answer is kept.
+        process.once('SIGINT', () => {
+          say(`\nleft conversation ${conversationId}; it goes on. mcp-turns chat --id ${conversationId} prints the answer`);
+          process.exit(130);
+        });
+        for (const message of chat.unanswered()) {
+          say(`sending again, unanswered: ${oneLine(message.text, 100)}`);
+          await chat.deliver(message);
+        }
+        for await (const raw of inputLines()) {
+          const line = raw.trim();
+          if (!line) continue;
+          if (line === '/quit' || line === '/exit') break;
+          if (line === '/close') {
+            await closeConversation(stack.client, conversationId);
+            say(`conversation ${conversationId} closed`);
+            return;
+          }
+          await chat.send(line);
+        }
+        say(`conversation ${conversationId} stays open: mcp-turns chat --id ${conversationId}`);
+      } finally {
+        await stack.close();
+      }
+    });
+}

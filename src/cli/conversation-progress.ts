@@ -1,0 +1,90 @@
+/**
+ * What `mcp-turns chat` shows while a message is answered: the conversation's status query names
+ * the turn it runs now (`currentTurnId`), and that turn's progress query gives its steps and tool
+ * calls, printed as they happen; calls waiting for approval go to an {@link ApprovalPrompt} of
+ * their turn. A query that fails or hangs (no worker right now, a server restarting) is skipped:
+ * the next poll tries again.
+ */
+import type { Client } from '@temporalio/client';
+import type { TurnProgress } from '../core/turn-result';
+import { conversationStatusQuery, turnProgressQuery } from '../core/workflow-handlers';
+import type { ApprovalPrompt } from './approval-prompt';
+import { toolCallLine } from './render';
+
+/** How often the queries are asked. */
+const POLL_MS = 300;
+/** A query that has not answered after this long is given up for this poll. */
+const QUERY_TIMEOUT_MS = 5000;
+
+export interface ConversationProgressOptions {
+  client: Client;
+  conversationId: string;
+  /** Where the progress lines go. */
+  write: (line: string) => void;
+  /** Makes the approval prompt of a turn (ask on the terminal, or print the commands). */
+  approvalsFor: (turnId: string, signal: AbortSignal) => ApprovalPrompt;
+  /** Aborted once the message's outcome is in: the polling (and any open question) ends. */
+  signal: AbortSignal;
+}
+
+/** Resolves after `ms`, or at once when `signal` is aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
+
+/** The query's answer, or undefined when it fails, takes too long or `signal` ends the wait. */
+async function ask<T>(query: () => Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  const gaveUp = new AbortController();
+  const onAbort = (): void => gaveUp.abort();
+  signal.addEventListener('abort', onAbort);
+  try {
+    return await Promise.race([query().catch(() => undefined), pause(QUERY_TIMEOUT_MS, gaveUp.signal).then(() => undefined)]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    gaveUp.abort(); // ends the pause: no timer outlives the answer
+  }
+}
+
+/** Polls until `signal` is aborted; see the module comment. */
+export async function followConversation(opts: ConversationProgressOptions): Promise<void> {
+  const { client, signal, write } = opts;
+  const conversation = client.workflow.getHandle(opts.conversationId);
+  const printedCalls = new Set<string>();
+  const prompts = new Map<string, ApprovalPrompt>();
+  let lastPhase = '';
+  while (!signal.aborted) {
+    const status = await ask(() => conversation.query(conversationStatusQuery), signal);
+    const turnId = status?.currentTurnId;
+    if (turnId && !signal.aborted) {
+      const p: TurnProgress | undefined = await ask(() => client.workflow.getHandle(turnId).query(turnProgressQuery), signal);
+      if (p && !signal.aborted) {
+        const phase = `${turnId}:${p.phase}:${p.step}`;
+        if (phase !== lastPhase) {
+          lastPhase = phase;
+          if (p.phase === 'asking-claude') write(`  Claude · step ${p.step}`);
+          else if (p.phase === 'formatting') write('  formatting the answer');
+        }
+        for (const c of p.toolCalls) {
+          const key = `${turnId}:${c.id}`;
+          if (c.status === 'running' || c.status === 'waiting-approval' || printedCalls.has(key)) continue;
+          printedCalls.add(key);
+          write(toolCallLine(c));
+        }
+        if (p.pendingApprovals.length) {
+          let prompt = prompts.get(turnId);
+          if (!prompt) prompts.set(turnId, (prompt = opts.approvalsFor(turnId, signal)));
+          await prompt.handle(p.pendingApprovals);
+        }
+      }
+    }
+    await pause(POLL_MS, signal);
+  }
+}
