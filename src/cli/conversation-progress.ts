@@ -40,16 +40,22 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** The query's answer, or undefined when it fails, takes too long or `signal` ends the wait. */
-async function ask<T>(query: () => Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  const gaveUp = new AbortController();
-  const onAbort = (): void => gaveUp.abort();
+/**
+ * The query's answer, or undefined when it fails, takes too long or `signal` ends the wait. The
+ * gRPC call itself is cancelled then (deadline, abort signal), so none is left running, or retried,
+ * after the command closes its connection.
+ */
+async function ask<T>(client: Client, query: () => Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  // A signal of this call's own: the SDK leaves a listener on the signal it is given.
+  const call = new AbortController();
+  const onAbort = (): void => call.abort();
   signal.addEventListener('abort', onAbort);
   try {
-    return await Promise.race([query().catch(() => undefined), pause(QUERY_TIMEOUT_MS, gaveUp.signal).then(() => undefined)]);
+    return await client.withAbortSignal(call.signal, () => client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, query));
+  } catch {
+    return undefined;
   } finally {
     signal.removeEventListener('abort', onAbort);
-    gaveUp.abort(); // ends the pause: no timer outlives the answer
   }
 }
 
@@ -61,22 +67,22 @@ export async function followConversation(opts: ConversationProgressOptions): Pro
   const prompts = new Map<string, ApprovalPrompt>();
   let lastPhase = '';
   while (!signal.aborted) {
-    const status = await ask(() => conversation.query(conversationStatusQuery), signal);
+    const status = await ask(client, () => conversation.query(conversationStatusQuery), signal);
     const turnId = status?.currentTurnId;
     if (turnId && !signal.aborted) {
-      const p: TurnProgress | undefined = await ask(() => client.workflow.getHandle(turnId).query(turnProgressQuery), signal);
+      const p: TurnProgress | undefined = await ask(client, () => client.workflow.getHandle(turnId).query(turnProgressQuery), signal);
       if (p && !signal.aborted) {
-        const phase = `${turnId}:${p.phase}:${p.step}`;
-        if (phase !== lastPhase) {
-          lastPhase = phase;
-          if (p.phase === 'asking-claude') write(`  Claude · step ${p.step}`);
-          else if (p.phase === 'formatting') write('  formatting the answer');
-        }
         for (const c of p.toolCalls) {
           const key = `${turnId}:${c.id}`;
           if (c.status === 'running' || c.status === 'waiting-approval' || printedCalls.has(key)) continue;
           printedCalls.add(key);
           write(toolCallLine(c));
+        }
+        const phase = `${turnId}:${p.phase}:${p.step}`;
+        if (phase !== lastPhase) {
+          lastPhase = phase;
+          if (p.phase === 'asking-claude') write(`  Claude · step ${p.step}`);
+          else if (p.phase === 'formatting') write('  formatting the answer');
         }
         if (p.pendingApprovals.length) {
           let prompt = prompts.get(turnId);

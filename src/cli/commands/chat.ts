@@ -218,7 +218,7 @@ class Chat {
         ? ` · compacted: ${result.compaction.toolResultsReplaced} tool results, ${result.compaction.messagesDropped} messages`
         : '';
       say(
-        `  turn ${outcome.turnId} · ${result.stopReason} · ${result.toolCalls.length} tool calls · ` +
+        `  turn ${outcome.turnId} · ${result.stopReason} · ${result.toolCalls.length} tool call${result.toolCalls.length === 1 ? '' : 's'} · ` +
           `${u.inputTokens} in / ${u.outputTokens} out tokens · $${result.costUsd.toFixed(4)}${compacted}`,
       );
     } else {
@@ -228,7 +228,12 @@ class Chat {
   }
 }
 
-/** Refuses an id that names something other than a conversation, or one that has ended. */
+/**
+ * Whether the id names a new or a running conversation. Refuses an id of another kind of workflow,
+ * and a conversation that has ended (a message would start it afresh, without its history); the
+ * messages left pending for an ended conversation are forgotten (it answered what it had accepted
+ * before it ended; `show` prints it).
+ */
 async function checkConversation(client: Client, id: string): Promise<'new' | 'running'> {
   let described;
   try {
@@ -239,6 +244,11 @@ async function checkConversation(client: Client, id: string): Promise<'new' | 'r
   }
   if (described.type !== 'conversation') throw new CliError(`${id} is a ${described.type} workflow, not a conversation`, 2);
   if (described.status.name === 'RUNNING') return 'running';
+  const pending = new PendingMessages(id);
+  for (const message of pending.list()) {
+    say(`not sent again: ${oneLine(message.text, 100)} (the conversation has ended)`);
+    pending.remove(message.messageId);
+  }
   throw new CliError(
     `conversation ${id} has ended (${described.status.name.toLowerCase()}${described.closeTime ? ` at ${described.closeTime.toISOString()}` : ''}) ` +
       `and takes no more messages: \`mcp-turns show ${id}\` prints it; \`mcp-turns chat\` starts a new one`,

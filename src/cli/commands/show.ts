@@ -6,10 +6,41 @@ import { workflowUrl } from '../../client/ui-link';
 import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
+import { getConversationSummary, type ConversationSummary } from '../conversation-summary';
+import { formatBytes } from '../../storage/stored-payload';
+import { oneLine } from '../../core/text';
+
+/** A conversation for the terminal: status, one line per turn, the transcript in figures. */
+function renderConversation(c: ConversationSummary, link: string): string {
+  const state = c.live
+    ? ` (${c.live.state}${c.live.queued ? `, ${c.live.queued} queued` : ''})`
+    : c.status === 'RUNNING'
+      ? ' (no worker answered its status query)'
+      : '';
+  const lines = [
+    `Conversation ${c.conversationId} · ${c.status}${state} · started ${c.startTime}${c.closeTime ? ` · closed ${c.closeTime}` : ''} · ${c.turns.length} turns`,
+    '',
+  ];
+  for (const t of c.turns) {
+    const question = t.question !== undefined ? oneLine(t.question, 60) : '?';
+    let tail: string;
+    if (t.answer !== undefined) {
+      const u = t.usage;
+      tail = `→ ${oneLine(t.answer, 60)} · ${t.stopReason} · ${t.toolCalls} tool call${t.toolCalls === 1 ? '' : 's'}${u ? ` · ${u.inputTokens} in / ${u.outputTokens} out tokens` : ''}`;
+    } else if (t.now) tail = `… now ${t.now}`;
+    else tail = `· ${t.error ? oneLine(t.error, 100) : 'no answer'}`;
+    lines.push(`#${t.number} ${t.status.toLowerCase()} · ${question} ${tail}`);
+    lines.push(`   ${t.turnId}`);
+  }
+  const tr = c.transcript;
+  lines.push('', `Transcript: ${tr.messages} messages in ${c.turns.length} turns, ${tr.toolResults} tool results, ${formatBytes(tr.bytes)} (the turns' own messages, before any compaction)`);
+  lines.push(`Temporal UI: ${link}`);
+  return lines.join('\n');
+}
 
 export function showCommand(): Command {
   return new Command('show')
-    .description('print the transcript of a finished or running turn')
+    .description('print a turn (its transcript and result, or its progress) or a conversation (its status and turns)')
     .argument('<workflowId>')
     .option('--json', 'print the transcript as JSON')
     .option('--address <host:port>', 'Temporal address')
@@ -17,6 +48,16 @@ export function showCommand(): Command {
     .action(async (workflowId: string, opts: { json?: boolean; address?: string; namespace?: string }) => {
       const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
       try {
+        const described = await client.workflow.getHandle(workflowId).describe().catch((err: unknown) => {
+          if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
+          throw err;
+        });
+        if (described.type === 'conversation') {
+          const summary = await getConversationSummary(client, workflowId);
+          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address)?.uiUrl);
+          console.log(opts.json ? JSON.stringify(summary, null, 2) : renderConversation(summary, link));
+          return;
+        }
         const t = await getTurnTranscript(client, workflowId).catch((err: unknown) => {
           if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
           throw err;
