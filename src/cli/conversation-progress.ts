@@ -59,8 +59,11 @@ async function ask<T>(client: Client, query: () => Promise<T>, signal: AbortSign
   }
 }
 
-/** Polls until `signal` is aborted; see the module comment. */
-export async function followConversation(opts: ConversationProgressOptions): Promise<void> {
+/**
+ * Polls until `signal` is aborted (see the module comment); resolves with the tool calls it printed
+ * (`<turn id>:<call id>`).
+ */
+export async function followConversation(opts: ConversationProgressOptions): Promise<Set<string>> {
   const { client, signal, write } = opts;
   const conversation = client.workflow.getHandle(opts.conversationId);
   const printedCalls = new Set<string>();
@@ -93,4 +96,5 @@ export async function followConversation(opts: ConversationProgressOptions): Pro
     }
     await pause(POLL_MS, signal);
   }
+  return printedCalls;
 }

@@ -27,6 +27,7 @@ import { PendingMessages, type PendingMessage } from '../pending-messages';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { taskQueueFromEnv } from '../task-queue';
 import { openTurnStack, type TurnStack } from '../turn-stack';
+import { toolCallLine } from '../render';
 
 interface ChatOptions {
   id?: string;
@@ -98,7 +99,10 @@ async function* inputLines(): AsyncGenerator<string> {
   for await (const line of rl) yield line;
 }
 
-/** The turn id a refused resend names (`message already sent, answered by turn <id>`). */
+/**
+ * The turn id a refused resend names (`message already sent, answered by turn <id>`): the message
+ * was answered before the conversation continued as new, and the new run remembers only its id.
+ */
 function answeredBy(err: unknown): string | undefined {
   if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
   const message = err.cause?.message ?? '';
@@ -157,7 +161,6 @@ class Chat {
     } catch (err) {
       const turnId = answeredBy(err);
       if (turnId) {
-        // Answered before a continue-as-new: the conversation remembers the id and names its turn.
         this.print(message, await outcomeFromTurn(this.client, turnId));
         return;
       }
@@ -181,15 +184,20 @@ class Chat {
         }),
     });
     let outcome: MessageOutcome;
+    let printedCalls: Set<string>;
     try {
       outcome = await this.stack.whileWorking(sent.outcome());
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) throw new CliError(`message ${message.messageId} failed: ${err.cause?.message ?? err.message}`);
-      throw err;
+      const turnId = answeredBy(err);
+      if (turnId) outcome = await outcomeFromTurn(this.client, turnId);
+      else if (err instanceof WorkflowUpdateFailedError) throw new CliError(`message ${message.messageId} failed: ${err.cause?.message ?? err.message}`);
+      else throw err;
     } finally {
       ended.abort();
-      await progress;
+      printedCalls = await progress;
     }
+    // A turn quicker than the polling: its tool calls from the result.
+    for (const c of outcome.result?.toolCalls ?? []) if (!printedCalls.has(`${outcome.turnId}:${c.id}`)) say(toolCallLine(c));
     this.print(message, outcome);
   }
 
