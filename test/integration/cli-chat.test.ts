@@ -18,6 +18,7 @@ import { PendingMessages } from '../../src/cli/pending-messages';
 import { BIN, runCli } from '../support/cli';
 import { documentStdio } from '../support/mcp-servers';
 import { testClient, uniqueQueue } from '../support/temporal';
+import { runChain } from '../support/history-payloads';
 import { startWorkerProcess } from '../support/worker-process';
 
 jest.setTimeout(90_000);
@@ -156,11 +157,7 @@ it('a chat SIGKILLed while its message is answered: resumed by id, it sends the 
 it('a pending message the conversation answered before it continued as new is printed from its turn, not asked again', async () => {
   const id = newConversationId();
   const outcome = await sendMessage(client, id, 'answered before', { messageId: 'm-before', conversation: { taskQueue, turnsPerRun: 1, options: { model: 'chat', format: false } } });
-  for (let runs = 0; runs < 2; ) {
-    runs = 0;
-    for await (const _ of client.workflow.list({ query: `WorkflowId = "${id}"` })) runs++;
-    if (runs < 2) await new Promise((r) => setTimeout(r, 100));
-  }
+  while ((await runChain(client, id)).length < 2) await new Promise((r) => setTimeout(r, 100));
   // As a chat that crashed after sending but before printing the answer leaves it.
   pendingDir(id).add({ messageId: 'm-before', text: 'answered before' });
   const c = chat(['--id', id, '--json', ...common]);

@@ -23,7 +23,7 @@ import { DEFAULT_STORAGE_THRESHOLD } from '../../src/storage/storage-config';
 import { clientStorageOptions } from '../../src/storage/client-storage-options';
 import { startTurnHarness, TEST_API_KEY, type TurnHarness } from '../support/turn-harness';
 import { documentStdio, everythingStdio } from '../support/mcp-servers';
-import { encodedSize, payloadsIn, rawHistoryEvents, storageReference } from '../support/history-payloads';
+import { encodedSize, payloadsIn, rawHistoryEvents, runChain, storageReference } from '../support/history-payloads';
 import { startWorkerProcess } from '../support/worker-process';
 import { startCli } from '../support/cli';
 import { freePort } from '../support/ports';
@@ -112,17 +112,10 @@ function reads(): Map<string, number> {
   return counts;
 }
 
-/** The run ids of a workflow id, oldest first. */
-async function runsOf(client: Client, workflowId: string): Promise<string[]> {
-  const runs: Array<{ runId: string; start: number }> = [];
-  for await (const w of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) runs.push({ runId: w.runId, start: w.startTime.getTime() });
-  return runs.sort((a, b) => a.start - b.start).map((r) => r.runId);
-}
-
 /** Every payload of every run of the workflow, as the server keeps them. */
 async function storedHistoryPayloads(client: Client, workflowId: string): Promise<Payload[]> {
   const payloads: Payload[] = [];
-  for (const runId of await runsOf(client, workflowId)) payloads.push(...payloadsIn(await rawHistoryEvents(client, workflowId, runId)));
+  for (const runId of await runChain(client, workflowId)) payloads.push(...payloadsIn(await rawHistoryEvents(client, workflowId, runId)));
   return payloads;
 }
 
@@ -167,7 +160,7 @@ it(`a ${MESSAGES}-message conversation, two ~100 KB tool results a turn: every m
   }
 
   // Continue-as-new happened; every run's history, and every turn's, keeps only payloads under the threshold.
-  const runs = await runsOf(h.client, id);
+  const runs = await runChain(h.client, id);
   expect(runs.length).toBeGreaterThanOrEqual(2);
   const conversationPayloads = await storedHistoryPayloads(h.client, id);
   expect(largestInline(conversationPayloads)).toBeLessThan(DEFAULT_STORAGE_THRESHOLD);
@@ -252,7 +245,7 @@ it('two messages sent at the same instant to a new conversation id: one conversa
   // The later one was asked with the earlier one as its history.
   const laterCall = h.stub.requests.find((r) => r.scenario === 'chat' && r.step === 0 && questionsIn(r.body.messages).at(-1) === questionOf(later!))!;
   expect(questionsIn(laterCall.body.messages)).toEqual([questionOf(earlier!), questionOf(later!)]);
-  expect(await runsOf(h.client, id)).toHaveLength(1);
+  expect(await runChain(h.client, id)).toHaveLength(1);
   const { status } = await getConversation(h.client, id);
   expect(status).toMatchObject({ state: 'idle', turns: 2, queued: 0 });
   await closeConversation(h.client, id);
@@ -273,7 +266,7 @@ const answering = (question: string) => () =>
 
 /** Each of the conversation's first `count` turns ran once, and there is no other. */
 async function expectOneTurnPerMessage(client: Client, id: string, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) expect(await runsOf(client, conversationTurnId(id, i))).toHaveLength(1);
+  for (let i = 0; i < count; i++) expect(await runChain(client, conversationTurnId(id, i))).toHaveLength(1);
   await expect(client.workflow.getHandle(conversationTurnId(id, count)).describe()).rejects.toThrow();
 }
 

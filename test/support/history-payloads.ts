@@ -25,6 +25,21 @@ export async function rawHistoryEvents(client: Client, workflowId: string, runId
   return events;
 }
 
+/**
+ * The run ids of a workflow id, oldest first, read from the histories (each run's start names the
+ * run it continued), so a run that visibility has not listed yet is not missed.
+ */
+export async function runChain(client: Client, workflowId: string): Promise<string[]> {
+  const runs: string[] = [];
+  let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  while (runId) {
+    runs.unshift(runId);
+    const [started] = await rawHistoryEvents(client, workflowId, runId);
+    runId = started?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+  }
+  return runs;
+}
+
 function isPayload(value: object): value is Payload {
   return 'data' in value && 'metadata' in value && (value as Payload).data instanceof Uint8Array;
 }

@@ -14,6 +14,7 @@ import {
   submitMessage,
 } from '../../src/client/conversation-client';
 import type { MessageParam } from '../../src/core/contracts';
+import { runChain } from '../support/history-payloads';
 import { reply, startScriptedTurns, text, toolUse, type ScriptedTool, type ScriptedTurns, type TurnScript } from '../support/scripted-activities';
 
 jest.setTimeout(60_000);
@@ -33,6 +34,15 @@ const answering = (answer: string, topic = 'x'): TurnScript => ({
   claude: [reply([toolUse('kb__lookup', { topic })]), reply([text(answer)])],
   formatter: { text: answer },
 });
+/** Waits until the conversation has `n` runs (it continues as new right after it answers). */
+async function waitForRuns(id: string, n: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const runs = (await runChain(turns.client, id)).length;
+    if (runs >= n) return;
+    if (attempt === 200) throw new Error(`conversation ${id}: ${runs} runs after 10 s, expected ${n} (it did not continue as new)`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 const conv = (more: Record<string, unknown> = {}) => ({ taskQueue: turns.taskQueue, options: { format: false }, ...more });
 
 it('two messages sent at the same instant to a new id: one conversation, both answered in order, the second with the first as history', async () => {
@@ -65,14 +75,16 @@ it('two messages sent at the same instant to a new id: one conversation, both an
 it('messages sent while a turn runs queue in order; the conversation continues as new between turns and loses nothing', async () => {
   const id = newConversationId();
   for (let i = 0; i < 5; i++) turns.expect(conversationTurnId(id, i), answering(`answer ${i}`, `t${i}`));
-  const sent = [];
-  for (let i = 0; i < 5; i++) sent.push(await submitMessage(turns.client, id, `question ${i}`, { conversation: conv({ turnsPerRun: 2 }) }));
-  const outcomes = await Promise.all(sent.map((s) => s.outcome()));
+  const send = (i: number) => submitMessage(turns.client, id, `question ${i}`, { conversation: conv({ turnsPerRun: 2 }) });
+  // Three messages at once: the second and third queue behind the first. The run has answered
+  // enough turns after the third and nothing waits on it, so it continues as new there.
+  const burst = [];
+  for (let i = 0; i < 3; i++) burst.push(await send(i));
+  const outcomes = await Promise.all(burst.map((s) => s.outcome()));
+  await waitForRuns(id, 2);
+  // Two more, answered by the new run.
+  for (let i = 3; i < 5; i++) outcomes.push(await (await send(i)).outcome());
   expect(outcomes.map((o) => [o.index, o.result?.response.conversation])).toEqual([0, 1, 2, 3, 4].map((i) => [i, `answer ${i}`]));
-  const handle = turns.client.workflow.getHandle(id);
-  const runs = [];
-  for await (const w of turns.client.workflow.list({ query: `WorkflowId = "${id}"` })) runs.push(w.runId);
-  expect(runs.length).toBeGreaterThanOrEqual(2); // continued as new at least once
   const { transcript } = await getConversation(turns.client, id);
   const questions = transcript.filter((m: MessageParam) => m.role === 'user' && typeof m.content === 'string').map((m) => m.content);
   expect(questions).toEqual([0, 1, 2, 3, 4].map((i) => `question ${i}`));
@@ -80,7 +92,7 @@ it('messages sent while a turn runs queue in order; the conversation continues a
   const fifth = turns.requests.find((r) => r.workflowId === conversationTurnId(id, 4))!;
   expect(fifth.messages.filter((m) => m.role === 'user' && typeof m.content === 'string')).toHaveLength(5);
   await closeConversation(turns.client, id);
-  expect(await handle.result()).toEqual({ turns: 5 });
+  expect(await turns.client.workflow.getHandle(id).result()).toEqual({ turns: 5 });
 });
 
 it('a message id sent again is answered once: the same outcome in the same run, refused naming its turn after continue-as-new', async () => {
@@ -96,11 +108,7 @@ it('a message id sent again is answered once: the same outcome in the same run, 
   turns.expect(conversationTurnId(next, 0), answering('once more'));
   await sendMessage(turns.client, next, 'only once', { messageId: 'm-2', conversation: conv({ turnsPerRun: 1 }) });
   // The conversation continued as new after that turn: the new run remembers the id.
-  for (let runs = 0; runs < 2; ) {
-    runs = 0;
-    for await (const _ of turns.client.workflow.list({ query: `WorkflowId = "${next}"` })) runs++;
-    if (runs < 2) await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitForRuns(next, 2);
   const again = await sendMessage(turns.client, next, 'only once', { messageId: 'm-2' }).catch((e: unknown) => e);
   expect(again).toBeInstanceOf(WorkflowUpdateFailedError);
   expect((again as WorkflowUpdateFailedError).cause?.message).toBe(`message already sent, answered by turn ${conversationTurnId(next, 0)}`);
