@@ -101,6 +101,6 @@ async function finishTurn(turn: Turn, stopReason: TurnStopReason): Promise<ChatT
     unavailableServers: turn.unavailable,
     droppedTools: turn.droppedTools,
     approvals: turn.approvals.records,
-    ...(turn.transcript.compaction ? { compaction: { ...turn.transcript.compaction, ...(turn.historyBySegments ? { history: turn.transcript.priorMessages() } : {}) } } : {}),
+    ...(turn.transcript.compaction ? { compaction: turn.transcript.compaction } : {}),
   };
 }

@@ -19,6 +19,7 @@ import {
 } from '@temporalio/workflow';
 import {
   DEFAULT_CONVERSATION_IDLE_TIMEOUT_MS,
+  CONTINUING_AS_NEW,
   DUPLICATE_MESSAGE,
   REMEMBERED_MESSAGE_IDS,
   DEFAULT_TURNS_PER_CONVERSATION_RUN,
@@ -27,6 +28,7 @@ import {
   type MessageOutcome,
   type QueuedMessage,
 } from '../src/core/conversation';
+import { replayCompaction, type CompactionPolicy } from '../src/core/compaction';
 import { oneLine } from '../src/core/text';
 import { segment, type TranscriptSegment } from '../src/core/transcript-segment';
 import type { ChatTurnResult } from '../src/core/turn-result';
@@ -47,6 +49,8 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
   let turns = input.turns ?? 0;
   let turnsThisRun = 0;
   let closing = false;
+  /** Set once this run has answered enough turns: new messages are refused (the client sends them to the next run). */
+  let draining = false;
   let current: { turnId: string; scope: CancellationScope } | undefined;
   const messageIds = new Map<string, number>(input.messageIds ?? []);
 
@@ -70,6 +74,7 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
         if (typeof message?.text !== 'string' || !message.text.trim()) throw new Error('message.text must be a non-empty string');
         const earlier = message.id !== undefined ? messageIds.get(message.id) : undefined;
         if (earlier !== undefined) throw new Error(`${DUPLICATE_MESSAGE} ${conversationTurnId(workflowInfo().workflowId, earlier)}`);
+        if (draining) throw new Error(CONTINUING_AS_NEW);
       },
     },
   );
@@ -92,18 +97,19 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
     if (!message) break; // closing, nothing left to answer
     const turnId = conversationTurnId(workflowInfo().workflowId, message.index);
     const outcome: MessageOutcome = { index: message.index, turnId };
+    const turnInput = { ...input.options, ...message.options, question: message.text };
     const scope = new CancellationScope();
     current = { turnId, scope };
     try {
       const result = await scope.run(() =>
         executeChild<typeof chatTurn>('chatTurn', {
           workflowId: turnId,
-          args: [{ ...input.options, ...message.options, question: message.text }, ...history],
+          args: [turnInput, ...history],
           staticSummary: oneLine(message.text, 120),
           staticDetails: `conversation **${workflowInfo().workflowId}**, message ${message.index + 1}`,
         }),
       );
-      history = carryForward(history, result);
+      history = carryForward(history, result, turnInput.compaction ?? {});
       outcome.result = result;
     } catch (err) {
       outcome.error = isCancellation(err) ? 'the turn was cancelled' : oneLine(failureText(err), 500);
@@ -114,12 +120,15 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
     turnsThisRun++;
     outcomes.set(message.index, outcome);
 
-    // Continue as new between turns, when nothing waits on this run: the queue is empty and every
-    // update has answered (checked without awaiting, so no message can slip in between).
+    // Continue as new between turns once the run is long, when nothing waits on it: new messages
+    // are refused from then on (the client sends them again, to the next run), the queue is
+    // answered, and every update delivers its outcome. A close meanwhile ends the run instead.
     const long = turnsThisRun >= (input.turnsPerRun ?? DEFAULT_TURNS_PER_CONVERSATION_RUN) || workflowInfo().continueAsNewSuggested;
-    if (long && queue.length === 0 && !closing) {
-      await condition(() => outcomes.size === 0); // the answered updates deliver their outcomes
-      if (queue.length === 0 && allHandlersFinished()) {
+    if (long && !closing) {
+      draining = true;
+      if (queue.length > 0) continue;
+      await condition(() => allHandlersFinished() || closing);
+      if (!closing) {
         await continueAsNew<typeof conversation>({ ...input, queue: [], turns, accepted, messageIds: [...messageIds] }, ...history);
       }
     }
@@ -128,9 +137,12 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
   return { turns };
 }
 
-/** The history after a turn: the compacted history if the turn had to compact it, then the turn's messages. */
-function carryForward(history: TranscriptSegment[], result: ChatTurnResult): TranscriptSegment[] {
-  const base = result.compaction?.history ? (result.compaction.history.length ? [segment(result.compaction.history)] : []) : history;
+/**
+ * The history after a turn: compacted by the stages the turn had to apply (with the turn's own
+ * policy), then the turn's messages.
+ */
+function carryForward(history: TranscriptSegment[], result: ChatTurnResult, policy: CompactionPolicy): TranscriptSegment[] {
+  const base = result.compaction ? replayCompaction(history, policy, result.compaction.stages) : history;
   return [...base, segment(result.messages)];
 }
 

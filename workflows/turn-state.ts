@@ -42,8 +42,6 @@ export class Turn {
   readonly unavailable: ServerUnavailable[];
   readonly droppedTools: DroppedTool[];
   readonly hadTools: boolean;
-  /** The prior conversation came as segments (a conversation's turn), not as `input.history`. */
-  readonly historyBySegments: boolean;
   phase: TurnProgress['phase'] = 'listing-tools';
   /** Claude calls of the loop so far. */
   step = 0;
@@ -66,7 +64,6 @@ export class Turn {
       ...listed.unavailable,
       ...listed.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
     ];
-    this.historyBySegments = historySegments.length > 0;
     this.transcript = new TurnTranscript([...(input.history ? [segment(input.history)] : []), ...historySegments], input.question);
     this.transcript.offerTools(catalog.tools);
     this.calls = new ToolCalls(catalog, listed.policies, input.maxToolCalls, approvals, workerApprovals(listed, catalog.targets), input.approval);

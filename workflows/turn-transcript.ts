@@ -6,12 +6,12 @@
  * history records what each step adds, not the whole conversation once per call.
  */
 import { log } from '@temporalio/workflow';
-import { addReports, compactHistory, type CompactionPolicy, type CompactionReport } from '../src/core/compaction';
+import { addReports, compactSegments, type CompactionPolicy, type CompactionReport } from '../src/core/compaction';
 import type { ContentBlock, MessageParam, Tool } from '../src/core/contracts';
 import { segment, toolsSegment, type TranscriptSegment } from '../src/core/transcript-segment';
 
 export class TurnTranscript {
-  /** The prior conversation, as segments (compaction replaces them with one). */
+  /** The prior conversation, as segments (compaction replaces them with one per turn). */
   private history: TranscriptSegment[];
   /** This turn's messages: the question, then one group per step (its reply, then its tool results). */
   private readonly own: MessageParam[][];
@@ -59,9 +59,9 @@ export class TurnTranscript {
    * src/core/compaction.ts); false when there is nothing left to compact.
    */
   compact(policy: CompactionPolicy): boolean {
-    const done = compactHistory(this.priorMessages(), policy);
+    const done = compactSegments(this.history, policy);
     if (!done) return false;
-    this.history = done.history.length ? [segment(done.history)] : [];
+    this.history = done.segments;
     this.compaction = this.compaction ? addReports(this.compaction, done.report) : done.report;
     log.warn('context window exceeded; compacted prior history', { ...done.report });
     return true;

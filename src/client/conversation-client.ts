@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { conversation } from '../../workflows/conversation';
-import type { ConversationInput, ConversationMessage, ConversationStatus, MessageOutcome, TurnOptions } from '../core/conversation';
+import { CONTINUING_AS_NEW, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageOutcome, type TurnOptions } from '../core/conversation';
 import type { MessageParam } from '../core/contracts';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import {
@@ -82,30 +82,43 @@ export interface SentMessage {
 
 /**
  * Sends one message, creating the conversation if needed (update-with-start: create and send are
- * one call), and returns once the conversation has accepted it; `outcome()` waits for its turn.
+ * one call), and returns once the conversation has it; `outcome()` waits for its turn. A run about
+ * to continue as new refuses new messages ({@link CONTINUING_AS_NEW}); `outcome()` then sends the
+ * message again until the next run accepts it.
  */
 export async function submitMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<SentMessage> {
   checkOptions(opts.options);
   checkOptions(opts.conversation?.options);
   const messageId = opts.messageId ?? `msg-${Date.now().toString(36)}-${randomBytes(5).toString('hex')}`;
   const message: ConversationMessage = { text, id: messageId, ...(opts.options ? { options: opts.options } : {}) };
-  const update = await client.workflow.startUpdateWithStart(sendMessageUpdate, {
-    args: [message],
-    updateId: messageId,
-    waitForStage: 'ACCEPTED',
-    startWorkflowOperation: startOperation(conversationId, opts.conversation ?? {}),
-  });
+  const send = () =>
+    client.workflow.startUpdateWithStart(sendMessageUpdate, {
+      args: [message],
+      updateId: messageId,
+      waitForStage: 'ACCEPTED',
+      startWorkflowOperation: startOperation(conversationId, opts.conversation ?? {}),
+    });
+  let update = await send();
   return {
     conversationId,
     messageId,
     async outcome() {
-      try {
-        return await update.result();
-      } catch (err) {
-        // Refused, or the turn's own failure: final. Anything else (the server restarted, the
-        // connection broke) re-attaches to the same update by its id.
-        if (err instanceof WorkflowUpdateFailedError) throw err;
-        return client.workflow.getHandle(conversationId).getUpdateHandle<MessageOutcome>(messageId).result();
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await update.result();
+        } catch (err) {
+          // A run about to continue as new refused it: the next run takes it. A refused update
+          // leaves nothing in history, so the same update id is sent again.
+          if (err instanceof WorkflowUpdateFailedError && err.cause?.message === CONTINUING_AS_NEW) {
+            await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+            update = await send();
+            continue;
+          }
+          // Refused otherwise, or the turn's own failure: final. Anything else (the server
+          // restarted, the connection broke) re-attaches to the same update by its id.
+          if (err instanceof WorkflowUpdateFailedError) throw err;
+          return client.workflow.getHandle(conversationId).getUpdateHandle<MessageOutcome>(messageId).result();
+        }
       }
     },
   };

@@ -6,9 +6,12 @@
  *  3. the tool results of the recent turns become a marker;
  *  4. the oldest remaining turn is dropped, one per stage, until no prior history is left.
  * A turn starts at a user message that carries no tool_result, so a cut never separates a tool_use
- * from its tool_result.
+ * from its tool_result. The stages are a pure function of the history and the policy: a
+ * conversation applies to its own history the number of stages its turn reports, and gets the
+ * history the turn compacted to.
  */
 import type { ContentBlockParam, MessageParam } from './contracts';
+import { segment, type TranscriptSegment } from './transcript-segment';
 
 export interface CompactionPolicy {
   /** Turns at the end of the prior history that keep their tool results and are dropped last. @default 2 */
@@ -23,6 +26,8 @@ export interface CompactionReport {
   toolResultsReplaced: number;
   /** Messages dropped from the start of the prior history. */
   messagesDropped: number;
+  /** Stages applied (see {@link compactHistory}). */
+  stages: number;
 }
 
 export const DEFAULT_KEEP_RECENT_TURNS = 2;
@@ -84,16 +89,54 @@ function replaceToolResults(history: readonly MessageParam[], end: number): Comp
     });
     return changed ? { ...m, content } : m;
   });
-  return replaced > 0 ? { history: compacted, report: { toolResultsReplaced: replaced, messagesDropped: 0 } } : undefined;
+  return replaced > 0 ? { history: compacted, report: { toolResultsReplaced: replaced, messagesDropped: 0, stages: 1 } } : undefined;
 }
 
 /** Drops the messages before `cut` (a turn start, or the end); undefined when there are none. */
 function dropBefore(history: readonly MessageParam[], cut: number): Compacted | undefined {
-  return cut > 0 ? { history: history.slice(cut), report: { toolResultsReplaced: 0, messagesDropped: cut } } : undefined;
+  return cut > 0 ? { history: history.slice(cut), report: { toolResultsReplaced: 0, messagesDropped: cut, stages: 1 } } : undefined;
 }
 
 export function addReports(a: CompactionReport, b: CompactionReport): CompactionReport {
-  return { toolResultsReplaced: a.toolResultsReplaced + b.toolResultsReplaced, messagesDropped: a.messagesDropped + b.messagesDropped };
+  return {
+    toolResultsReplaced: a.toolResultsReplaced + b.toolResultsReplaced,
+    messagesDropped: a.messagesDropped + b.messagesDropped,
+    stages: a.stages + b.stages,
+  };
+}
+
+/**
+ * The next stage of compaction for a history given as segments, or undefined when nothing is left
+ * to compact. The compacted history comes back as one segment per turn, so a turn compaction left
+ * as it was is the same segment as before (stored once, content-addressed) and a turn it changed
+ * the same segment in every later compaction.
+ */
+export function compactSegments(
+  segments: readonly TranscriptSegment[],
+  policy: CompactionPolicy = {},
+): { segments: TranscriptSegment[]; report: CompactionReport } | undefined {
+  const done = compactHistory(
+    segments.flatMap((s) => s.transcriptSegment),
+    policy,
+  );
+  return done && { segments: segmentsPerTurn(done.history), report: done.report };
+}
+
+/** `history` compacted by `stages` stages, as {@link compactSegments} does them one at a time. */
+export function replayCompaction(history: readonly TranscriptSegment[], policy: CompactionPolicy, stages: number): TranscriptSegment[] {
+  let segments = [...history];
+  for (let i = 0; i < stages; i++) {
+    const done = compactSegments(segments, policy);
+    if (!done) break;
+    segments = done.segments;
+  }
+  return segments;
+}
+
+/** One segment per turn of `messages` (the messages before the first turn start, if any, form one too). */
+function segmentsPerTurn(messages: MessageParam[]): TranscriptSegment[] {
+  const cuts = [...new Set([0, ...turnStarts(messages)])].filter((i) => i < messages.length);
+  return cuts.map((from, k) => segment(messages.slice(from, cuts[k + 1] ?? messages.length)));
 }
 
 type ToolResultContent = Extract<ContentBlockParam, { type: 'tool_result' }>['content'];

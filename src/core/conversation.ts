@@ -31,6 +31,12 @@ export interface ConversationInput {
 /** Message ids a conversation remembers for refusing resends. */
 export const REMEMBERED_MESSAGE_IDS = 1000;
 
+/**
+ * The one line that refuses a message while a run that has answered enough turns answers the rest
+ * of its queue before continuing as new; the client sends the message again, to the next run.
+ */
+export const CONTINUING_AS_NEW = 'the conversation is continuing as new: send the message again';
+
 /** The start of the one line that refuses a message id sent again; the turn id follows. */
 export const DUPLICATE_MESSAGE = 'message already sent, answered by turn';
 

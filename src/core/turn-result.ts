@@ -62,10 +62,10 @@ export interface ChatTurnResult {
   /** Every call that waited for approval, with its decision. */
   approvals: ApprovalRecord[];
   /**
-   * Present when the prior history had to be compacted to fit the context window: what was done,
-   * and (for history passed as segments, i.e. by a conversation) the compacted history to carry on with.
+   * Present when the prior history had to be compacted to fit the context window: what was done.
+   * A conversation replays the same stages on its history (src/core/compaction.ts).
    */
-  compaction?: CompactionReport & { history?: MessageParam[] };
+  compaction?: CompactionReport;
 }
 
 /** Live progress, answered by the `progress` query. */

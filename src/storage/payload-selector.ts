@@ -1,15 +1,21 @@
 /**
- * Which payloads go to external storage: every payload of `thresholdBytes` or more, and every
- * transcript segment (src/core/transcript-segment.ts) of `segmentThresholdBytes` or more. Segments
- * are stored even when small because a conversation sends each one again with every later call:
- * stored, each is kept once and history holds only its claim.
+ * Which payloads go to external storage: every payload of `thresholdBytes` or more; every
+ * transcript segment (src/core/transcript-segment.ts) of `segmentThresholdBytes` or more; and every
+ * payload a workflow carries on with of `carriedThresholdBytes` or more: what a conversation keeps
+ * (the outcome each message's update answers with, its continue-as-new input) and a child's result
+ * handed to its parent. Segments are stored even when small because a conversation sends each one
+ * again with every later call; carried payloads because a conversation answers hundreds of
+ * messages, and each would otherwise add its turn's messages to the conversation's history twice.
+ * Stored, each is kept once and history holds only its claim.
  */
-import type { Payload, StorageDriver, StorageDriverSelector } from '@temporalio/common';
+import type { Payload, StorageDriver, StorageDriverSelectContext, StorageDriverSelector } from '@temporalio/common';
 import { TRANSCRIPT_SEGMENT_JSON_PREFIX } from '../core/transcript-segment';
 import { payloadSize } from './stored-payload';
 
 const SEGMENT_PREFIX = new TextEncoder().encode(TRANSCRIPT_SEGMENT_JSON_PREFIX);
 const JSON_ENCODING = 'json/plain';
+/** The conversation workflow's type name (workflows/conversation.ts). */
+const CONVERSATION_WORKFLOW = 'conversation';
 
 /** Sizes at which payloads are stored. */
 export interface StorageThresholds {
@@ -17,6 +23,8 @@ export interface StorageThresholds {
   thresholdBytes: number;
   /** A transcript segment this size or larger is stored. */
   segmentThresholdBytes: number;
+  /** A payload a conversation keeps, or a child's result to its parent, this size or larger is stored. */
+  carriedThresholdBytes: number;
 }
 
 /** True when the payload is a JSON-encoded transcript segment. */
@@ -30,15 +38,25 @@ export function isTranscriptSegment(payload: Payload): boolean {
 
 /** The smallest size any payload is stored at: the SDK offers the selector only payloads this large. */
 export function smallestStoredSize(thresholds: StorageThresholds): number {
-  return Math.min(thresholds.thresholdBytes, thresholds.segmentThresholdBytes);
+  return Math.min(thresholds.thresholdBytes, thresholds.segmentThresholdBytes, thresholds.carriedThresholdBytes);
+}
+
+/**
+ * The payload is one a workflow carries on with: produced by a conversation (its update outcomes,
+ * its continue-as-new input), or a child's result, whose target is the parent and names no type.
+ */
+export function isCarried(context: StorageDriverSelectContext): boolean {
+  const target = context.target;
+  return target?.kind === 'workflow' && (target.type === CONVERSATION_WORKFLOW || (target.type === undefined && target.id !== undefined));
 }
 
 /** A selector that sends what the thresholds say to `driver` and keeps the rest inline. */
 export function storedPayloadSelector(driver: StorageDriver, thresholds: StorageThresholds): StorageDriverSelector {
-  return (_context, payload) => {
+  return (context, payload) => {
     const size = payloadSize(payload);
     if (size >= thresholds.thresholdBytes) return driver;
     if (size >= thresholds.segmentThresholdBytes && isTranscriptSegment(payload)) return driver;
+    if (size >= thresholds.carriedThresholdBytes && isCarried(context)) return driver;
     return null;
   };
 }

@@ -28,6 +28,7 @@ export interface StorageConfig extends StorageThresholds {
 
 export const DEFAULT_STORAGE_THRESHOLD = 256 * 1024;
 export const DEFAULT_SEGMENT_THRESHOLD = 512;
+export const DEFAULT_CARRIED_THRESHOLD = 16 * 1024;
 
 /** A storage setting that cannot be used; the message names the variable and what it accepts. */
 export class StorageConfigError extends Error {
@@ -117,12 +118,13 @@ export function storageConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Stor
     location: parseStorageLocation(env.MCP_TURNS_STORAGE),
     thresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_THRESHOLD', DEFAULT_STORAGE_THRESHOLD),
     segmentThresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_SEGMENT_THRESHOLD', DEFAULT_SEGMENT_THRESHOLD),
+    carriedThresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_CARRIED_THRESHOLD', DEFAULT_CARRIED_THRESHOLD),
   };
 }
 
 /** One line for logs: where payloads go and from what size. */
 export function describeStorage(config: StorageConfig): string {
-  const sizes = `payloads from ${formatBytes(config.thresholdBytes)}, transcript segments from ${formatBytes(config.segmentThresholdBytes)}`;
+  const sizes = `payloads from ${formatBytes(config.thresholdBytes)}, transcript segments from ${formatBytes(config.segmentThresholdBytes)}, what a conversation keeps from ${formatBytes(config.carriedThresholdBytes)}`;
   const where = config.location;
   switch (where.kind) {
     case 'none':

@@ -21,6 +21,16 @@ export const WorkerTuningSchema = z
     maxConcurrentWorkflowTaskExecutions: z.number().int().min(2).default(100),
     /** MCP calls (and listTools) running at once on this worker. @default 200 */
     maxConcurrentActivityTaskExecutions: z.number().int().min(1).default(200),
+    /**
+     * How long a workflow task waits on this worker's sticky queue before any worker may take it.
+     * After a worker dies without shutting down (SIGKILL, OOM, a lost machine), the next task of each
+     * workflow it had cached waits this long; a live worker picks sticky tasks up at once, so only a
+     * worker saturated for this long pays a replay. Milliseconds, or a duration such as "3s".
+     * @default "3s" (Temporal's default is 10 s)
+     */
+    stickyQueueScheduleToStartTimeout: z
+      .union([z.number().int().min(1), z.string().regex(/^\d+(ms|s|m)$/, 'must be milliseconds or a duration such as "3s"')])
+      .default('3s'),
   })
   .strict();
 

@@ -1,5 +1,6 @@
 /** Compaction of prior history to fit the context window (src/core/compaction.ts), stage by stage. */
-import { compactHistory, toolResultMarker, turnStarts } from '../../src/core/compaction';
+import { compactHistory, compactSegments, replayCompaction, toolResultMarker, turnStarts } from '../../src/core/compaction';
+import { segment } from '../../src/core/transcript-segment';
 import type { MessageParam } from '../../src/core/contracts';
 
 const toolTurn = (n: number): MessageParam[] => [
@@ -18,22 +19,22 @@ it('finds turn starts: user messages without a tool_result', () => {
 
 it('runs its stages in order until nothing is left: older results, older turns, recent results, then one turn at a time', () => {
   const one = compactHistory(history)!;
-  expect(one.report).toEqual({ toolResultsReplaced: 1, messagesDropped: 0 });
+  expect(one.report).toEqual({ toolResultsReplaced: 1, messagesDropped: 0, stages: 1 });
   expect(resultTexts(one.history)).toEqual([toolResultMarker(8), 'result 2', 'result 3']);
 
   const two = compactHistory(one.history)!;
-  expect(two.report).toEqual({ toolResultsReplaced: 0, messagesDropped: 4 });
+  expect(two.report).toEqual({ toolResultsReplaced: 0, messagesDropped: 4, stages: 1 });
   expect(two.history).toEqual(history.slice(4));
 
   const three = compactHistory(two.history)!;
-  expect(three.report).toEqual({ toolResultsReplaced: 2, messagesDropped: 0 });
+  expect(three.report).toEqual({ toolResultsReplaced: 2, messagesDropped: 0, stages: 1 });
   expect(resultTexts(three.history)).toEqual([toolResultMarker(8), toolResultMarker(8)]);
 
   const four = compactHistory(three.history)!;
-  expect(four.report).toEqual({ toolResultsReplaced: 0, messagesDropped: 4 });
+  expect(four.report).toEqual({ toolResultsReplaced: 0, messagesDropped: 4, stages: 1 });
   expect(four.history[0]).toEqual({ role: 'user', content: 'q3' });
   const five = compactHistory(four.history)!;
-  expect(five).toEqual({ history: [], report: { toolResultsReplaced: 0, messagesDropped: 4 } });
+  expect(five).toEqual({ history: [], report: { toolResultsReplaced: 0, messagesDropped: 4, stages: 1 } });
   expect(compactHistory(five.history)).toBeUndefined();
 });
 
@@ -43,13 +44,35 @@ it('never cuts between a tool_use and its tool_result', () => {
 });
 
 it('keepRecentTurns and replaceToolResults shape the stages', () => {
-  expect(compactHistory(history, { keepRecentTurns: 0 })!.report).toEqual({ toolResultsReplaced: 3, messagesDropped: 0 });
+  expect(compactHistory(history, { keepRecentTurns: 0 })!.report).toEqual({ toolResultsReplaced: 3, messagesDropped: 0, stages: 1 });
   expect(compactHistory(history, { keepRecentTurns: 1, replaceToolResults: false })!).toEqual({
     history: history.slice(8),
-    report: { toolResultsReplaced: 0, messagesDropped: 8 },
+    report: { toolResultsReplaced: 0, messagesDropped: 8, stages: 1 },
   });
 });
 
 it('does nothing to an empty history', () => {
   expect(compactHistory([])).toBeUndefined();
+});
+
+it('compacts a history given as segments into one segment per turn: a turn left as it was is the same segment', () => {
+  // As a conversation carries it: the first two turns in one segment (an earlier compaction's shape does not matter), the third alone.
+  const given = [segment(history.slice(0, 8)), segment(history.slice(8))];
+  const done = compactSegments(given)!;
+  expect(done.report).toEqual({ toolResultsReplaced: 1, messagesDropped: 0, stages: 1 });
+  expect(done.segments.map((s) => s.transcriptSegment.length)).toEqual([4, 4, 4]);
+  expect(done.segments[1]).toEqual(segment(toolTurn(2)));
+  expect(done.segments[2]).toEqual(given[1]);
+  // The turn it changed is the same segment however the history was cut into segments.
+  expect(compactSegments(history.map((m) => segment([m])))!.segments).toEqual(done.segments);
+});
+
+it('replays a turn\'s stages on the history: the conversation carries the history its turn compacted to', () => {
+  const given = [segment(toolTurn(1)), segment(toolTurn(2)), segment(toolTurn(3))];
+  let asTheTurnDid = given;
+  for (let i = 0; i < 3; i++) asTheTurnDid = compactSegments(asTheTurnDid, { keepRecentTurns: 1 })!.segments;
+  expect(replayCompaction(given, { keepRecentTurns: 1 }, 3)).toEqual(asTheTurnDid);
+  expect(replayCompaction(given, {}, 0)).toEqual(given);
+  // Stages beyond what is left leave an empty history.
+  expect(replayCompaction(given, {}, 99)).toEqual([]);
 });

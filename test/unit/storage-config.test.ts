@@ -66,15 +66,16 @@ describe('thresholds', () => {
     );
   });
 
-  it('default to 256 KiB for any payload and 512 bytes for transcript segments', () => {
+  it('default to 256 KiB for any payload, 512 bytes for transcript segments and 16 KiB for what a conversation keeps', () => {
     const config = storageConfigFromEnv({});
     expect(config.thresholdBytes).toBe(256 * 1024);
     expect(config.segmentThresholdBytes).toBe(512);
+    expect(config.carriedThresholdBytes).toBe(16 * 1024);
   });
 
   it('are configurable, but only below the payload limit they exist to stay under', () => {
-    const config = storageConfigFromEnv({ MCP_TURNS_STORAGE_THRESHOLD: '64KiB', MCP_TURNS_STORAGE_SEGMENT_THRESHOLD: '512' });
-    expect([config.thresholdBytes, config.segmentThresholdBytes]).toEqual([65_536, 512]);
+    const config = storageConfigFromEnv({ MCP_TURNS_STORAGE_THRESHOLD: '64KiB', MCP_TURNS_STORAGE_SEGMENT_THRESHOLD: '512', MCP_TURNS_STORAGE_CARRIED_THRESHOLD: '4k' });
+    expect([config.thresholdBytes, config.segmentThresholdBytes, config.carriedThresholdBytes]).toEqual([65_536, 512, 4096]);
     expect(() => storageConfigFromEnv({ MCP_TURNS_STORAGE_THRESHOLD: '2MiB' })).toThrow(
       'MCP_TURNS_STORAGE_THRESHOLD must be between 1 byte and 2.0 MiB (Temporal\'s payload limit), got "2MiB"',
     );
@@ -85,7 +86,7 @@ describe('describeStorage', () => {
   it('says where payloads go and from what size, without credentials', () => {
     const config = storageConfigFromEnv({ MCP_TURNS_STORAGE: 's3://chats/p?endpoint=http://127.0.0.1:7070&path_style=1' });
     expect(describeStorage(config)).toBe(
-      's3://chats/p/ at http://127.0.0.1:7070 (payloads from 256.0 KiB, transcript segments from 512 B)',
+      's3://chats/p/ at http://127.0.0.1:7070 (payloads from 256.0 KiB, transcript segments from 512 B, what a conversation keeps from 16.0 KiB)',
     );
     expect(describeStorage(storageConfigFromEnv({ MCP_TURNS_STORAGE: 'none' }))).toBe(
       'no external storage (payloads over 2.0 MiB are refused)',

@@ -9,7 +9,7 @@ import { payloadSize } from '../../src/storage/stored-payload';
 const toPayload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
 const messages = (chars: number) => [{ role: 'user' as const, content: 'q'.repeat(chars) }];
 const driver = new FsStorageDriver(os.tmpdir());
-const thresholds = { thresholdBytes: 256 * 1024, segmentThresholdBytes: 2 * 1024 };
+const thresholds = { thresholdBytes: 256 * 1024, segmentThresholdBytes: 2 * 1024, carriedThresholdBytes: 16 * 1024 };
 const select = storedPayloadSelector(driver, thresholds);
 
 describe('isTranscriptSegment', () => {
@@ -40,9 +40,25 @@ describe('storedPayloadSelector', () => {
     expect(select({}, other)).toBeNull();
   });
 
+  it('stores what a conversation keeps, and a child\'s result to its parent, from the carried threshold up', () => {
+    const outcome = toPayload({ index: 3, turnId: 'conv-1-turn-3', result: { messages: messages(20_000) } });
+    const small = toPayload({ index: 3, turnId: 'conv-1-turn-3', error: 'the turn was cancelled' });
+    const conversation = { target: { kind: 'workflow' as const, namespace: 'default', id: 'conv-1', type: 'conversation' } };
+    // A child's completion targets its parent, by id, without a type.
+    const toParent = { target: { kind: 'workflow' as const, namespace: 'default', id: 'conv-1', runId: 'r' } };
+    const turn = { target: { kind: 'workflow' as const, namespace: 'default', id: 'turn-1', type: 'chatTurn' } };
+    expect(select(conversation, outcome)).toBe(driver);
+    expect(select(toParent, outcome)).toBe(driver);
+    expect(select(conversation, small)).toBeNull();
+    // A turn's own activity results and inputs keep the general threshold.
+    expect(select(turn, outcome)).toBeNull();
+    expect(select({}, outcome)).toBeNull();
+  });
+
   it('is offered every payload the smallest threshold could store', () => {
     expect(smallestStoredSize(thresholds)).toBe(2 * 1024);
-    expect(smallestStoredSize({ thresholdBytes: 1024, segmentThresholdBytes: 4096 })).toBe(1024);
+    expect(smallestStoredSize({ thresholdBytes: 1024, segmentThresholdBytes: 4096, carriedThresholdBytes: 8192 })).toBe(1024);
+    expect(smallestStoredSize({ thresholdBytes: 1024, segmentThresholdBytes: 4096, carriedThresholdBytes: 512 })).toBe(512);
   });
 });
 

@@ -326,7 +326,7 @@ describe('asking the same step again', () => {
       [...withMarker.slice(6), now],
       [now],
     ]);
-    expect(t.result).toMatchObject({ stopReason: 'completed', steps: 1, compaction: { toolResultsReplaced: 1, messagesDropped: 8 } });
+    expect(t.result).toMatchObject({ stopReason: 'completed', steps: 1, compaction: { toolResultsReplaced: 1, messagesDropped: 8, stages: 4 } });
     expect(t.result.response.conversation).toBe('fits now');
     expect(t.result.messages).toEqual([now, { role: 'assistant', content: [text('fits now')] }]);
   });
@@ -337,7 +337,7 @@ describe('asking the same step again', () => {
       { tools, claude: [reply([], { stopReason: 'model_context_window_exceeded' }), reply([text('fits now')])] },
     );
     expect(t.claude[1]!.messages).toEqual([...withMarker, now]);
-    expect(t.result.compaction).toEqual({ toolResultsReplaced: 1, messagesDropped: 0 });
+    expect(t.result.compaction).toEqual({ toolResultsReplaced: 1, messagesDropped: 0, stages: 1 });
     expect(t.result.messages).toEqual([...withMarker, now, { role: 'assistant', content: [text('fits now')] }]);
   });
 

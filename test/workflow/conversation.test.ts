@@ -14,7 +14,7 @@ import {
   submitMessage,
 } from '../../src/client/conversation-client';
 import type { MessageParam } from '../../src/core/contracts';
-import { runChain } from '../support/history-payloads';
+import { rawHistoryEvents, runChain } from '../support/history-payloads';
 import { reply, startScriptedTurns, text, toolUse, type ScriptedTool, type ScriptedTurns, type TurnScript } from '../support/scripted-activities';
 
 jest.setTimeout(60_000);
@@ -95,6 +95,43 @@ it('messages sent while a turn runs queue in order; the conversation continues a
   expect(await turns.client.workflow.getHandle(id).result()).toEqual({ turns: 5 });
 });
 
+it('a run that has answered enough turns refuses new messages until its queue is answered; the client sends them to the next run, none lost', async () => {
+  const id = newConversationId();
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let start!: () => void;
+  const started = new Promise<void>((r) => (start = r));
+  turns.expect(conversationTurnId(id, 0), { tools: [lookup], claude: [reply([text('answer 0')], { hold: started })] });
+  turns.expect(conversationTurnId(id, 1), answering('answer 1'));
+  turns.expect(conversationTurnId(id, 2), { tools: [lookup], claude: [reply([text('answer 2')], { hold: held })] });
+  turns.expect(conversationTurnId(id, 3), answering('answer 3'));
+  const send = (i: number) => submitMessage(turns.client, id, `question ${i}`, { conversation: conv({ turnsPerRun: 2 }) });
+  // Three at once: the run answers two turns, then still has the third queued.
+  const first = [await send(0), await send(1), await send(2)];
+  start();
+  for (let i = 0; i < 400 && (await getConversation(turns.client, id)).status.currentTurnId !== conversationTurnId(id, 2); i++) await new Promise((r) => setTimeout(r, 25));
+  // A message sent now is refused by this run (it stays out of its queue) and sent again by the
+  // client until the next run takes it.
+  const fourth = await send(3);
+  const fourthOutcome = fourth.outcome();
+  await new Promise((r) => setTimeout(r, 500));
+  expect((await getConversation(turns.client, id)).status).toMatchObject({ turns: 2, queued: 0, currentTurnId: conversationTurnId(id, 2) });
+  expect((await runChain(turns.client, id)).length).toBe(1);
+  release();
+  const outcomes = await Promise.all([...first.map((m) => m.outcome()), fourthOutcome]);
+  expect(outcomes.map((o) => [o.index, o.result?.response.conversation])).toEqual([0, 1, 2, 3].map((i) => [i, `answer ${i}`]));
+  // The fourth was accepted by the second run, which was handed the whole history.
+  const runs = await runChain(turns.client, id);
+  expect(runs.length).toBeGreaterThanOrEqual(2);
+  const acceptedIn = async (runId: string) =>
+    (await rawHistoryEvents(turns.client, id, runId)).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length;
+  expect(await acceptedIn(runs[0]!)).toBe(3);
+  expect(await acceptedIn(runs[1]!)).toBe(1);
+  const fourthSaw = turns.requests.find((r) => r.workflowId === conversationTurnId(id, 3))!.messages;
+  expect(fourthSaw.filter((m) => m.role === 'user' && typeof m.content === 'string').map((m) => m.content)).toEqual([0, 1, 2, 3].map((i) => `question ${i}`));
+  await closeConversation(turns.client, id);
+});
+
 it('a message id sent again is answered once: the same outcome in the same run, refused naming its turn after continue-as-new', async () => {
   const id = newConversationId();
   turns.expect(conversationTurnId(id, 0), answering('once'));
@@ -160,9 +197,12 @@ it('a turn that had to compact the history hands the compacted history to the ne
   turns.expect(conversationTurnId(id, 2), { tools: [lookup], claude: [reply([text('three')])] });
   await sendMessage(turns.client, id, 'q1', { conversation: conv({ options: { format: false, compaction: { keepRecentTurns: 0 } } }) });
   const second = await sendMessage(turns.client, id, 'q2');
-  expect(second.result?.compaction).toMatchObject({ toolResultsReplaced: 1, messagesDropped: 0 });
+  expect(second.result?.compaction).toEqual({ toolResultsReplaced: 1, messagesDropped: 0, stages: 1 });
   await sendMessage(turns.client, id, 'q3');
   const third = turns.requests.find((r) => r.workflowId === conversationTurnId(id, 2))!.messages;
   expect(JSON.stringify(third)).toContain('[tool result removed to fit the context window');
   expect(JSON.stringify(third)).not.toContain('fact about a');
+  // The next turn starts from the history the second turn compacted to, then the second turn.
+  const secondAnswered = turns.requests.filter((r) => r.workflowId === conversationTurnId(id, 1)).at(-1)!.messages;
+  expect(third).toEqual([...secondAnswered, ...second.result!.messages.slice(1), { role: 'user', content: 'q3' }]);
 });
