@@ -29,8 +29,9 @@ import {
   type QueuedMessage,
 } from '../src/core/conversation';
 import { replayCompaction, type CompactionPolicy } from '../src/core/compaction';
+import { appendTurn } from '../src/core/conversation-history';
 import { oneLine } from '../src/core/text';
-import { segment, type TranscriptSegment } from '../src/core/transcript-segment';
+import type { TranscriptSegment } from '../src/core/transcript-segment';
 import type { ChatTurnResult } from '../src/core/turn-result';
 import {
   cancelCurrentTurnSignal,
@@ -139,11 +140,11 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
 
 /**
  * The history after a turn: compacted by the stages the turn had to apply (with the turn's own
- * policy), then the turn's messages.
+ * policy), then the turn's messages, grouped (src/core/conversation-history.ts).
  */
 function carryForward(history: TranscriptSegment[], result: ChatTurnResult, policy: CompactionPolicy): TranscriptSegment[] {
   const base = result.compaction ? replayCompaction(history, policy, result.compaction.stages) : history;
-  return [...base, segment(result.messages)];
+  return appendTurn(base, result.messages);
 }
 
 function failureText(err: unknown): string {

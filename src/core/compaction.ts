@@ -107,19 +107,27 @@ export function addReports(a: CompactionReport, b: CompactionReport): Compaction
 
 /**
  * The next stage of compaction for a history given as segments, or undefined when nothing is left
- * to compact. The compacted history comes back as one segment per turn, so a turn compaction left
- * as it was is the same segment as before (stored once, content-addressed) and a turn it changed
- * the same segment in every later compaction.
+ * to compact. The segments keep their boundaries (a stage drops whole turns from the start, or
+ * rewrites messages in place), so a segment compaction left alone is the same segment as before
+ * (stored once, content-addressed), and one it changed is the same in every later compaction.
  */
 export function compactSegments(
   segments: readonly TranscriptSegment[],
   policy: CompactionPolicy = {},
 ): { segments: TranscriptSegment[]; report: CompactionReport } | undefined {
-  const done = compactHistory(
-    segments.flatMap((s) => s.transcriptSegment),
-    policy,
-  );
-  return done && { segments: segmentsPerTurn(done.history), report: done.report };
+  const messages = segments.flatMap((s) => s.transcriptSegment);
+  const done = compactHistory(messages, policy);
+  if (!done) return undefined;
+  const dropped = messages.length - done.history.length;
+  const compacted: TranscriptSegment[] = [];
+  let from = 0;
+  for (const s of segments) {
+    const to = from + s.transcriptSegment.length;
+    const kept = done.history.slice(Math.max(0, from - dropped), Math.max(0, to - dropped));
+    if (kept.length) compacted.push(kept.length === s.transcriptSegment.length && kept.every((m, i) => m === s.transcriptSegment[i]) ? s : segment(kept));
+    from = to;
+  }
+  return { segments: compacted, report: done.report };
 }
 
 /** `history` compacted by `stages` stages, as {@link compactSegments} does them one at a time. */
@@ -131,12 +139,6 @@ export function replayCompaction(history: readonly TranscriptSegment[], policy: 
     segments = done.segments;
   }
   return segments;
-}
-
-/** One segment per turn of `messages` (the messages before the first turn start, if any, form one too). */
-function segmentsPerTurn(messages: MessageParam[]): TranscriptSegment[] {
-  const cuts = [...new Set([0, ...turnStarts(messages)])].filter((i) => i < messages.length);
-  return cuts.map((from, k) => segment(messages.slice(from, cuts[k + 1] ?? messages.length)));
 }
 
 type ToolResultContent = Extract<ContentBlockParam, { type: 'tool_result' }>['content'];

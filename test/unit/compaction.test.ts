@@ -55,16 +55,24 @@ it('does nothing to an empty history', () => {
   expect(compactHistory([])).toBeUndefined();
 });
 
-it('compacts a history given as segments into one segment per turn: a turn left as it was is the same segment', () => {
-  // As a conversation carries it: the first two turns in one segment (an earlier compaction's shape does not matter), the third alone.
+it('compacts a history given as segments, keeping their boundaries: a segment left as it was is the same segment', () => {
+  // Two turns in one segment, the third alone.
   const given = [segment(history.slice(0, 8)), segment(history.slice(8))];
-  const done = compactSegments(given)!;
-  expect(done.report).toEqual({ toolResultsReplaced: 1, messagesDropped: 0, stages: 1 });
-  expect(done.segments.map((s) => s.transcriptSegment.length)).toEqual([4, 4, 4]);
-  expect(done.segments[1]).toEqual(segment(toolTurn(2)));
-  expect(done.segments[2]).toEqual(given[1]);
-  // The turn it changed is the same segment however the history was cut into segments.
-  expect(compactSegments(history.map((m) => segment([m])))!.segments).toEqual(done.segments);
+  const one = compactSegments(given)!;
+  expect(one.report).toEqual({ toolResultsReplaced: 1, messagesDropped: 0, stages: 1 });
+  expect(one.segments.map((s) => s.transcriptSegment.length)).toEqual([8, 4]);
+  expect(resultTexts(one.segments[0]!.transcriptSegment)).toEqual([toolResultMarker(8), 'result 2']);
+  expect(one.segments[1]).toBe(given[1]);
+  // Dropping the oldest turn cuts into the first segment; what is left of it is a segment of its own.
+  const two = compactSegments(one.segments)!;
+  expect(two.report).toEqual({ toolResultsReplaced: 0, messagesDropped: 4, stages: 1 });
+  expect(two.segments).toEqual([segment(toolTurn(2)), given[1]]);
+  expect(two.segments[1]).toBe(given[1]);
+  // Dropping whole segments removes them.
+  expect(compactSegments([segment(toolTurn(1)), segment(toolTurn(2)), segment(toolTurn(3))], { replaceToolResults: false })!.segments).toEqual([
+    segment(toolTurn(2)),
+    segment(toolTurn(3)),
+  ]);
 });
 
 it('replays a turn\'s stages on the history: the conversation carries the history its turn compacted to', () => {

@@ -1,0 +1,54 @@
+/** A conversation's history as grouped segments (src/core/conversation-history.ts). */
+import { compactSegments } from '../../src/core/compaction';
+import { appendTurn, TURNS_PER_GROUP } from '../../src/core/conversation-history';
+import type { MessageParam } from '../../src/core/contracts';
+import type { TranscriptSegment } from '../../src/core/transcript-segment';
+
+const turn = (n: number): MessageParam[] => [
+  { role: 'user', content: `q${n}` },
+  { role: 'assistant', content: [{ type: 'tool_use', id: `t${n}`, name: 'kb__search', input: {} }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: `t${n}`, content: [{ type: 'text', text: `result ${n}` }] }] },
+  { role: 'assistant', content: `a${n}` },
+];
+const grow = (turns: number, from: TranscriptSegment[] = [], first = 0): TranscriptSegment[] => {
+  let history = from;
+  for (let i = first; i < first + turns; i++) history = appendTurn(history, turn(i));
+  return history;
+};
+const questions = (h: TranscriptSegment[]) => h.flatMap((s) => s.transcriptSegment).filter((m) => typeof m.content === 'string' && m.role === 'user').map((m) => m.content);
+
+it('groups turns like the digits of a counter in base TURNS_PER_GROUP, keeping every message in order', () => {
+  expect(TURNS_PER_GROUP).toBe(8);
+  expect(grow(7)).toHaveLength(7);
+  expect(grow(8)).toHaveLength(1);
+  expect(grow(9)).toHaveLength(2);
+  // 100 = 1 x 64 + 4 x 8 + 4
+  const hundred = grow(100);
+  expect(hundred.map((s) => s.transcriptSegment.length / 4)).toEqual([64, 8, 8, 8, 8, 1, 1, 1, 1]);
+  expect(questions(hundred)).toEqual(Array.from({ length: 100 }, (_, i) => `q${i}`));
+  // Never more than 7 segments a level: 14 up to 100 turns, 21 up to 1,000.
+  let history: TranscriptSegment[] = [];
+  let most = 0;
+  for (let i = 0; i < 1000; i++) {
+    history = appendTurn(history, turn(i));
+    if (i + 1 <= 100) most = Math.max(most, history.length);
+    expect(history.length).toBeLessThanOrEqual(21);
+  }
+  expect(most).toBe(14);
+});
+
+it('a formed group is the same segment while the conversation goes on', () => {
+  const at8 = grow(8);
+  const at20 = grow(12, at8, 8);
+  expect(at20[0]).toBe(at8[0]);
+});
+
+it('goes on grouping after compaction dropped turns from the start', () => {
+  const history = grow(20);
+  // Drop the two oldest groups' worth: what is left keeps its boundaries.
+  let compacted = history;
+  for (let i = 0; i < 3; i++) compacted = compactSegments(compacted, { keepRecentTurns: 4 })!.segments;
+  const after = grow(16, compacted, 20);
+  expect(questions(after)).toEqual([...questions(compacted), ...Array.from({ length: 16 }, (_, i) => `q${20 + i}`)]);
+  expect(after.length).toBeLessThanOrEqual(compacted.length + 2);
+});
