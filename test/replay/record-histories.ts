@@ -9,7 +9,9 @@
  * Recorded:
  * - `two-round`: two tool rounds, then the answer and the formatter;
  * - `parallel-then-repeat`: one step with two tool calls in parallel, then a repeated call;
- * - `batch-of-two`: a chatBatch of two one-round queries (the batch workflow's history).
+ * - `batch-of-two`: a chatBatch of two one-round queries (the batch workflow's history);
+ * - `conversation`: a conversation's first run: three messages sent at once, answered in order by
+ *   child turns, and a continue-as-new after two turns per run (the third answered first).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,6 +22,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startChatTurn } from '../../src/client/chat-turn-client';
 import { startBatch } from '../../src/client/batch-client';
+import { submitMessage } from '../../src/client/conversation-client';
+import { conversationTurnId } from '../../src/core/conversation';
 import { batchChildId } from '../../src/core/batch';
 import { decideUpdate, pendingApprovalsQuery } from '../../src/core/workflow-handlers';
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
@@ -37,6 +41,7 @@ import {
   type ScriptedTurns,
   type TurnScript,
 } from '../support/scripted-activities';
+import { runChain } from '../support/history-payloads';
 import { quietRuntime } from '../support/temporal';
 
 type History = temporal.api.history.v1.IHistory;
@@ -117,6 +122,31 @@ async function batchHistory(turns: ScriptedTurns, name: string): Promise<History
   return shard.handle.fetchHistory();
 }
 
+async function conversationHistory(turns: ScriptedTurns, id: string): Promise<History> {
+  let start!: () => void;
+  const started = new Promise<void>((r) => (start = r));
+  turns.expect(conversationTurnId(id, 0), { tools, claude: [reply([text('first answer')], { hold: started })], formatter });
+  for (const i of [1, 2]) {
+    turns.expect(conversationTurnId(id, i), {
+      tools,
+      claude: [reply([toolUse('everything__echo', { message: `message ${i}` })]), reply([text(`answer ${i}`)])],
+      formatter,
+    });
+  }
+  const conversation = { taskQueue: turns.taskQueue, turnsPerRun: 2 };
+  const sent = [];
+  for (const i of [0, 1, 2]) sent.push(await submitMessage(turns.client, id, `message ${i}`, { messageId: `m${i}`, conversation }));
+  start();
+  for (const m of sent) await m.outcome();
+  // The first run ends by continuing as new once its updates have answered.
+  let runs = await runChain(turns.client, id);
+  while (runs.length < 2) {
+    await new Promise((r) => setTimeout(r, 50));
+    runs = await runChain(turns.client, id);
+  }
+  return turns.client.workflow.getHandle(id, runs[0]).fetchHistory();
+}
+
 async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
   return {
     'two-round': await turnHistory(
@@ -151,6 +181,7 @@ async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
     ),
     'approved-then-denied': await approvalHistory(turns, 'approved-then-denied'),
     'batch-of-two': await batchHistory(turns, 'replay'),
+    conversation: await conversationHistory(turns, 'conversation'),
   };
 }
 
