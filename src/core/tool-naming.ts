@@ -38,17 +38,28 @@ export interface ToolCatalog {
 }
 
 export interface ToolFilter {
-  /** Only these (by `server__tool`, bare tool name, or `server__*`). */
+  /** Only these (by `server__tool` or the bare tool name; `*` matches any run of characters: `server__*`). */
   allow?: string[];
   /** Never these (same forms). */
   deny?: string[];
 }
 
-/** A tool pattern: `server__tool`, the bare tool name, the Claude-side name, or a `server__*` prefix. */
+/** A name pattern: `*` matches any run of characters (none included), everything else itself. */
+export function matchesGlob(pattern: string, text: string): boolean {
+  if (!pattern.includes('*')) return pattern === text;
+  const source = pattern
+    .split('*')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`, 's').test(text);
+}
+
+/**
+ * A tool pattern, matched (with `*` as in {@link matchesGlob}) against `server__tool`, the bare
+ * tool name and the Claude-side name: `fs__write_file`, `write_file`, `fs__*`, `*write*`.
+ */
 export function matchesToolPattern(pattern: string, server: string, tool: string, name: string): boolean {
-  if (pattern === name || pattern === tool || pattern === `${server}${SEPARATOR}${tool}`) return true;
-  if (pattern.endsWith('*')) return `${server}${SEPARATOR}${tool}`.startsWith(pattern.slice(0, -1));
-  return false;
+  return [`${server}${SEPARATOR}${tool}`, tool, name].some((text) => matchesGlob(pattern, text));
 }
 
 /** Why the turn's allow/deny lists leave a tool out, or undefined when they let it in. */

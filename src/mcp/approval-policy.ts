@@ -4,15 +4,12 @@
  * reads the live config.
  */
 import type { ToolApproval } from '../core/approvals';
+import { matchesGlob } from '../core/tool-naming';
 import type { ServerConfig } from './config-schema';
 
 /** A tool name pattern on a tool's MCP name: `*` matches any run of characters, the rest literally. */
 export function matchesToolNamePattern(pattern: string, tool: string): boolean {
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`).test(tool);
+  return matchesGlob(pattern, tool);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { buildToolCatalog, claudeToolName, CLAUDE_TOOL_NAME } from '../../src/core/tool-naming';
+import { buildToolCatalog, claudeToolName, CLAUDE_TOOL_NAME, matchesToolPattern } from '../../src/core/tool-naming';
 import type { McpToolDescriptor } from '../../src/core/contracts';
 
 const schema = { type: 'object' as const, properties: { q: { type: 'string' } } };
@@ -64,5 +64,13 @@ describe('buildToolCatalog', () => {
     const catalog = buildToolCatalog(tools, {}, 2);
     expect(catalog.tools).toHaveLength(2);
     expect(catalog.dropped.map((d) => d.reason)).toEqual(['over maxToolsPerRequest (2)', 'over maxToolsPerRequest (2)']);
+  });
+});
+
+describe('matchesToolPattern (tools.allow/deny, approval.tools): one pattern language with the config\'s', () => {
+  const hit = (pattern: string) => matchesToolPattern(pattern, 'fs', 'write_file', 'fs__write_file');
+  it('matches server__tool, the bare name and the Claude-side name; * is any run of characters anywhere', () => {
+    expect(['fs__write_file', 'write_file', 'fs__*', '*', '*write*', 'write_*', '*_file', 'fs__w*e'].map(hit)).toEqual(Array(8).fill(true));
+    expect(['git__*', 'read_file', '*read*', 'fs__write', 'fs.write_file'].map(hit)).toEqual(Array(5).fill(false));
   });
 });
