@@ -283,7 +283,7 @@ async function main(): Promise<void> {
   console.log(`  the next message answered in ${(afterIdleMs / 1000).toFixed(1)} s; the one after ${(normalMs / 1000).toFixed(1)} s; load ${idleLoad}`);
   console.log(
     `  workflow tasks of the conversation timed out on the dead worker's sticky queue: ${stickyWaits.length ? stickyWaits.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ') : 'none'}` +
-      ' (the worker\'s stickyQueueScheduleToStartTimeout, 10 s by default)',
+      ' (the worker\'s stickyQueueScheduleToStartTimeout: 3 s in mcp-turns workers, Temporal\'s default 10 s)',
   );
 
   worker.child.kill('SIGTERM');

@@ -29,7 +29,7 @@ import {
   type QueuedMessage,
 } from '../src/core/conversation';
 import { replayCompaction, type CompactionPolicy } from '../src/core/compaction';
-import { appendTurn } from '../src/core/conversation-history';
+import { appendTurn } from '../src/core/segment-groups';
 import { oneLine } from '../src/core/text';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
 import type { ChatTurnResult } from '../src/core/turn-result';
@@ -140,7 +140,7 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
 
 /**
  * The history after a turn: compacted by the stages the turn had to apply (with the turn's own
- * policy), then the turn's messages, grouped (src/core/conversation-history.ts).
+ * policy), then the turn's messages, grouped (src/core/segment-groups.ts).
  */
 function carryForward(history: TranscriptSegment[], result: ChatTurnResult, policy: CompactionPolicy): TranscriptSegment[] {
   const base = result.compaction ? replayCompaction(history, policy, result.compaction.stages) : history;

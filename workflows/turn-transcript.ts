@@ -8,7 +8,8 @@
 import { log } from '@temporalio/workflow';
 import { addReports, compactSegments, type CompactionPolicy, type CompactionReport } from '../src/core/compaction';
 import type { ContentBlock, MessageParam, Tool } from '../src/core/contracts';
-import { segment, toolsSegment, type TranscriptSegment } from '../src/core/transcript-segment';
+import { stepSegments } from '../src/core/segment-groups';
+import { toolsSegment, type TranscriptSegment } from '../src/core/transcript-segment';
 
 export class TurnTranscript {
   /** The prior conversation, as segments (compaction replaces them with one per turn). */
@@ -39,9 +40,9 @@ export class TurnTranscript {
     this.own[this.own.length - 1]!.push(message);
   }
 
-  /** The segments of a Claude request: the tools, the prior history, then this turn's groups. */
+  /** The segments of a Claude request: the tools, the prior history, then this turn's steps, grouped (src/core/segment-groups.ts). */
   segments({ withTools }: { withTools: boolean }): TranscriptSegment[] {
-    return [...(withTools ? [this.tools] : []), ...this.history, ...this.own.map(segment)];
+    return [...(withTools ? [this.tools] : []), ...this.history, ...stepSegments(this.own)];
   }
 
   /** The prior history as it stands (compacted or not). */

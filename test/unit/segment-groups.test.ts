@@ -1,6 +1,6 @@
-/** A conversation's history as grouped segments (src/core/conversation-history.ts). */
+/** Transcript segments grouped like a counter (src/core/segment-groups.ts). */
 import { compactSegments } from '../../src/core/compaction';
-import { appendTurn, TURNS_PER_GROUP } from '../../src/core/conversation-history';
+import { appendTurn, stepSegments, UNITS_PER_GROUP } from '../../src/core/segment-groups';
 import type { MessageParam } from '../../src/core/contracts';
 import type { TranscriptSegment } from '../../src/core/transcript-segment';
 
@@ -17,8 +17,8 @@ const grow = (turns: number, from: TranscriptSegment[] = [], first = 0): Transcr
 };
 const questions = (h: TranscriptSegment[]) => h.flatMap((s) => s.transcriptSegment).filter((m) => typeof m.content === 'string' && m.role === 'user').map((m) => m.content);
 
-it('groups turns like the digits of a counter in base TURNS_PER_GROUP, keeping every message in order', () => {
-  expect(TURNS_PER_GROUP).toBe(8);
+it('groups turns like the digits of a counter in base UNITS_PER_GROUP, keeping every message in order', () => {
+  expect(UNITS_PER_GROUP).toBe(8);
   expect(grow(7)).toHaveLength(7);
   expect(grow(8)).toHaveLength(1);
   expect(grow(9)).toHaveLength(2);
@@ -51,4 +51,15 @@ it('goes on grouping after compaction dropped turns from the start', () => {
   const after = grow(16, compacted, 20);
   expect(questions(after)).toEqual([...questions(compacted), ...Array.from({ length: 16 }, (_, i) => `q${20 + i}`)]);
   expect(after.length).toBeLessThanOrEqual(compacted.length + 2);
+});
+
+it("groups a turn's steps the same way; a call's grouping extends the previous call's, so its groups are the same segments", () => {
+  const steps: MessageParam[][] = [[{ role: 'user', content: 'question' }], ...Array.from({ length: 19 }, (_, i) => turn(i).slice(1, 3))];
+  expect(stepSegments(steps.slice(0, 7))).toHaveLength(7);
+  expect(stepSegments(steps.slice(0, 8))).toHaveLength(1);
+  const twenty = stepSegments(steps);
+  expect(twenty.map((s) => s.transcriptSegment.length)).toEqual([1 + 7 * 2, 16, 2, 2, 2, 2]);
+  expect(twenty.flatMap((s) => s.transcriptSegment)).toEqual(steps.flat());
+  const nineteen = stepSegments(steps.slice(0, 19));
+  expect(twenty.slice(0, 5)).toEqual(nineteen.slice(0, 5));
 });
