@@ -83,6 +83,7 @@ function copySources(to: string): void {
     'tsconfig.json',
     'tsconfig.build.json',
     'README.md',
+    'LICENSE',
     'bin',
     'src',
     'workflows',
@@ -245,6 +246,7 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
   const listed = spawnSync('tar', ['tzf', tarball], { encoding: 'utf8' }).stdout.trim().split('\n');
   expect(listed).toContain('package/dist/workflow-bundle.js');
   expect(listed).toContain('package/dist/src/entry/worker.d.ts');
+  expect(listed).toContain('package/LICENSE');
   expect(
     listed.filter((f) =>
       /\.map$|\.test\.|^package\/(test|bench|src|workflows|activities)\/|\/dist\/(test|bench)\//.test(f),
