@@ -173,125 +173,129 @@ async function main(): Promise<void> {
   const env = { ...process.env, TEMPORAL_ADDRESS: server.address, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: stub.url };
   let worker = await startWorker(env, config);
   const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  try {
+    const id = newConversationId();
+    const question = (i: number): string => `message ${i} of ${id}`;
+    const send = (text: string, model = 'chat'): Promise<MessageOutcome> =>
+      sendMessage(client, id, text, { options: { model, format: false }, conversation: { taskQueue: TASK_QUEUE } });
+    const check = (o: MessageOutcome, text: string): void => {
+      if (o.error || o.result?.response.conversation !== `answer to ${text}`) throw new Error(`message "${text}" was not answered: ${o.error ?? o.result?.response.conversation}`);
+    };
 
-  const id = newConversationId();
-  const question = (i: number): string => `message ${i} of ${id}`;
-  const send = (text: string, model = 'chat'): Promise<MessageOutcome> =>
-    sendMessage(client, id, text, { options: { model, format: false }, conversation: { taskQueue: TASK_QUEUE } });
-  const check = (o: MessageOutcome, text: string): void => {
-    if (o.error || o.result?.response.conversation !== `answer to ${text}`) throw new Error(`message "${text}" was not answered: ${o.error ?? o.result?.response.conversation}`);
-  };
-
-  const rows: Row[] = [];
-  const latencies: number[] = [];
-  const t0 = performance.now();
-  for (let i = 1; i <= MESSAGES; i++) {
-    const measured = CHECKPOINTS.includes(i);
-    const before = measured ? { conversation: await historyBytes(client, id).catch(() => 0), store: storeSize(store), requests: stub.requests.length } : undefined;
-    if (i === 1 || i % 10 === 0) process.stderr.write(`message ${i} of ${MESSAGES}…\n`);
-    const start = performance.now();
-    const outcome = await send(question(i));
-    const latencyMs = performance.now() - start;
-    latencies.push(latencyMs);
-    check(outcome, question(i));
-    if (before) {
-      await new Promise((r) => setTimeout(r, 300)); // a continue-as-new right after the answer is counted with this message
-      const after = storeSize(store);
-      const calls = stub.requests.slice(before.requests).filter((r) => currentQuestion(r) === question(i));
-      rows.push({
-        message: i,
-        latencyMs,
-        conversationBytes: (await historyBytes(client, id)) - before.conversation,
-        turnBytes: await historyBytes(client, conversationTurnId(id, i - 1)),
-        storedBytes: after.bytes - before.store.bytes,
-        storedObjects: after.objects - before.store.objects,
-        claudeRequestBytes: calls.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r.body)), 0),
-        claudeCalls: calls.length,
-        load: load(),
-      });
+    const rows: Row[] = [];
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    for (let i = 1; i <= MESSAGES; i++) {
+      const measured = CHECKPOINTS.includes(i);
+      const before = measured ? { conversation: await historyBytes(client, id).catch(() => 0), store: storeSize(store), requests: stub.requests.length } : undefined;
+      if (i === 1 || i % 10 === 0) process.stderr.write(`message ${i} of ${MESSAGES}…\n`);
+      const start = performance.now();
+      const outcome = await send(question(i));
+      const latencyMs = performance.now() - start;
+      latencies.push(latencyMs);
+      check(outcome, question(i));
+      if (before) {
+        await new Promise((r) => setTimeout(r, 300)); // a continue-as-new right after the answer is counted with this message
+        const after = storeSize(store);
+        const calls = stub.requests.slice(before.requests).filter((r) => currentQuestion(r) === question(i));
+        rows.push({
+          message: i,
+          latencyMs,
+          conversationBytes: (await historyBytes(client, id)) - before.conversation,
+          turnBytes: await historyBytes(client, conversationTurnId(id, i - 1)),
+          storedBytes: after.bytes - before.store.bytes,
+          storedObjects: after.objects - before.store.objects,
+          claudeRequestBytes: calls.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r.body)), 0),
+          claudeCalls: calls.length,
+          load: load(),
+        });
+      }
     }
-  }
-  const totalS = (performance.now() - t0) / 1000;
-  const runs = (await runChain(client, id)).length;
+    const totalS = (performance.now() - t0) / 1000;
+    const runs = (await runChain(client, id)).length;
 
-  // The stall after a SIGKILL during a Claude call: the worker is restarted at once.
-  process.stderr.write('a worker SIGKILLed during a Claude call…\n');
-  const undisturbedText = `undisturbed slow ${id}`;
-  const u0 = performance.now();
-  check(await send(undisturbedText, 'slow'), undisturbedText);
-  const undisturbedMs = performance.now() - u0;
+    // The stall after a SIGKILL during a Claude call: the worker is restarted at once.
+    process.stderr.write('a worker SIGKILLed during a Claude call…\n');
+    const undisturbedText = `undisturbed slow ${id}`;
+    const u0 = performance.now();
+    check(await send(undisturbedText, 'slow'), undisturbedText);
+    const undisturbedMs = performance.now() - u0;
 
-  const killedText = `killed during a Claude call ${id}`;
-  const k0 = performance.now();
-  const killed = send(killedText, 'slow');
-  const lastCall = (): RecordedRequest[] => stub.requests.filter((r) => r.scenario === 'slow' && r.step === 1 && currentQuestion(r) === killedText);
-  await until(() => lastCall().length === 1);
-  const killedAt = await kill(worker);
-  worker = await startWorker(env, config);
-  const restartedMs = performance.now() - killedAt;
-  await until(() => lastCall().length === 2);
-  const retriedMs = performance.now() - killedAt;
-  check(await killed, killedText);
-  const killedTotalMs = performance.now() - k0;
-  const answeredAfterRetryMs = performance.now() - killedAt - retriedMs - SLOW_CALL_MS;
-  const stallLoad = load();
+    const killedText = `killed during a Claude call ${id}`;
+    const k0 = performance.now();
+    const killed = send(killedText, 'slow');
+    const lastCall = (): RecordedRequest[] => stub.requests.filter((r) => r.scenario === 'slow' && r.step === 1 && currentQuestion(r) === killedText);
+    await until(() => lastCall().length === 1);
+    const killedAt = await kill(worker);
+    worker = await startWorker(env, config);
+    const restartedMs = performance.now() - killedAt;
+    await until(() => lastCall().length === 2);
+    const retriedMs = performance.now() - killedAt;
+    check(await killed, killedText);
+    const killedTotalMs = performance.now() - k0;
+    const answeredAfterRetryMs = performance.now() - killedAt - retriedMs - SLOW_CALL_MS;
+    const stallLoad = load();
 
-  // A SIGKILL while the conversation is idle: the next message, on the restarted worker.
-  process.stderr.write('a worker SIGKILLed while the conversation is idle…\n');
-  const idleKilledAt = await kill(worker);
-  worker = await startWorker(env, config);
-  const idleRestartMs = performance.now() - idleKilledAt;
-  const afterIdleText = `after an idle kill ${id}`;
-  const i0 = performance.now();
-  check(await send(afterIdleText), afterIdleText);
-  const afterIdleMs = performance.now() - i0;
-  const stickyWaits = await stickyTimeouts(client, id);
-  const normalText = `normal again ${id}`;
-  const n0 = performance.now();
-  check(await send(normalText), normalText);
-  const normalMs = performance.now() - n0;
-  const idleLoad = load();
+    // A SIGKILL while the conversation is idle: the next message, on the restarted worker.
+    process.stderr.write('a worker SIGKILLed while the conversation is idle…\n');
+    const idleKilledAt = await kill(worker);
+    worker = await startWorker(env, config);
+    const idleRestartMs = performance.now() - idleKilledAt;
+    const afterIdleText = `after an idle kill ${id}`;
+    const i0 = performance.now();
+    check(await send(afterIdleText), afterIdleText);
+    const afterIdleMs = performance.now() - i0;
+    const stickyWaits = await stickyTimeouts(client, id);
+    const normalText = `normal again ${id}`;
+    const n0 = performance.now();
+    check(await send(normalText), normalText);
+    const normalMs = performance.now() - n0;
+    const idleLoad = load();
 
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const pct = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-  const window = (from: number, to: number): string => {
-    const slice = latencies.slice(from - 1, to).sort((a, b) => a - b);
-    return slice.length ? `${slice[Math.floor(slice.length / 2)]!.toFixed(0)} ms` : '-';
-  };
-  console.log(`\nA ${MESSAGES}-message conversation, two ~100 KB tool results a turn (${os.availableParallelism()} cores; store: files)`);
-  console.log(`  ${MESSAGES} messages answered in ${totalS.toFixed(1)} s; ${runs} conversation runs (continued as new ${runs - 1} times)`);
-  console.log(`  time to the answer: p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms; median of messages 1-10 ${window(1, 10)}, 41-50 ${window(41, 50)}, 91-100 ${window(91, 100)}`);
-  console.log('  message | to the answer | conversation history added | its turn\'s history | stored (objects) | Claude calls: requests | load 1/5/15');
-  for (const r of rows) {
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const pct = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+    const window = (from: number, to: number): string => {
+      const slice = latencies.slice(from - 1, to).sort((a, b) => a - b);
+      return slice.length ? `${slice[Math.floor(slice.length / 2)]!.toFixed(0)} ms` : '-';
+    };
+    console.log(`\nA ${MESSAGES}-message conversation, two ~100 KB tool results a turn (${os.availableParallelism()} cores; store: files)`);
+    console.log(`  ${MESSAGES} messages answered in ${totalS.toFixed(1)} s; ${runs} conversation runs (continued as new ${runs - 1} times)`);
+    console.log(`  time to the answer: p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms; median of messages 1-10 ${window(1, 10)}, 41-50 ${window(41, 50)}, 91-100 ${window(91, 100)}`);
+    console.log('  message | to the answer | conversation history added | its turn\'s history | stored (objects) | Claude calls: requests | load 1/5/15');
+    for (const r of rows) {
+      console.log(
+        `  ${String(r.message).padStart(7)} | ${`${r.latencyMs.toFixed(0)} ms`.padStart(13)} | ${formatBytes(r.conversationBytes).padStart(26)} | ` +
+          `${formatBytes(r.turnBytes).padStart(17)} | ${`${formatBytes(r.storedBytes)} (${r.storedObjects})`.padStart(16)} | ` +
+          `${`${r.claudeCalls}: ${formatBytes(r.claudeRequestBytes)}`.padStart(22)} | ${r.load}`,
+      );
+    }
+    console.log(`\nWorker SIGKILLed during a Claude call (the reply takes ${SLOW_CALL_MS} ms) and restarted at once (ready ${restartedMs.toFixed(0)} ms after the kill)`);
     console.log(
-      `  ${String(r.message).padStart(7)} | ${`${r.latencyMs.toFixed(0)} ms`.padStart(13)} | ${formatBytes(r.conversationBytes).padStart(26)} | ` +
-        `${formatBytes(r.turnBytes).padStart(17)} | ${`${formatBytes(r.storedBytes)} (${r.storedObjects})`.padStart(16)} | ` +
-        `${`${r.claudeCalls}: ${formatBytes(r.claudeRequestBytes)}`.padStart(22)} | ${r.load}`,
+      `  the call reached Claude again ${(retriedMs / 1000).toFixed(1)} s after the kill; the activity's own retry: ` +
+        `heartbeat timeout ${CLAUDE_HEARTBEAT_TIMEOUT_MS / 1000} s + first retry ${CLAUDE_FIRST_RETRY_MS / 1000} s = ${((CLAUDE_HEARTBEAT_TIMEOUT_MS + CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s ` +
+        `(beyond it: ${((retriedMs - CLAUDE_HEARTBEAT_TIMEOUT_MS - CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s)`,
     );
+    console.log(
+      `  from the retried reply to the answer: ${answeredAfterRetryMs.toFixed(0)} ms; the message took ${(killedTotalMs / 1000).toFixed(1)} s ` +
+        `(undisturbed ${(undisturbedMs / 1000).toFixed(1)} s); load ${stallLoad}`,
+    );
+    console.log(`Worker SIGKILLed while the conversation was idle, restarted at once (ready after ${idleRestartMs.toFixed(0)} ms)`);
+    console.log(`  the next message answered in ${(afterIdleMs / 1000).toFixed(1)} s; the one after ${(normalMs / 1000).toFixed(1)} s; load ${idleLoad}`);
+    console.log(
+      `  workflow tasks of the conversation timed out on the dead worker's sticky queue: ${stickyWaits.length ? stickyWaits.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ') : 'none'}` +
+        ' (the worker\'s stickyQueueScheduleToStartTimeout: 3 s in mcp-turns workers, Temporal\'s default 10 s)',
+    );
+  } finally {
+    // Also after a failure: no dev server or worker is left running.
+    if (worker.child.exitCode === null && worker.child.signalCode === null) {
+      worker.child.kill('SIGTERM');
+      await new Promise((r) => worker.child.once('exit', r));
+    }
+    await client.connection.close();
+    await stub.close();
+    await server.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`\nWorker SIGKILLed during a Claude call (the reply takes ${SLOW_CALL_MS} ms) and restarted at once (ready ${restartedMs.toFixed(0)} ms after the kill)`);
-  console.log(
-    `  the call reached Claude again ${(retriedMs / 1000).toFixed(1)} s after the kill; the activity's own retry: ` +
-      `heartbeat timeout ${CLAUDE_HEARTBEAT_TIMEOUT_MS / 1000} s + first retry ${CLAUDE_FIRST_RETRY_MS / 1000} s = ${((CLAUDE_HEARTBEAT_TIMEOUT_MS + CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s ` +
-      `(beyond it: ${((retriedMs - CLAUDE_HEARTBEAT_TIMEOUT_MS - CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s)`,
-  );
-  console.log(
-    `  from the retried reply to the answer: ${answeredAfterRetryMs.toFixed(0)} ms; the message took ${(killedTotalMs / 1000).toFixed(1)} s ` +
-      `(undisturbed ${(undisturbedMs / 1000).toFixed(1)} s); load ${stallLoad}`,
-  );
-  console.log(`Worker SIGKILLed while the conversation was idle, restarted at once (ready after ${idleRestartMs.toFixed(0)} ms)`);
-  console.log(`  the next message answered in ${(afterIdleMs / 1000).toFixed(1)} s; the one after ${(normalMs / 1000).toFixed(1)} s; load ${idleLoad}`);
-  console.log(
-    `  workflow tasks of the conversation timed out on the dead worker's sticky queue: ${stickyWaits.length ? stickyWaits.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ') : 'none'}` +
-      ' (the worker\'s stickyQueueScheduleToStartTimeout: 3 s in mcp-turns workers, Temporal\'s default 10 s)',
-  );
-
-  worker.child.kill('SIGTERM');
-  await new Promise((r) => worker.child.once('exit', r));
-  await client.connection.close();
-  await stub.close();
-  await server.stop();
-  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 main().catch((err) => {

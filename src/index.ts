@@ -28,7 +28,7 @@ export {
   type SentMessage,
   type ConversationView,
 } from './client/conversation-client';
-export type { ConversationInput, ConversationMessage, MessageOutcome, ConversationStatus, TurnOptions } from './core/conversation';
+export type { ConversationInput, ConversationMessage, MessageAnswered, MessageOutcome, ConversationStatus, TurnOptions } from './core/conversation';
 export type { CompactionPolicy, CompactionReport } from './core/compaction';
 export {
   listPendingApprovals,

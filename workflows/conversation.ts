@@ -3,7 +3,7 @@
  * `sendMessage` update, with update-with-start so a create and a send cannot be torn apart); each
  * message runs as a child `chatTurn`, one at a time in order of arrival, with the history so far
  * passed as transcript segments (stored once each, referenced by every later turn). The update
- * answers with the turn's result. The conversation continues as new between turns, carrying its
+ * answers once the turn has ended, naming it (the client reads the turn's result from the turn). The conversation continues as new between turns, carrying its
  * history and queue, and closes itself when idle.
  */
 import {
@@ -25,7 +25,7 @@ import {
   DEFAULT_TURNS_PER_CONVERSATION_RUN,
   conversationTurnId,
   type ConversationInput,
-  type MessageOutcome,
+  type MessageAnswered,
   type QueuedMessage,
 } from '../src/core/conversation';
 import { replayCompaction, type CompactionPolicy } from '../src/core/compaction';
@@ -45,7 +45,7 @@ import type { chatTurn } from './chat-turn';
 export async function conversation(input: ConversationInput, ...carried: TranscriptSegment[]): Promise<{ turns: number }> {
   let history = carried;
   const queue: QueuedMessage[] = [...(input.queue ?? [])];
-  const outcomes = new Map<number, MessageOutcome>();
+  const outcomes = new Map<number, MessageAnswered>();
   let accepted = input.accepted ?? queue.length;
   let turns = input.turns ?? 0;
   let turnsThisRun = 0;
@@ -97,7 +97,7 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
     const message = queue.shift();
     if (!message) break; // closing, nothing left to answer
     const turnId = conversationTurnId(workflowInfo().workflowId, message.index);
-    const outcome: MessageOutcome = { index: message.index, turnId };
+    const outcome: MessageAnswered = { index: message.index, turnId };
     const turnInput = { ...input.options, ...message.options, question: message.text };
     const scope = new CancellationScope();
     current = { turnId, scope };
@@ -111,7 +111,6 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
         }),
       );
       history = carryForward(history, result, turnInput.compaction ?? {});
-      outcome.result = result;
     } catch (err) {
       outcome.error = isCancellation(err) ? 'the turn was cancelled' : oneLine(failureText(err), 500);
     } finally {

@@ -4,8 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { chatTurn } from '../../workflows/chat-turn';
 import type { conversation } from '../../workflows/conversation';
-import { CONTINUING_AS_NEW, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageOutcome, type TurnOptions } from '../core/conversation';
+import { CONTINUING_AS_NEW, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageAnswered, type MessageOutcome, type TurnOptions } from '../core/conversation';
 import type { MessageParam } from '../core/contracts';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import {
@@ -105,7 +106,7 @@ export async function submitMessage(client: Client, conversationId: string, text
     async outcome() {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await update.result();
+          return await withTurnResult(client, await update.result());
         } catch (err) {
           // A run about to continue as new refused it: the next run takes it. A refused update
           // leaves nothing in history, so the same update id is sent again.
@@ -117,11 +118,17 @@ export async function submitMessage(client: Client, conversationId: string, text
           // Refused otherwise, or the turn's own failure: final. Anything else (the server
           // restarted, the connection broke) re-attaches to the same update by its id.
           if (err instanceof WorkflowUpdateFailedError) throw err;
-          return client.workflow.getHandle(conversationId).getUpdateHandle<MessageOutcome>(messageId).result();
+          return withTurnResult(client, await client.workflow.getHandle(conversationId).getUpdateHandle<MessageAnswered>(messageId).result());
         }
       }
     },
   };
+}
+
+/** The update's answer with the turn's result, read from the turn (a failed turn has none). */
+async function withTurnResult(client: Client, answered: MessageAnswered): Promise<MessageOutcome> {
+  if (answered.error !== undefined) return answered;
+  return { ...answered, result: await client.workflow.getHandle<typeof chatTurn>(answered.turnId).result() };
 }
 
 /** Sends one message (creating the conversation if needed) and waits for its turn's outcome. */

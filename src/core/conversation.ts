@@ -57,13 +57,22 @@ export interface QueuedMessage extends ConversationMessage {
 }
 
 /** What sending a message answers once its turn has ended. */
-export interface MessageOutcome {
+/**
+ * What the `sendMessage` update answers with once the message's turn has ended: which turn, and
+ * its failure if it failed. The turn's result stays in the turn (the client reads it from there),
+ * so the conversation's history does not hold each turn's messages a second time.
+ */
+export interface MessageAnswered {
   index: number;
   /** The child turn's workflow id. */
   turnId: string;
-  result?: ChatTurnResult;
   /** Set when the turn failed or was cancelled: one line. */
   error?: string;
+}
+
+/** A message's outcome as the client returns it: the answer, with the turn's result when it has one. */
+export interface MessageOutcome extends MessageAnswered {
+  result?: ChatTurnResult;
 }
 
 export interface ConversationStatus {

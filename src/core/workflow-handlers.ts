@@ -5,7 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalRecord } from './approvals';
-import type { ConversationMessage, ConversationStatus, MessageOutcome } from './conversation';
+import type { ConversationMessage, ConversationStatus, MessageAnswered } from './conversation';
 import type { MessageParam } from './contracts';
 import type { BatchProgress } from './batch';
 import type { TurnProgress } from './turn-result';
@@ -29,7 +29,7 @@ export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: bo
  * Sends a message to a conversation (with update-with-start: create-or-send in one call). The
  * message is queued in order of arrival; the update answers once its turn has ended.
  */
-export const sendMessageUpdate = defineUpdate<MessageOutcome, [ConversationMessage]>('sendMessage');
+export const sendMessageUpdate = defineUpdate<MessageAnswered, [ConversationMessage]>('sendMessage');
 export const conversationStatusQuery = defineQuery<ConversationStatus>('conversationStatus');
 /** The conversation so far: every answered turn's messages, in order. */
 export const conversationTranscriptQuery = defineQuery<MessageParam[]>('conversationTranscript');

@@ -19,4 +19,4 @@ export type { ChatTurnInput } from '../schemas/turn-input';
 export type { ChatTurnResult, TurnProgress, TurnStopReason } from '../core/turn-result';
 export type { BatchInput, BatchProgress } from '../core/batch';
 export type { ApprovalDecision, ApprovalRecord } from '../core/approvals';
-export type { ConversationInput, ConversationMessage, MessageOutcome, ConversationStatus, TurnOptions } from '../core/conversation';
+export type { ConversationInput, ConversationMessage, MessageAnswered, MessageOutcome, ConversationStatus, TurnOptions } from '../core/conversation';

@@ -70,6 +70,16 @@ it('two messages sent at the same instant to a new id: one conversation, both an
   const { status, transcript } = await getConversation(turns.client, id);
   expect(status).toMatchObject({ state: 'idle', turns: 2, queued: 0 });
   expect(transcript).toHaveLength(8);
+  // The update answers naming the turn; the client read the result from the turn, so the
+  // conversation's history holds each turn's messages once (in the child's completion).
+  const answers = (await rawHistoryEvents(turns.client, id))
+    .map((e) => e.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success?.payloads?.[0]?.data)
+    .filter((d): d is Uint8Array => !!d)
+    .map((d) => JSON.parse(Buffer.from(d).toString('utf8')) as Record<string, unknown>);
+  expect(answers.sort((a, b) => Number(a.index) - Number(b.index))).toEqual([
+    { index: 0, turnId: conversationTurnId(id, 0) },
+    { index: 1, turnId: conversationTurnId(id, 1) },
+  ]);
 });
 
 it('messages sent while a turn runs queue in order; the conversation continues as new between turns and loses nothing', async () => {
