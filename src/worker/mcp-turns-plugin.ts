@@ -34,7 +34,7 @@ export interface McpTurnsPluginOptions {
 }
 
 /**
- * Adds mcp-turns to a worker: its workflows (`chatTurn`, `chatBatch`) beside the worker's own, the
+ * Adds mcp-turns to a worker: its workflows (`chatTurn`, `chatBatch`, `conversation`) beside the worker's own, the
  * MCP and turn-start activities on the worker's task queue, mcp-turns' data converter, and, while
  * the worker runs, a second worker on the Claude queue (`<task queue>-claude`) for the Claude calls,
  * under the config's concurrency and rate caps. The MCP servers are opened on first use and closed
@@ -42,7 +42,7 @@ export interface McpTurnsPluginOptions {
  *
  * Workflows: with `workflowsPath`, the worker bundles that module's workflows and mcp-turns' together
  * at start; with neither `workflowsPath` nor `workflowBundle`, mcp-turns' alone; a `workflowBundle`
- * of the team's own must export `chatTurn` and `chatBatch` from `mcp-turns/workflows` itself.
+ * of the team's own must export `chatTurn`, `chatBatch` and `conversation` from `mcp-turns/workflows` itself.
  */
 export class McpTurnsPlugin extends SimplePlugin {
   /** The loaded worker config. */
