@@ -11,6 +11,23 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * `fn()`, with an error of one of `kinds` (bad input the person can fix: a config, a flag, an
+ * environment variable) turned into a one-line CliError with exit code 2, and the problems it lists
+ * as extra lines. Any other error goes on as it is.
+ */
+export function asBadInput<T>(fn: () => T, ...kinds: Array<abstract new (...args: never[]) => Error>): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (kinds.some((kind) => err instanceof kind)) {
+      const problems = (err as { problems?: unknown }).problems;
+      throw new CliError((err as Error).message, 2, Array.isArray(problems) ? problems.map(String) : []);
+    }
+    throw err;
+  }
+}
+
 export function parsePort(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`${flag} must be a port number (1-65535), got "${value}"`, 2);

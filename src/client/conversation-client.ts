@@ -3,11 +3,20 @@
  * answers its messages in order, one child turn each. Callers send only the new message.
  */
 import { randomBytes } from 'node:crypto';
-import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowFailedError,
+  WorkflowIdConflictPolicy,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import type { conversation } from '../../workflows/conversation';
 import { CONTINUING_AS_NEW, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageAnswered, type MessageOutcome, type TurnOptions } from '../core/conversation';
 import type { MessageParam } from '../core/contracts';
+import { oneLine } from '../core/text';
+import { describeFailure } from './describe-failure';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import {
   cancelCurrentTurnSignal,
@@ -125,10 +134,18 @@ export async function submitMessage(client: Client, conversationId: string, text
   };
 }
 
-/** The update's answer with the turn's result, read from the turn (a failed turn has none). */
-async function withTurnResult(client: Client, answered: MessageAnswered): Promise<MessageOutcome> {
+/**
+ * A message's outcome: its answer with the turn's result, read from the turn; a turn that failed or
+ * was cancelled has its failure in one line instead.
+ */
+export async function withTurnResult(client: Client, answered: MessageAnswered): Promise<MessageOutcome> {
   if (answered.error !== undefined) return answered;
-  return { ...answered, result: await client.workflow.getHandle<typeof chatTurn>(answered.turnId).result() };
+  try {
+    return { ...answered, result: await client.workflow.getHandle<typeof chatTurn>(answered.turnId).result() };
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) return { ...answered, error: oneLine(describeFailure(err), 500) };
+    throw err;
+  }
 }
 
 /** Sends one message (creating the conversation if needed) and waits for its turn's outcome. */

@@ -88,6 +88,11 @@ export function conversationTurnId(conversationId: string, index: number): strin
   return `${conversationId}-turn-${index + 1}`;
 }
 
+/** The message index a {@link conversationTurnId} names. */
+export function conversationTurnIndex(turnId: string): number {
+  return Number(/-turn-(\d+)$/.exec(turnId)?.[1] ?? 0) - 1;
+}
+
 /** How the conversation continues as new: its input and the history segments (one payload each). */
 export type ConversationArgs = [ConversationInput, ...TranscriptSegment[]];
 

@@ -13,6 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { freePort } from '../support/ports';
 import { uniqueQueue } from '../support/temporal';
+import { runProcess, type CliRun } from '../support/cli';
 
 jest.setTimeout(175_000);
 
@@ -42,37 +43,12 @@ function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
+/** A command run with the clean environment unless `env` is given. */
+function run(command: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliRun> {
+  return runProcess(command, args, { ...opts, env: opts.env ?? cleanEnv() });
 }
 
-function run(
-  command: string,
-  args: string[],
-  opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
-): Promise<Ran> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? cleanEnv() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, opts.timeoutMs ?? 60_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-}
-
-function expectOk(r: Ran, what: string): void {
+function expectOk(r: CliRun, what: string): void {
   if (r.code !== 0) throw new Error(`${what} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 }
 

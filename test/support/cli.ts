@@ -8,24 +8,33 @@ export interface CliRun {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** Wall time to its exit. */
+  ms: number;
 }
 
-export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<CliRun> {
+/** Runs a command to its end with exactly `env`; rejects, after killing it, when it outlasts `timeoutMs`. */
+export function runProcess(command: string, args: string[], opts: { env: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string }): Promise<CliRun> {
+  const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...opts.env }, cwd: opts.cwd });
+    const child = spawn(command, args, { env: opts.env, cwd: opts.cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`mcp-turns ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(new Error(`${path.basename(command)} ${args.join(' ')} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
     }, opts.timeoutMs ?? 60_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
     });
   });
+}
+
+/** Runs the CLI with this process's environment and `env` over it. */
+export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<CliRun> {
+  return runProcess(process.execPath, [BIN, ...args], { ...opts, env: { ...process.env, ...opts.env } });
 }
 
 /** Starts a long-running CLI command and resolves once `ready` matches its stdout. */

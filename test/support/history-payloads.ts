@@ -14,7 +14,7 @@ export async function rawHistoryEvents(client: Client, workflowId: string, runId
   const events: temporal.api.history.v1.IHistoryEvent[] = [];
   let nextPageToken: Uint8Array | undefined;
   do {
-    const page = await client.workflowService.getWorkflowExecutionHistory({
+    const page: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse = await client.workflowService.getWorkflowExecutionHistory({
       namespace: client.options.namespace,
       execution: { workflowId, ...(runId ? { runId } : {}) },
       ...(nextPageToken ? { nextPageToken } : {}),
@@ -34,8 +34,13 @@ export async function runChain(client: Client, workflowId: string): Promise<stri
   let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
   while (runId) {
     runs.unshift(runId);
-    const [started] = await rawHistoryEvents(client, workflowId, runId);
-    runId = started?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    // The run's first event only: its start names the run it continued.
+    const page: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId, runId },
+      maximumPageSize: 1,
+    });
+    runId = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
   }
   return runs;
 }

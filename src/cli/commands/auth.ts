@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { Command } from 'commander';
 import { authorizeServer } from '../../mcp/oauth-authorization';
 import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
-import { CliError, parsePositiveInt } from '../cli-error';
+import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
 
 /** Opens `url` in the desktop's browser, if there is one; the URL is printed either way. */
 function openBrowser(url: string): void {
@@ -31,13 +31,7 @@ export function authCommand(): Command {
     .option('--no-browser', 'only print the authorization URL')
     .option('--timeout <seconds>', 'how long to wait for the browser redirect', '300')
     .action(async (name: string, opts: { config?: string; browser: boolean; timeout: string }) => {
-      let config;
-      try {
-        config = loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG);
-      } catch (err) {
-        if (err instanceof WorkerConfigError) throw new CliError(err.message, 2, err.problems);
-        throw err;
-      }
+      const config = asBadInput(() => loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG), WorkerConfigError);
       const server = config.servers.find((s) => s.name === name);
       if (!server) {
         const names = config.servers.map((s) => s.name).join(', ') || 'none';

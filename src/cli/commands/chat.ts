@@ -12,15 +12,13 @@
 import readline from 'node:readline';
 import { Command } from 'commander';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { closeConversation, newConversationId, submitMessage, type SentMessage } from '../../client/conversation-client';
+import { closeConversation, newConversationId, submitMessage, withTurnResult, type SentMessage } from '../../client/conversation-client';
 import { workflowUrl } from '../../client/ui-link';
-import { describeFailure } from '../../client/describe-failure';
-import { DUPLICATE_MESSAGE, type MessageOutcome, type TurnOptions } from '../../core/conversation';
-import type { ChatTurnResult } from '../../core/turn-result';
+import { conversationTurnIndex, DUPLICATE_MESSAGE, type MessageOutcome, type TurnOptions } from '../../core/conversation';
 import { oneLine } from '../../core/text';
 import { ChatTurnInputError, parseChatTurnInput } from '../../schemas/turn-input';
 import { ApprovalPrompt } from '../approval-prompt';
-import { CliError, parsePositiveInt } from '../cli-error';
+import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
 import { followConversation } from '../conversation-progress';
 import { deciderIdentity } from '../decider-identity';
 import { PendingMessages, type PendingMessage } from '../pending-messages';
@@ -53,12 +51,7 @@ function turnOptions(opts: ChatOptions): TurnOptions | undefined {
   if (opts.maxSteps) options.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
   if (!opts.format) options.format = false;
   if (!Object.keys(options).length) return undefined;
-  try {
-    parseChatTurnInput({ ...options, question: 'options check' });
-  } catch (err) {
-    if (err instanceof ChatTurnInputError) throw new CliError(err.message, 2);
-    throw err;
-  }
+  asBadInput(() => parseChatTurnInput({ ...options, question: 'options check' }), ChatTurnInputError);
   return options;
 }
 
@@ -110,13 +103,8 @@ function answeredBy(err: unknown): string | undefined {
 }
 
 /** A message's outcome from its turn, for a message answered before this command asked again. */
-async function outcomeFromTurn(client: Client, turnId: string): Promise<MessageOutcome> {
-  const index = Number(/-turn-(\d+)$/.exec(turnId)?.[1] ?? 0) - 1;
-  try {
-    return { index, turnId, result: (await client.workflow.getHandle(turnId).result()) as ChatTurnResult };
-  } catch (err) {
-    return { index, turnId, error: oneLine(describeFailure(err), 500) };
-  }
+function outcomeFromTurn(client: Client, turnId: string): Promise<MessageOutcome> {
+  return withTurnResult(client, { index: conversationTurnIndex(turnId), turnId });
 }
 
 class Chat {

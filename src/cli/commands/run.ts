@@ -5,7 +5,7 @@ import { workflowUrl } from '../../client/ui-link';
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
 import { taskQueueFromEnv } from '../task-queue';
-import { CliError, parsePositiveInt } from '../cli-error';
+import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
 import { describeFailure } from '../../client/describe-failure';
 import { openTurnStack } from '../turn-stack';
@@ -83,12 +83,7 @@ export function runCommand(): Command {
       if (opts.maxSteps) input.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
       if (opts.model) input.model = opts.model;
       if (opts.system) input.system = opts.system;
-      try {
-        parseChatTurnInput(input);
-      } catch (err) {
-        if (err instanceof ChatTurnInputError) throw new CliError(err.message, 2);
-        throw err;
-      }
+      asBadInput(() => parseChatTurnInput(input), ChatTurnInputError);
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
       const stack = await openTurnStack({
         address: opts.address,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { loadScenarioFile, startStubModel, ScenarioError } from '../../stub';
-import { CliError, parsePort } from '../cli-error';
+import { asBadInput, parsePort } from '../cli-error';
 
 export function stubModelCommand(): Command {
   return new Command('stub-model')
@@ -11,13 +11,7 @@ export function stubModelCommand(): Command {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .action(async (opts: { scenario: string; port?: string; host: string }) => {
       const name = path.basename(opts.scenario).replace(/\.[^.]*$/, '');
-      let scenario;
-      try {
-        scenario = loadScenarioFile(opts.scenario);
-      } catch (err) {
-        if (err instanceof ScenarioError) throw new CliError(err.message, 2);
-        throw err;
-      }
+      const scenario = asBadInput(() => loadScenarioFile(opts.scenario), ScenarioError);
       const stub = await startStubModel({
         scenarios: { [name]: scenario },
         defaultScenario: name,

@@ -7,7 +7,7 @@ import { createTurnWorkers } from '../../worker/turn-worker';
 import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
 import { claudeTaskQueue } from '../../core/task-queues';
 import { taskQueueFromEnv } from '../task-queue';
-import { CliError } from '../cli-error';
+import { asBadInput, CliError } from '../cli-error';
 import { installTelemetry } from '../../worker/telemetry';
 import { poolMetrics } from '../../worker/metrics';
 import { startTracingFromEnv } from '../../tracing/start-tracing';
@@ -25,36 +25,12 @@ export function workerCommand(): Command {
     .option('--metrics <host:port>', 'serve Prometheus metrics here (default MCP_TURNS_METRICS)')
     .option('--log-level <level>', 'TRACE, DEBUG, INFO, WARN or ERROR', 'INFO')
     .action(async (opts: { config?: string; taskQueue?: string; address?: string; namespace?: string; metrics?: string; logLevel: string }) => {
-      let config;
-      try {
-        config = loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG);
-      } catch (err) {
-        if (err instanceof WorkerConfigError) throw new CliError(err.message, 2, err.problems);
-        throw err;
-      }
-      let claudeClient;
-      try {
-        claudeClient = createClaudeClient();
-      } catch (err) {
-        if (err instanceof ClaudeClientConfigError) throw new CliError(err.message, 2);
-        throw err;
-      }
+      const config = asBadInput(() => loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG), WorkerConfigError);
+      const claudeClient = asBadInput(() => createClaudeClient(), ClaudeClientConfigError);
       const level = opts.logLevel.toUpperCase();
       if (!['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level)) throw new CliError(`--log-level must be TRACE, DEBUG, INFO, WARN or ERROR, got "${opts.logLevel}"`, 2);
-      let tracing;
-      try {
-        tracing = startTracingFromEnv('mcp-turns-worker');
-      } catch (err) {
-        if (err instanceof TracingConfigError) throw new CliError(err.message, 2);
-        throw err;
-      }
-      let storage;
-      try {
-        storage = storageConfigFromEnv();
-      } catch (err) {
-        if (err instanceof StorageConfigError) throw new CliError(err.message, 2);
-        throw err;
-      }
+      const tracing = asBadInput(() => startTracingFromEnv('mcp-turns-worker'), TracingConfigError);
+      const storage = asBadInput(() => storageConfigFromEnv(), StorageConfigError);
       const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
       installTelemetry({ logLevel: level as 'INFO', ...(metricsAddress ? { metricsAddress } : {}) });
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
