@@ -2,6 +2,7 @@
 // not kept in prose.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
@@ -49,6 +50,42 @@ const sandboxRules = {
   ],
 };
 
+// No import cycles, type-only imports included: a cycle of types still ties two modules into one.
+// import-x's no-cycle passes over `import type` / `export type` (in the file linted and in every module
+// it follows), so the rule below runs it on a view of the code where every import is a value import:
+// the file's own import declarations are handed to it as value imports, and the modules it follows
+// are parsed by a parser that erases the `type` marks. Dynamic `import()` counts as an edge too.
+const asValueEdge = (node) => ({
+  ...node,
+  ...('importKind' in node && { importKind: 'value' }),
+  ...('exportKind' in node && { exportKind: 'value' }),
+  ...(node.specifiers && { specifiers: node.specifiers.map((s) => asValueEdge(s)) }),
+});
+const MODULE_EDGES = ['ImportDeclaration', 'ExportNamedDeclaration', 'ExportAllDeclaration', 'TSImportEqualsDeclaration'];
+const valueEdgesParser = {
+  meta: { name: 'mcp-turns/type-imports-as-value-edges' },
+  parseForESLint(code, options) {
+    const parsed = tseslint.parser.parseForESLint(code, options);
+    parsed.ast.body = parsed.ast.body.map((n) => (MODULE_EDGES.includes(n.type) ? asValueEdge(n) : n));
+    return parsed;
+  },
+};
+const importXNoCycle = importX.rules['no-cycle'];
+const noCycle = {
+  meta: importXNoCycle.meta,
+  create(context) {
+    const view = Object.create(context, {
+      languageOptions: { value: { ...context.languageOptions, parser: valueEdgesParser } },
+    });
+    const listeners = importXNoCycle.create(view);
+    for (const type of MODULE_EDGES) {
+      const listener = listeners[type];
+      if (listener) listeners[type] = (node) => listener(asValueEdge(node));
+    }
+    return listeners;
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.mcp-turns/**', 'coverage/**', 'bin/**', 'test-artifacts/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
@@ -61,6 +98,15 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
+  },
+  {
+    files: ['**/*.ts'],
+    plugins: { 'mcp-turns': { rules: { 'no-cycle': noCycle } } },
+    settings: {
+      'import-x/extensions': ['.ts'],
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+    },
+    rules: { 'mcp-turns/no-cycle': 'error' },
   },
   { files: ['workflows/**/*.ts', 'src/core/**/*.ts'], rules: sandboxRules },
 );

@@ -6,8 +6,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
-import { ClaudeFailureType } from '../src/claude/errors';
+import { ClaudeFailureType } from '../src/core/failure-types';
 import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
 import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
@@ -15,6 +14,7 @@ import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResp
 import { joinSegments, type TranscriptSegment } from '../src/core/transcript-segment';
 import type { ClaudeMetrics } from '../src/worker/metrics';
 import { formatResponse as runFormatter } from '../src/claude/response-formatter';
+import { stampingAttempt, type GiveUp } from './attempt';
 import { heartbeatingWhile } from './heartbeat';
 
 export interface ClaudeActivityDeps {
@@ -26,30 +26,21 @@ export interface ClaudeActivityDeps {
 }
 
 /**
- * Runs a call while heartbeating, and says which attempt failed. A 429 without `retry-after` (a
- * spend cap does not clear in minutes) becomes final after `maxSpendCapAttempts`, saying why.
+ * Runs a call while heartbeating; its failure says which attempt failed (./attempt.ts). A 429
+ * without `retry-after` (a spend cap does not clear in minutes) becomes final after
+ * `maxSpendCapAttempts`, saying why.
  */
 async function claudeCall<T>(maxSpendCapAttempts: number, fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  try {
-    return await heartbeatingWhile(ctx, fn);
-  } catch (err) {
-    throw withAttempt(err, ctx.info.attempt, maxSpendCapAttempts);
-  }
+  return stampingAttempt(ctx, () => heartbeatingWhile(ctx, fn), spendCapReached(maxSpendCapAttempts));
 }
 
-function withAttempt(err: unknown, attempt: number, maxSpendCapAttempts: number): unknown {
-  if (!(err instanceof ApplicationFailure)) return err;
-  const capped = err.type === ClaudeFailureType.RateLimitedNoRetryAfter && attempt >= maxSpendCapAttempts;
-  if (err.nonRetryable || capped) {
-    return ApplicationFailure.create({
-      type: err.type ?? undefined,
-      message: `${err.message}; attempt ${attempt}${capped ? ` (gave up: 429 without retry-after ${attempt} times, likely a spend limit)` : ''}`,
-      nonRetryable: true,
-      details: err.details ?? undefined,
-    });
-  }
-  return err;
+/** Gives up on a 429 without `retry-after` at attempt `maxSpendCapAttempts`. */
+function spendCapReached(maxSpendCapAttempts: number): GiveUp {
+  return (failure, attempt) =>
+    failure.type === ClaudeFailureType.RateLimitedNoRetryAfter && attempt >= maxSpendCapAttempts
+      ? `429 without retry-after ${attempt} times, likely a spend limit`
+      : undefined;
 }
 
 /** Builds the `claude` and `formatResponse` activities. */

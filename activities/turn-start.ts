@@ -1,15 +1,15 @@
 /**
  * The start of a chat turn, a local activity: checks the input against its schema (zod stays out
- * of the workflow sandbox) and lists the tools of the turn's servers with the worker's turn
+ * of the workflow sandbox), lists the tools of the turn's servers and records the worker's turn
  * defaults. A bad input fails non-retryably with type `InvalidTurnInput`, naming every bad field.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { ListToolsOutput } from '../src/core/contracts';
+import type { PreparedTurn, WorkerTurnDefaults } from '../src/core/contracts';
 import { INVALID_TURN_INPUT } from '../src/core/failure-types';
-import { ChatTurnInputError, parseChatTurnInput, type ResolvedTurnInput } from '../src/schemas/turn-input';
+import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../src/schemas/turn-input';
 import type { McpPool } from '../src/mcp/pool';
 
-function checked(input: unknown): ResolvedTurnInput {
+function checked(input: unknown): ChatTurnInput {
   try {
     return parseChatTurnInput(input);
   } catch (err) {
@@ -21,17 +21,17 @@ function checked(input: unknown): ResolvedTurnInput {
 export interface TurnStartDeps {
   pool: Pick<McpPool, 'listTools'>;
   /** Recorded with the tool list, so a turn's defaults never change under replay. */
-  turnDefaults: NonNullable<ListToolsOutput['turnDefaults']>;
+  workerDefaults: WorkerTurnDefaults;
 }
 
-export function makeTurnStartActivities({ pool, turnDefaults }: TurnStartDeps) {
+export function makeTurnStartActivities({ pool, workerDefaults }: TurnStartDeps) {
   return {
     // A local activity has no heartbeats: each server's listing is bounded by its listTimeoutMs,
     // and the SDK keeps the workflow task alive while a local activity runs.
-    async prepareTurn(input: unknown): Promise<ListToolsOutput> {
+    async prepareTurn(input: unknown): Promise<PreparedTurn> {
       const { servers } = checked(input);
       const listed = await pool.listTools(servers ? { servers } : {}, { signal: Context.current().cancellationSignal });
-      return { ...listed, turnDefaults };
+      return { ...listed, workerDefaults };
     },
   };
 }

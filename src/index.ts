@@ -13,7 +13,7 @@ export {
   type StartChatTurnOptions,
 } from './client/chat-turn-client';
 export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
-export { getTurnTranscript, type TurnTranscript } from './client/turn-transcript';
+export { getTurnView, type TurnView } from './client/turn-view';
 export {
   startConversation,
   sendMessage,
@@ -39,7 +39,8 @@ export {
   type ListPendingApprovalsOptions,
   type DecisionOptions,
 } from './client/approvals';
-export { WAITING_APPROVAL_STATUS, type ApprovalRecord, type ApprovalOutcome, type ApprovalDecision, type ToolApproval, type TurnApprovalInput } from './core/approvals';
+export { WAITING_APPROVAL_STATUS, type ApprovalRecord, type ApprovalOutcome, type ApprovalDecision, type TurnApprovalInput } from './core/approvals';
+export type { ToolApproval } from './core/contracts';
 export { workflowUrl } from './client/ui-link';
 export { connectClient, loadConnectConfig, type ConnectOverrides } from './temporal/connection';
 export { clientStorageOptions } from './storage/client-storage-options';
@@ -48,12 +49,22 @@ export {
   ChatTurnInputError,
   parseChatTurnInput,
   type ChatTurnInput,
-  type ResolvedTurnInput,
 } from './schemas/turn-input';
+export { resolveTurn, DEFAULT_MODEL, type ResolvedTurnInput } from './core/resolve-turn';
+export type { WorkerTurnDefaults } from './core/contracts';
 export type { ChatTurnResult, ToolCallRecord, TurnProgress, TurnStopReason } from './core/turn-result';
 export type { TurnResponse, Artifact } from './core/response';
 export type { TokenUsage } from './core/usage';
 export { parseBatchLines } from './schemas/batch-lines';
 export type { BatchItem, BatchProgress } from './core/batch';
 export { SEARCH_ATTRIBUTES } from './core/search-attributes';
+export {
+  INVALID_TURN_INPUT,
+  CLAUDE_CALL_FAILED,
+  INVALID_BATCH_INPUT,
+  ClaudeFailureType,
+  McpFailureType,
+  type ClaudeFailureTypeName,
+  type McpFailureTypeName,
+} from './core/failure-types';
 export { DEFAULT_TASK_QUEUE } from './core/task-queues';

@@ -1,108 +1,65 @@
 /**
- * A turn's approvals: a call that needs a person's approval is recorded as pending and waits for
- * the `decide` update (or its timeout, a durable timer), holding no worker slot — a waiting turn
- * can be evicted from the worker's cache and comes back on the decision. While any call waits, the
- * turn's status search attribute is `waiting-approval`, its memo lists the waiting calls (so one
- * visibility query lists them across turns) and, in a batch, the batch is told so it does not count
- * the turn against its window.
+ * A turn's approvals: the calls that waited or wait for a person's decision. A record is never
+ * changed once kept: a decision or a timeout replaces it with the decided record.
  */
-import {
-  condition,
-  getExternalWorkflowHandle,
-  setHandler,
-  upsertMemo,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
-import {
-  decisionProblem,
-  PENDING_APPROVALS_MEMO,
-  WAITING_APPROVAL_STATUS,
-  type ApprovalDecision,
-  type ApprovalRecord,
-  type PendingApprovalMemo,
-  type ToolApproval,
-} from '../src/core/approvals';
-import { SA_STATUS } from '../src/core/search-attributes';
-import { oneLine } from '../src/core/text';
-import { decideUpdate, pendingApprovalsQuery, turnWaitingSignal } from '../src/core/workflow-handlers';
+import { decisionProblem, type ApprovalDecision, type ApprovalRecord } from '../src/core/approvals';
+import type { ToolApproval } from '../src/core/contracts';
 
-/** Arguments shown per waiting call in the memo. */
-const MEMO_INPUT_CHARS = 300;
+/** A call that needs approval, as the tool round asks for it. */
+export type ApprovalRequest = Omit<ApprovalRecord, 'requestedAt' | 'outcome' | 'timeoutMs'>;
 
 export class Approvals {
-  readonly records: ApprovalRecord[] = [];
-  private waitingReported = false;
+  private readonly kept: ApprovalRecord[] = [];
 
-  /** Registers the `decide` update and the pending-approvals query; call before the turn awaits anything. */
-  constructor(private readonly onChange: () => void) {
-    setHandler(decideUpdate, (decision) => this.decide(decision), {
-      validator: (decision) => {
-        const problem = decisionProblem(this.records, decision);
-        if (problem) throw new Error(problem);
-      },
-    });
-    setHandler(pendingApprovalsQuery, () => this.pending());
+  /** Every call that needed approval, in the order asked, decided or still waiting. */
+  get records(): readonly ApprovalRecord[] {
+    return this.kept;
   }
 
   pending(): ApprovalRecord[] {
-    return this.records.filter((r) => !r.outcome);
+    return this.kept.filter((r) => !r.outcome);
   }
 
-  /** Records a pending approval and waits for its decision or timeout; answers the decided record. */
-  async request(call: Omit<ApprovalRecord, 'requestedAt' | 'outcome' | 'timeoutMs'>, approval: ToolApproval): Promise<ApprovalRecord> {
-    const record: ApprovalRecord = {
-      ...call,
-      requestedAt: workflowTime(),
-      ...(approval.timeoutMs !== undefined ? { timeoutMs: approval.timeoutMs } : {}),
-    };
-    this.records.push(record);
-    this.changed();
-    if (approval.timeoutMs !== undefined) {
-      const decided = await condition(() => record.outcome !== undefined, approval.timeoutMs);
-      if (!decided) Object.assign(record, { outcome: 'timed_out', decidedAt: workflowTime() });
-    } else {
-      await condition(() => record.outcome !== undefined);
-    }
-    this.changed();
+  /** Why `decision` cannot be applied (the `decide` update's validator), or undefined. */
+  problem(decision: ApprovalDecision): string | undefined {
+    return decisionProblem(this.kept, decision);
+  }
+
+  /** Keeps a call as waiting from `now` (ISO time). */
+  add(call: ApprovalRequest, approval: ToolApproval, now: string): ApprovalRecord {
+    const record: ApprovalRecord = { ...call, requestedAt: now, ...(approval.timeoutMs !== undefined ? { timeoutMs: approval.timeoutMs } : {}) };
+    this.kept.push(record);
     return record;
   }
 
-  private decide(decision: ApprovalDecision): ApprovalRecord[] {
+  /** The record of `callId` as it stands. */
+  current(callId: string): ApprovalRecord | undefined {
+    return this.kept.find((r) => r.callId === callId);
+  }
+
+  /** Applies a person's decision to the call it names (or every waiting call); answers the decided records. */
+  decide(decision: ApprovalDecision, now: string): ApprovalRecord[] {
     const chosen = this.pending().filter((r) => decision.callId === undefined || r.callId === decision.callId);
-    for (const record of chosen) {
-      Object.assign(record, {
+    return chosen.map((r) =>
+      this.replace({
+        ...r,
         outcome: decision.approve ? 'approved' : 'denied',
-        decidedAt: workflowTime(),
+        decidedAt: now,
         ...(decision.identity ? { decidedBy: decision.identity } : {}),
         ...(decision.reason ? { reason: decision.reason } : {}),
-      });
-    }
-    return chosen;
+      }),
+    );
   }
 
-  /** Status, memo, the batch and the UI follow the set of waiting calls. */
-  private changed(): void {
-    const pending = this.pending();
-    const waiting = pending.length > 0;
-    upsertMemo({
-      [PENDING_APPROVALS_MEMO]: pending.map((r): PendingApprovalMemo => ({ ...r, input: oneLine(JSON.stringify(r.input ?? {}), MEMO_INPUT_CHARS) })),
-    });
-    if (waiting !== this.waitingReported) {
-      this.waitingReported = waiting;
-      upsertSearchAttributes([{ key: SA_STATUS, value: waiting ? WAITING_APPROVAL_STATUS : 'running' }]);
-      const parent = workflowInfo().parent;
-      if (parent) {
-        void getExternalWorkflowHandle(parent.workflowId, parent.runId)
-          .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, waiting })
-          .catch(() => undefined); // a parent without the handler (not a batch) or already closed
-      }
-    }
-    this.onChange();
+  /** Ends a call's wait without a decision: it is denied as timed out. */
+  timeOut(callId: string, now: string): ApprovalRecord {
+    const record = this.current(callId);
+    if (!record) throw new Error(`no approval record for call ${callId}`);
+    return record.outcome ? record : this.replace({ ...record, outcome: 'timed_out', decidedAt: now });
   }
-}
 
-/** Workflow time as ISO 8601: deterministic on replay. */
-function workflowTime(): string {
-  return new Date().toISOString();
+  private replace(decided: ApprovalRecord): ApprovalRecord {
+    this.kept[this.kept.findIndex((r) => r.callId === decided.callId)] = decided;
+    return decided;
+  }
 }

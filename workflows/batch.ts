@@ -23,6 +23,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { SA_BATCH, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
 import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
+import { INVALID_BATCH_INPUT } from '../src/core/failure-types';
 import { batchProgressQuery, turnWaitingSignal } from '../src/core/workflow-handlers';
 import { oneLine } from '../src/core/text';
 import type { chatTurn } from './chat-turn';
@@ -32,10 +33,10 @@ const CHILDREN_PER_RUN = 250;
 
 export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
   if (!input.name || !/^[A-Za-z0-9._-]{1,100}$/.test(input.name)) {
-    throw ApplicationFailure.nonRetryable(`batch name must match [A-Za-z0-9._-]{1,100}, got "${input.name}"`, 'InvalidBatchInput');
+    throw ApplicationFailure.nonRetryable(`batch name must match [A-Za-z0-9._-]{1,100}, got "${input.name}"`, INVALID_BATCH_INPUT);
   }
   if (!Number.isInteger(input.concurrency) || input.concurrency < 1) {
-    throw ApplicationFailure.nonRetryable(`concurrency must be a positive integer, got ${input.concurrency}`, 'InvalidBatchInput');
+    throw ApplicationFailure.nonRetryable(`concurrency must be a positive integer, got ${input.concurrency}`, INVALID_BATCH_INPUT);
   }
   const taskQueue = input.taskQueue ?? workflowInfo().taskQueue;
   const progress: BatchProgress = {
@@ -114,7 +115,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
     await condition(() => active() < input.concurrency);
     const index = progress.nextIndex;
     const item = input.items[index - input.itemsOffset];
-    if (!item) throw ApplicationFailure.nonRetryable(`batch item #${index} is missing`, 'InvalidBatchInput');
+    if (!item) throw ApplicationFailure.nonRetryable(`batch item #${index} is missing`, INVALID_BATCH_INPUT);
     progress.nextIndex++;
     startedThisRun++;
     pending.push(runOne(index, item));

@@ -8,34 +8,41 @@
  */
 import { ActivityFailure, ApplicationFailure, setHandler } from '@temporalio/workflow';
 import { INVALID_TURN_INPUT } from '../src/core/failure-types';
-import { turnProgressQuery } from '../src/core/workflow-handlers';
-import type { TranscriptSegment } from '../src/core/transcript-segment';
 import { outcomeOfReply, replyToKeep, stopAfterToolRound, stopBeforeStep } from '../src/core/stop-rules';
 import { textOf, toolResultsMessage, toolUses } from '../src/core/transcript';
-import { applyTurnDefaults, DEFAULT_MAX_STEPS } from '../src/core/turn-defaults';
-import type { ChatTurnInput } from '../src/schemas/turn-input';
+import type { TranscriptSegment } from '../src/core/transcript-segment';
 import { turnProgress } from '../src/core/turn-progress';
 import type { ChatTurnResult, TurnStopReason } from '../src/core/turn-result';
+import { decideUpdate, pendingApprovalsQuery, turnProgressQuery } from '../src/core/workflow-handlers';
+import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { Approvals } from './approvals';
-import { askClaude } from './claude-step';
-import { answer, finalTranscript } from './turn-answer';
+import { askClaude, CONTEXT_EXHAUSTED } from './claude-step';
+import { answer } from './turn-answer';
 import { turnStartActivities } from './turn-activities';
 import { markCompleted, markEnded, markRunning } from './turn-search-attributes';
-import { startingProgress, Turn } from './turn-state';
+import { STARTING_PROGRESS, Turn } from './turn-state';
+import { workflowTime } from './workflow-clock';
 
 /**
  * @param history the prior conversation as transcript segments (how a conversation passes it: each
  *   segment is stored once and referenced); callers with a plain message list use `input.history`.
  */
-export async function chatTurn(rawInput: ChatTurnInput, ...history: TranscriptSegment[]): Promise<ChatTurnResult> {
+export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegment[]): Promise<ChatTurnResult> {
+  const approvals = new Approvals();
   let turn: Turn | undefined;
-  // Handlers are registered before anything awaits, so a query or update right after the start is handled.
-  setHandler(turnProgressQuery, () => turnProgress(turn?.progress() ?? startingProgress(rawInput.maxSteps ?? DEFAULT_MAX_STEPS)));
-  const approvals = new Approvals(() => turn?.enter(turn.phase));
+  // Every handler is registered here, before anything awaits, so a query or update right after the start is handled.
+  setHandler(turnProgressQuery, () => (turn ? turnProgress(turn.progress()) : STARTING_PROGRESS));
+  setHandler(pendingApprovalsQuery, () => approvals.pending());
+  setHandler(decideUpdate, (decision) => approvals.decide(decision, workflowTime()), {
+    validator: (decision) => {
+      const problem = approvals.problem(decision);
+      if (problem) throw new Error(problem);
+    },
+  });
   try {
-    turn = await startTurn(rawInput, approvals, history);
+    turn = await startTurn(input, approvals, history);
     const stopReason = await runLoop(turn);
-    const result = await finishTurn(turn, stopReason);
+    const result = turn.finish(stopReason, await answer(turn, stopReason));
     markCompleted(result);
     return result;
   } catch (err) {
@@ -45,10 +52,10 @@ export async function chatTurn(rawInput: ChatTurnInput, ...history: TranscriptSe
 }
 
 /** The input check and the tool listing, then the turn's state. A bad input fails the run at once. */
-async function startTurn(rawInput: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[]): Promise<Turn> {
-  let listed;
+async function startTurn(input: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[]): Promise<Turn> {
+  let prepared;
   try {
-    listed = await turnStartActivities('check input, list tools').prepareTurn(rawInput);
+    prepared = await turnStartActivities('check input, list tools').prepareTurn(input);
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === INVALID_TURN_INPUT) {
@@ -56,8 +63,8 @@ async function startTurn(rawInput: ChatTurnInput, approvals: Approvals, history:
     }
     throw err;
   }
-  const turn = new Turn(applyTurnDefaults(rawInput), listed, approvals, history);
-  markRunning(turn.request.model);
+  const turn = new Turn(input, prepared, approvals, history);
+  markRunning(turn.input.model);
   return turn;
 }
 
@@ -66,9 +73,9 @@ async function runLoop(turn: Turn): Promise<TurnStopReason> {
   for (;;) {
     const budgetSpent = stopBeforeStep(turn.step, turn.input);
     if (budgetSpent) return budgetSpent;
-    turn.step++;
-    turn.enter('asking-claude');
-    const reply = await askClaude(turn.transcript, turn.request, turn.step, turn.input.compaction ?? {}, (r) => turn.count(r));
+    const step = turn.beginStep();
+    const reply = await askClaude(turn);
+    if (reply === CONTEXT_EXHAUSTED) return 'context_window';
     const kept = replyToKeep(reply);
     if (kept) turn.transcript.addReply(kept);
     const outcome = outcomeOfReply(reply);
@@ -76,31 +83,9 @@ async function runLoop(turn: Turn): Promise<TurnStopReason> {
     if (outcome.next === 'ask-again') continue;
 
     turn.enter('calling-tools');
-    const round = await turn.calls.runRound(toolUses(reply.content), turn.step, textOf(reply.content));
+    const round = await turn.calls.runRound(toolUses(reply.content), step, textOf(reply.content));
     turn.transcript.addToolResults(toolResultsMessage(round.results));
-    const tokensUsed = turn.usage.inputTokens + turn.usage.outputTokens;
-    const stop = stopAfterToolRound({ ...round, tokensUsed, reply: reply.content }, turn.input);
+    const stop = stopAfterToolRound({ ...round, tokensUsed: turn.tokensUsed(), reply: reply.content }, turn.input);
     if (stop) return stop;
   }
-}
-
-/** The answer, then the turn's result. */
-async function finishTurn(turn: Turn, stopReason: TurnStopReason): Promise<ChatTurnResult> {
-  const { response, formatMode } = await answer(turn, stopReason);
-  turn.enter('done');
-  return {
-    response,
-    stopReason,
-    steps: turn.step,
-    toolCalls: turn.calls.records,
-    usage: turn.usage,
-    costUsd: turn.costUsd,
-    model: turn.request.model,
-    messages: finalTranscript(turn, response),
-    ...(formatMode ? { formatMode } : {}),
-    unavailableServers: turn.unavailable,
-    droppedTools: turn.droppedTools,
-    approvals: turn.approvals.records,
-    ...(turn.transcript.compaction ? { compaction: turn.transcript.compaction } : {}),
-  };
 }

@@ -1,53 +1,46 @@
 /**
  * One Claude call of the loop, with the two cases where the same step is asked again: a reply cut
  * at max_tokens inside a tool_use (once, with twice the tokens, up to a ceiling), and a prompt that
- * does not fit the context window (again after each stage of compacting the prior history, until
- * nothing is left to compact).
+ * does not fit the context window (again after each stage of compacting the prior history). When
+ * nothing is left to compact, the step answers {@link CONTEXT_EXHAUSTED} (a prompt the API
+ * refused as too long) or the reply whose stop reason says so; the turn then stops with
+ * `context_window`.
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
-import type { CompactionPolicy } from '../src/core/compaction';
-import type { ClaudeCallOutput, ThinkingConfigParam } from '../src/core/contracts';
-import { CLAUDE_PROMPT_TOO_LONG } from '../src/core/failure-types';
+import type { ClaudeCallOutput } from '../src/core/contracts';
+import { CLAUDE_CALL_FAILED, CLAUDE_PROMPT_TOO_LONG } from '../src/core/failure-types';
 import { isCutInsideToolUse } from '../src/core/stop-rules';
-import { failureMessage } from './failure-message';
+import { failureMessage } from '../src/core/failure-message';
 import { claudeActivities } from './turn-activities';
-import type { TurnTranscript } from './turn-transcript';
+import type { Turn } from './turn-state';
 
 /** The largest max_tokens a raise after a cut tool_use asks for. */
 const MAX_TOKENS_CEILING = 64_000;
 
-/** What a step asks Claude with, besides the transcript. */
-export interface ClaudeStepRequest {
-  model: string;
-  system?: string;
-  maxTokens: number;
-  thinking?: ThinkingConfigParam;
-}
+/** The API refused the prompt as too long and nothing is left to compact. */
+export const CONTEXT_EXHAUSTED = 'context-exhausted';
 
 /**
- * Asks Claude for step `step`; each answered call is passed to `onAnswered` (usage counts even for
- * a reply asked again). A failure ends the turn: non-retryable, with the step and the cause.
+ * Asks Claude for the turn's current step. Every answered call counts in the turn's usage, a reply
+ * asked again included. A failure ends the turn: non-retryable, with the step and the cause.
  */
-export async function askClaude(
-  transcript: TurnTranscript,
-  request: ClaudeStepRequest,
-  step: number,
-  compaction: CompactionPolicy,
-  onAnswered: (reply: ClaudeCallOutput) => void,
-): Promise<ClaudeCallOutput> {
-  let maxTokens = request.maxTokens;
+export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof CONTEXT_EXHAUSTED> {
+  const { step, transcript } = turn;
+  const compaction = turn.input.compaction ?? {};
+  let maxTokens = turn.request.maxTokens;
   let raisedTokens = false;
   for (;;) {
     let reply: ClaudeCallOutput;
     try {
-      reply = await claudeActivities(`Claude · step ${step}`).claude({ ...request, maxTokens, step }, ...transcript.segments({ withTools: true }));
+      reply = await claudeActivities(`Claude · step ${step}`).claude({ ...turn.request, maxTokens, step }, ...transcript.segments({ withTools: true }));
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
-      const tooLong = failureType(err) === CLAUDE_PROMPT_TOO_LONG;
-      if (tooLong && transcript.compact(compaction)) continue;
-      throw turnFailure(err, tooLong ? `the conversation does not fit the model's context window, even with all prior history compacted (step ${step})` : `Claude call failed at step ${step}`);
+      if (failureType(err) !== CLAUDE_PROMPT_TOO_LONG) throw turnFailure(err, `Claude call failed at step ${step}`);
+      if (transcript.compact(compaction)) continue;
+      log.warn('the prompt does not fit the context window and nothing is left to compact', { step, error: failureMessage(err) });
+      return CONTEXT_EXHAUSTED;
     }
-    onAnswered(reply);
+    turn.addUsage(reply);
     if (reply.stopReason === 'model_context_window_exceeded' && transcript.compact(compaction)) continue;
     if (isCutInsideToolUse(reply) && !raisedTokens && maxTokens < MAX_TOKENS_CEILING) {
       raisedTokens = true;
@@ -67,7 +60,7 @@ function failureType(err: unknown): string | undefined {
 /** The turn's own failure for a failed Claude call: the activity's failure type, never retried. */
 function turnFailure(err: unknown, what: string): ApplicationFailure {
   return ApplicationFailure.create({
-    type: failureType(err) ?? 'ClaudeCallFailed',
+    type: failureType(err) ?? CLAUDE_CALL_FAILED,
     message: `${what}: ${failureMessage(err)}`,
     nonRetryable: true,
     cause: err instanceof Error ? err : undefined,

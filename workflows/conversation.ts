@@ -7,7 +7,6 @@
  * history and queue, and closes itself when idle.
  */
 import {
-  ApplicationFailure,
   CancellationScope,
   allHandlersFinished,
   condition,
@@ -29,6 +28,7 @@ import {
   type QueuedMessage,
 } from '../src/core/conversation';
 import { replayCompaction, type CompactionPolicy } from '../src/core/compaction';
+import { failureMessage } from '../src/core/failure-message';
 import { appendTurn } from '../src/core/segment-groups';
 import { oneLine } from '../src/core/text';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
@@ -112,7 +112,7 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
       );
       history = carryForward(history, result, turnInput.compaction ?? {});
     } catch (err) {
-      outcome.error = isCancellation(err) ? 'the turn was cancelled' : oneLine(failureText(err), 500);
+      outcome.error = isCancellation(err) ? 'the turn was cancelled' : oneLine(failureMessage(err), 500);
     } finally {
       current = undefined;
     }
@@ -144,12 +144,4 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
 function carryForward(history: TranscriptSegment[], result: ChatTurnResult, policy: CompactionPolicy): TranscriptSegment[] {
   const base = result.compaction ? replayCompaction(history, policy, result.compaction.stages) : history;
   return appendTurn(base, result.messages);
-}
-
-function failureText(err: unknown): string {
-  let e: unknown = err;
-  // A child's failure wraps the turn's own: report the innermost message.
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  if (e instanceof ApplicationFailure || e instanceof Error) return e.message;
-  return String(e);
 }

@@ -8,17 +8,18 @@
  */
 import { isCancellation } from '@temporalio/workflow';
 import { canonicalJson } from '../src/core/canonical-json';
-import { approvalNeeded, denialText, type ToolApproval, type TurnApprovalInput } from '../src/core/approvals';
-import type { ContentBlock, ServerCallPolicy, ToolResultContent } from '../src/core/contracts';
+import { denialText, type ApprovalRecord, type ApprovalRule } from '../src/core/approvals';
+import type { ContentBlock, ServerCallPolicy, ToolApproval, ToolResultContent } from '../src/core/contracts';
 import type { Artifact } from '../src/core/response';
 import { failedAttempt } from '../src/core/tool-call-attempt';
 import { DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
-import type { ToolCatalog } from '../src/core/tool-naming';
+import type { ToolCatalog, ToolTarget } from '../src/core/tool-naming';
 import { errorText, textOf, type ToolResultEntry, type ToolUseBlock } from '../src/core/transcript';
 import type { ToolCallRecord } from '../src/core/turn-result';
-import type { Approvals } from './approvals';
-import { failureMessage } from './failure-message';
+import type { ApprovalRequest } from './approvals';
+import { failureMessage } from '../src/core/failure-message';
 import { toolActivities } from './turn-activities';
+import { workflowNow } from './workflow-clock';
 
 /** How a round went, for the stop rules. */
 export interface ToolRound {
@@ -29,6 +30,22 @@ export interface ToolRound {
   overBudget: boolean;
 }
 
+export interface ToolCallsOptions {
+  /** The tools offered to Claude, by Claude-side name. */
+  catalog: ToolCatalog;
+  /** How each server's calls are scheduled (recorded with the tool listing). */
+  policies: Record<string, ServerCallPolicy>;
+  /** Calls the turn may send to servers; undefined = no budget. */
+  budget: number | undefined;
+  /** The approval a call of a tool needs (src/core/approvals.ts). */
+  approvalFor: ApprovalRule;
+  /** Waits for a person's decision on a call; answers the decided record. */
+  waitForApproval: (call: ApprovalRequest, approval: ToolApproval) => Promise<ApprovalRecord>;
+}
+
+/** A call of the turn: its record once it has ended; before that, where it stands. */
+type CallSlot = { state: 'done'; record: ToolCallRecord } | { state: 'waiting-approval' | 'running'; record: ToolCallRecord };
+
 const REPEATED_NOTE =
   '(Repeated call: this tool was already called with the same arguments in this turn; here is that result again. It was not run again.)';
 
@@ -36,70 +53,83 @@ const REPEATED_NOTE =
 const RECORD_ERROR_CHARS = 500;
 
 export class ToolCalls {
-  readonly records: ToolCallRecord[] = [];
-  /** Ids of calls in flight. */
-  readonly running = new Set<string>();
-  /** Images and binary resources the tools returned, for the final answer. */
-  readonly artifacts: Artifact[] = [];
+  /** One slot per tool_use of the turn, in tool_use order; a slot is replaced, never changed. */
+  private readonly slots: CallSlot[] = [];
+  private readonly found: Artifact[] = [];
   /** Signature (tool + canonical arguments) → the result of the call that ran with it. */
   private readonly seen = new Map<string, Promise<ToolResultEntry>>();
   /** Calls sent to a server. */
   private executed = 0;
 
-  constructor(
-    private readonly catalog: ToolCatalog,
-    private readonly policies: Record<string, ServerCallPolicy>,
-    private readonly budget: number | undefined,
-    private readonly approvals: Approvals,
-    /** The worker's approval requirement per Claude-side tool name. */
-    private readonly workerApprovals: Record<string, ToolApproval>,
-    private readonly turnApproval: TurnApprovalInput | undefined,
-  ) {}
+  constructor(private readonly options: ToolCallsOptions) {}
+
+  /** The records of the calls that have ended, in tool_use order. */
+  get records(): ToolCallRecord[] {
+    return this.slots.filter((s) => s.state === 'done').map((s) => s.record);
+  }
+
+  /** Every call so far, those still running or waiting for approval included (for progress). */
+  get all(): ToolCallRecord[] {
+    return this.slots.map((s) => s.record);
+  }
+
+  /** Ids of the calls whose activity runs now. */
+  get running(): ReadonlySet<string> {
+    return new Set(this.slots.filter((s) => s.state === 'running').map((s) => s.record.id));
+  }
+
+  /** Images and binary resources the tools returned, for the final answer. */
+  get artifacts(): readonly Artifact[] {
+    return this.found;
+  }
 
   /** Runs a reply's tool calls; `text` is what Claude wrote with them (shown with a call that waits for approval). */
   async runRound(uses: ToolUseBlock[], step: number, text: string): Promise<ToolRound> {
+    const { catalog, budget } = this.options;
     let repeated = false;
     let refused = false;
     const pending = uses.map((use) => {
+      const slot = this.slots.push({ state: 'running', record: this.newRecord(use, step) }) - 1;
       const signature = `${use.name}\u0000${canonicalJson(use.input)}`;
       const earlier = this.seen.get(signature);
       if (earlier) {
         repeated = true;
-        return this.answerRepeated(use, step, earlier);
+        return this.answerRepeated(use, slot, earlier);
       }
-      if (!this.catalog.targets[use.name]) {
-        const available = Object.keys(this.catalog.targets);
-        return this.answerNotRun(use, step, `Unknown tool "${use.name}". Available tools: ${available.length ? available.join(', ') : 'none'}.`);
+      const target = catalog.targets[use.name];
+      if (!target) {
+        const available = Object.keys(catalog.targets);
+        return this.answerNotRun(use, slot, `Unknown tool "${use.name}". Available tools: ${available.length ? available.join(', ') : 'none'}.`);
       }
-      if (this.budget !== undefined && this.executed >= this.budget) {
+      if (budget !== undefined && this.executed >= budget) {
         refused = true;
-        return this.answerNotRun(use, step, `not run: this turn's tool-call budget (${this.budget}) is used up`);
+        return this.answerNotRun(use, slot, `not run: this turn's tool-call budget (${budget}) is used up`);
       }
       this.executed++;
-      const result = this.run(use, step, text);
+      const result = this.run(use, target, step, text, slot);
       this.seen.set(signature, result);
       return result;
     });
     const results = await Promise.all(pending);
-    return { results, repeated, overBudget: refused || (this.budget !== undefined && this.executed >= this.budget) };
+    return { results, repeated, overBudget: refused || (budget !== undefined && this.executed >= budget) };
   }
 
-  private async run(use: ToolUseBlock, step: number, text: string): Promise<ToolResultEntry> {
-    const { server, tool } = this.catalog.targets[use.name]!;
-    const policy = this.policies[server] ?? DEFAULT_TOOL_CALL_POLICY;
-    const record = this.record(use, step, {});
+  private async run(use: ToolUseBlock, { server, tool }: ToolTarget, step: number, text: string, slot: number): Promise<ToolResultEntry> {
     const started = workflowNow();
-    const approval = approvalNeeded(this.workerApprovals[use.name], this.turnApproval, { server, tool, name: use.name });
+    const approval = this.options.approvalFor(use.name);
     if (approval) {
-      const decided = await this.approvals.request({ callId: use.id, name: use.name, server, tool, input: use.input, step, text }, approval);
+      this.setState(slot, 'waiting-approval');
+      const decided = await this.options.waitForApproval({ callId: use.id, name: use.name, server, tool, input: use.input, step, text }, approval);
       if (decided.outcome !== 'approved') {
         const denial = denialText(decided);
-        Object.assign(record, { isError: true, error: denial, durationMs: workflowNow() - started });
+        this.end(slot, { isError: true, error: denial, durationMs: workflowNow() - started });
         return { toolUseId: use.id, content: errorText(denial), isError: true };
       }
     }
-    this.running.add(use.id);
+    this.setState(slot, 'running');
+    const policy = this.options.policies[server] ?? DEFAULT_TOOL_CALL_POLICY;
     let content: ToolResultContent[];
+    let ended: Pick<ToolCallRecord, 'isError' | 'error' | 'attempts'>;
     try {
       const out = await toolActivities(policy, `${server} · ${tool}`).callTool({
         server,
@@ -108,39 +138,35 @@ export class ToolCalls {
         toolUseId: use.id,
       });
       content = out.content;
-      record.isError = out.isError;
-      record.attempts = out.attempt ?? 1;
-      this.artifacts.push(...out.artifacts);
-      if (out.isError) record.error = textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, RECORD_ERROR_CHARS);
+      this.found.push(...out.artifacts);
+      const error = out.isError ? textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, RECORD_ERROR_CHARS) : undefined;
+      ended = { isError: out.isError, attempts: out.attempt ?? 1, ...(error !== undefined ? { error } : {}) };
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: not a tool failure for Claude to see
       // Retries are exhausted or the error cannot succeed on retry: Claude sees the failure as data.
-      const text = failureMessage(err);
-      content = errorText(`Tool ${server}/${tool} failed: ${text}`);
-      record.isError = true;
-      record.error = text.slice(0, RECORD_ERROR_CHARS);
-      record.attempts = failedAttempt(err) ?? policy.retry.maximumAttempts;
-    } finally {
-      this.running.delete(use.id);
+      const message = failureMessage(err);
+      content = errorText(`Tool ${server}/${tool} failed: ${message}`);
+      ended = { isError: true, error: message.slice(0, RECORD_ERROR_CHARS), attempts: failedAttempt(err) ?? policy.retry.maximumAttempts };
     }
-    record.durationMs = workflowNow() - started;
-    return { toolUseId: use.id, content, isError: record.isError };
+    this.end(slot, { ...ended, durationMs: workflowNow() - started });
+    return { toolUseId: use.id, content, isError: ended.isError };
   }
 
-  private async answerRepeated(use: ToolUseBlock, step: number, earlier: Promise<ToolResultEntry>): Promise<ToolResultEntry> {
+  private async answerRepeated(use: ToolUseBlock, slot: number, earlier: Promise<ToolResultEntry>): Promise<ToolResultEntry> {
     const first = await earlier;
-    this.record(use, step, { repeated: true, isError: first.isError });
+    this.end(slot, { repeated: true, isError: first.isError });
     return { toolUseId: use.id, isError: first.isError, content: [{ type: 'text', text: REPEATED_NOTE }, ...first.content] };
   }
 
-  private async answerNotRun(use: ToolUseBlock, step: number, text: string): Promise<ToolResultEntry> {
-    this.record(use, step, { isError: true, error: text });
+  private async answerNotRun(use: ToolUseBlock, slot: number, text: string): Promise<ToolResultEntry> {
+    this.end(slot, { isError: true, error: text });
     return { toolUseId: use.id, content: errorText(text), isError: true };
   }
 
-  private record(use: ToolUseBlock, step: number, fields: Partial<ToolCallRecord>): ToolCallRecord {
-    const target = this.catalog.targets[use.name];
-    const record: ToolCallRecord = {
+  /** A call's record before it ends: not an error, nothing run yet. */
+  private newRecord(use: ToolUseBlock, step: number): ToolCallRecord {
+    const target = this.options.catalog.targets[use.name];
+    return {
       id: use.id,
       step,
       ...(target ? { server: target.server, tool: target.tool } : {}),
@@ -149,14 +175,14 @@ export class ToolCalls {
       isError: false,
       durationMs: 0,
       attempts: 0,
-      ...fields,
     };
-    this.records.push(record);
-    return record;
   }
-}
 
-/** Workflow time: deterministic on replay. */
-function workflowNow(): number {
-  return new Date().getTime();
+  private setState(slot: number, state: 'waiting-approval' | 'running'): void {
+    this.slots[slot] = { state, record: this.slots[slot]!.record };
+  }
+
+  private end(slot: number, fields: Partial<ToolCallRecord>): void {
+    this.slots[slot] = { state: 'done', record: { ...this.slots[slot]!.record, ...fields } };
+  }
 }

@@ -1,51 +1,32 @@
 /**
- * The end of a turn: its answer, from the forced response formatter or, with `format: false` and
- * after a refusal, from Claude's last text of this turn.
+ * The end of a turn: its answer. The forced response formatter writes it; with `format: false`,
+ * after a refusal, it is Claude's last text of this turn; when the conversation no longer fits the
+ * context window, it says so (the formatter would not fit either). An answer written without any
+ * tools because every server was unavailable says that too.
  */
-import type { FormatMode } from '../src/core/contracts';
-import { joinSystem, unavailableServersNote } from '../src/core/prompts';
-import { buildResponse, textOutput, type TurnResponse } from '../src/core/response';
+import { CONTEXT_WINDOW_ANSWER, toolsUnavailableNote } from '../src/core/prompts';
+import { buildResponse, textOutput } from '../src/core/response';
+import type { FormatterOutput } from '../src/schemas/response-formatter-tool';
 import { lastAssistantText } from '../src/core/transcript';
-import type { ChatTurnResult, TurnStopReason } from '../src/core/turn-result';
+import type { TurnStopReason } from '../src/core/turn-result';
 import { claudeActivities } from './turn-activities';
-import type { Turn } from './turn-state';
+import type { Turn, TurnAnswer } from './turn-state';
 
-export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<{ response: TurnResponse; formatMode?: FormatMode }> {
-  let response: TurnResponse;
-  let formatMode: FormatMode | undefined;
-  if (turn.input.format && stopReason !== 'refusal') {
-    turn.enter('formatting');
-    // The caller's system prompt, without the loop's gathering instructions.
-    const system = joinSystem(turn.input.system, turn.unavailable.length ? unavailableServersNote(turn.unavailable) : undefined);
-    const formatted = await claudeActivities('format response').formatResponse(
-      {
-        model: turn.request.model,
-        ...(system !== undefined ? { system } : {}),
-        maxTokens: turn.request.maxTokens,
-        ...(turn.request.thinking ? { thinking: turn.request.thinking } : {}),
-      },
-      ...turn.transcript.segments({ withTools: false }),
-    );
-    turn.count(formatted);
-    formatMode = formatted.mode;
-    response = buildResponse(formatted.output, turn.calls.artifacts);
-  } else {
+export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<TurnAnswer> {
+  const note = turn.unavailable.length && !turn.hadTools ? toolsUnavailableNote(turn.unavailable) : undefined;
+  if (stopReason === 'context_window') return { response: buildResponse(withNote(textOutput(CONTEXT_WINDOW_ANSWER), note), turn.calls.artifacts) };
+  if (!turn.input.format || stopReason === 'refusal') {
     const lastText = lastAssistantText(turn.transcript.ownMessages());
-    response = buildResponse(textOutput(lastText || `(no answer: the turn stopped with ${stopReason})`), turn.calls.artifacts);
+    const output = textOutput(lastText || `(no answer: the turn stopped with ${stopReason})`);
+    return { response: buildResponse(withNote(output, note), turn.calls.artifacts) };
   }
-  if (turn.unavailable.length && !turn.hadTools) {
-    response.conversation += `\n\n_Tools unavailable for this answer: ${turn.unavailable.map((u) => `${u.server} (${u.reason})`).join(', ')}._`;
-  }
-  return { response, ...(formatMode ? { formatMode } : {}) };
+  turn.enter('formatting');
+  const formatted = await claudeActivities('format response').formatResponse(turn.formatRequest, ...turn.transcript.segments({ withTools: false }));
+  turn.addUsage(formatted);
+  return { response: buildResponse(withNote(formatted.output, note), turn.calls.artifacts), formatMode: formatted.mode };
 }
 
-/**
- * The transcript for the result: the `history` the caller passed (compacted, if it was) and this
- * turn's messages, never ending on an unanswered user message, so it can be the next turn's
- * history as it is. History passed as segments (by a conversation) is not echoed back.
- */
-export function finalTranscript(turn: Turn, response: TurnResponse): ChatTurnResult['messages'] {
-  const messages = [...(turn.input.history ? turn.transcript.priorMessages() : []), ...turn.transcript.ownMessages()];
-  if (messages[messages.length - 1]?.role === 'user') messages.push({ role: 'assistant', content: response.conversation || '(no answer)' });
-  return messages;
+/** The output with `note` as a last text part (it follows the answer's text, before tool artifacts). */
+function withNote(output: FormatterOutput, note: string | undefined): FormatterOutput {
+  return note ? { ...output, conversation: [...output.conversation, { type: 'text', content: note }] } : output;
 }

@@ -6,6 +6,7 @@
  */
 import { isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { ChatTurnResult } from '../src/core/turn-result';
+import { inputTokensOf } from '../src/core/usage';
 import {
   SA_COST_USD,
   SA_INPUT_TOKENS,
@@ -27,13 +28,12 @@ export function markRunning(model: string): void {
 }
 
 export function markCompleted(result: ChatTurnResult): void {
-  const u = result.usage;
   upsertSearchAttributes([
     { key: SA_STATUS, value: 'completed' },
     { key: SA_STOP_REASON, value: result.stopReason },
     { key: SA_TOOL_CALLS, value: result.toolCalls.length },
-    { key: SA_INPUT_TOKENS, value: u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens },
-    { key: SA_OUTPUT_TOKENS, value: u.outputTokens },
+    { key: SA_INPUT_TOKENS, value: inputTokensOf(result.usage) },
+    { key: SA_OUTPUT_TOKENS, value: result.usage.outputTokens },
     { key: SA_COST_USD, value: result.costUsd },
   ]);
 }

@@ -1,107 +1,200 @@
 /**
- * The state of one running turn: its settings, transcript, tool calls, phase, step and usage. The
- * progress query and the UI's current details are computed from it when asked.
+ * The state of one running turn: its resolved input, transcript, tool calls, phase, step and
+ * usage. Only its methods change it; the progress query and the UI's current details are computed
+ * from it when asked.
  */
-import { log, setCurrentDetails } from '@temporalio/workflow';
-import type { ClaudeCallOutput, ListToolsOutput, ServerUnavailable } from '../src/core/contracts';
-import { GATHER_SYSTEM_PROMPT, joinSystem, unavailableServersNote } from '../src/core/prompts';
-import type { ToolApproval } from '../src/core/approvals';
-import { buildToolCatalog, type DroppedTool, type ToolCatalog } from '../src/core/tool-naming';
-import { DEFAULT_MODEL } from '../src/core/turn-defaults';
-import type { ResolvedTurnInput } from '../src/schemas/turn-input';
-import type { TurnProgress } from '../src/core/turn-result';
+import { condition, log, setCurrentDetails } from '@temporalio/workflow';
+import { approvalRule, type ApprovalRecord } from '../src/core/approvals';
+import type {
+  ClaudeCallInput,
+  ClaudeCallOutput,
+  FormatMode,
+  FormatResponseInput,
+  PreparedTurn,
+  ServerUnavailable,
+  ThinkingConfigParam,
+  ToolApproval,
+} from '../src/core/contracts';
+import { turnSystemPrompt } from '../src/core/prompts';
+import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
+import type { TurnResponse } from '../src/core/response';
+import { buildToolCatalog, type DroppedTool } from '../src/core/tool-naming';
+import { segment, type TranscriptSegment } from '../src/core/transcript-segment';
 import { progressDetails, type TurnProgressState } from '../src/core/turn-progress';
-import { addUsage, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
-import type { ClaudeStepRequest } from './claude-step';
-import type { Approvals } from './approvals';
+import type { ChatTurnResult, TurnProgress, TurnStopReason } from '../src/core/turn-result';
+import { addUsage, totalTokens, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
+import type { ChatTurnInput } from '../src/schemas/turn-input';
+import { publishWaitingApprovals } from './approval-status';
+import type { ApprovalRequest, Approvals } from './approvals';
 import { ToolCalls } from './tool-round';
 import { TurnTranscript } from './turn-transcript';
-import { segment, type TranscriptSegment } from '../src/core/transcript-segment';
+import { workflowTime } from './workflow-clock';
+
+/** What every Claude call of the loop is asked with, besides the transcript and the step. */
+export type ClaudeStepRequest = Omit<ClaudeCallInput, 'step'>;
+
+/** How a turn answered: the response, and how the formatter arrived at it (absent without it). */
+export interface TurnAnswer {
+  response: TurnResponse;
+  formatMode?: FormatMode;
+}
 
 /** Progress before the turn's start has finished. */
-export function startingProgress(maxSteps: number): TurnProgressState {
-  return { phase: 'listing-tools', step: 0, maxSteps, toolCalls: [], running: new Set(), approvals: [], usage: ZERO_USAGE, costUsd: 0 };
-}
-
-/** The worker's approval requirement of each offered tool, by its Claude-side name. */
-function workerApprovals(listed: ListToolsOutput, targets: ToolCatalog['targets']): Record<string, ToolApproval> {
-  const out: Record<string, ToolApproval> = {};
-  for (const [name, target] of Object.entries(targets)) {
-    const approval = listed.tools.find((d) => d.server === target.server && d.name === target.tool)?.approval;
-    if (approval) out[name] = approval;
-  }
-  return out;
-}
+export const STARTING_PROGRESS: TurnProgress = {
+  phase: 'listing-tools',
+  step: 0,
+  toolCalls: [],
+  pendingApprovals: [],
+  usage: ZERO_USAGE,
+  costUsd: 0,
+};
 
 export class Turn {
-  /** What every Claude call of the loop is asked with, besides the transcript. */
+  readonly input: ResolvedTurnInput;
+  /** The loop's Claude calls' request, besides the transcript. */
   readonly request: ClaudeStepRequest;
+  /** The formatter's request, besides the transcript: the caller's system prompt, no gathering instructions. */
+  readonly formatRequest: FormatResponseInput;
   readonly transcript: TurnTranscript;
   readonly calls: ToolCalls;
   /** Servers whose tools this turn goes without, and why. */
-  readonly unavailable: ServerUnavailable[];
-  readonly droppedTools: DroppedTool[];
+  readonly unavailable: readonly ServerUnavailable[];
+  readonly droppedTools: readonly DroppedTool[];
+  /** Claude was offered at least one tool. */
   readonly hadTools: boolean;
-  phase: TurnProgress['phase'] = 'listing-tools';
-  /** Claude calls of the loop so far. */
-  step = 0;
-  usage: TokenUsage = ZERO_USAGE;
-  costUsd = 0;
+  private phase: TurnProgress['phase'] = 'listing-tools';
+  private steps = 0;
+  private usage: TokenUsage = ZERO_USAGE;
+  private costUsd = 0;
+  /** Whether any call waited for approval when that was last published. */
+  private waitingPublished = false;
 
-  /** A turn from its input (defaults applied) and the worker's tool listing. */
-  constructor(
-    readonly input: ResolvedTurnInput,
-    listed: ListToolsOutput,
-    readonly approvals: Approvals,
-    /** Prior conversation passed as segments (a conversation's turns); `input.history` comes first. */
-    historySegments: TranscriptSegment[] = [],
-  ) {
-    const catalog = buildToolCatalog(listed.tools, input.tools ?? {}, input.maxToolsPerRequest, listed.unusableTools);
+  /**
+   * A turn from its input and what its start recorded (the tool listing and the worker's
+   * defaults); `history` is prior conversation passed as segments (a conversation's turns), after
+   * `input.history`.
+   */
+  constructor(input: ChatTurnInput, prepared: PreparedTurn, private readonly approvals: Approvals, history: TranscriptSegment[] = []) {
+    this.input = resolveTurn(input, prepared.workerDefaults);
+    const catalog = buildToolCatalog(prepared.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest, prepared.unusableTools);
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
     this.hadTools = catalog.tools.length > 0;
     this.unavailable = [
-      ...listed.unavailable,
-      ...listed.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
+      ...prepared.unavailable,
+      ...prepared.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
     ];
-    this.transcript = new TurnTranscript([...(input.history ? [segment(input.history)] : []), ...historySegments], input.question);
+    this.transcript = new TurnTranscript([...(this.input.history ? [segment(this.input.history)] : []), ...history], this.input.question);
     this.transcript.offerTools(catalog.tools);
-    this.calls = new ToolCalls(catalog, listed.policies, input.maxToolCalls, approvals, workerApprovals(listed, catalog.targets), input.approval);
-    const system = joinSystem(
-      input.loopPolicy === 'gather-then-format' ? GATHER_SYSTEM_PROMPT : undefined,
-      input.system,
-      this.unavailable.length ? unavailableServersNote(this.unavailable) : undefined,
-    );
-    this.request = {
-      model: input.model ?? listed.turnDefaults?.model ?? DEFAULT_MODEL,
-      ...(system !== undefined ? { system } : {}),
-      maxTokens: input.maxTokensPerCall,
-      ...(input.thinking ? { thinking: { type: 'enabled', budget_tokens: input.thinking.budgetTokens } } : {}),
-    };
+    this.calls = new ToolCalls({
+      catalog,
+      policies: prepared.policies,
+      budget: this.input.maxToolCalls,
+      approvalFor: approvalRule(prepared.tools, catalog.targets, this.input.approval),
+      waitForApproval: (call, approval) => this.waitForApproval(call, approval),
+    });
+    const { model, maxTokensPerCall: maxTokens } = this.input;
+    const thinking: ThinkingConfigParam | undefined = this.input.thinking ? { type: 'enabled', budget_tokens: this.input.thinking.budgetTokens } : undefined;
+    const loopSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'loop' });
+    const formatterSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'formatter' });
+    this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}) };
+    this.formatRequest = { model, maxTokens, ...(formatterSystem !== undefined ? { system: formatterSystem } : {}), ...(thinking ? { thinking } : {}) };
+  }
+
+  /** Claude calls of the loop so far. */
+  get step(): number {
+    return this.steps;
+  }
+
+  /** Starts the loop's next step: the step number. */
+  beginStep(): number {
+    this.steps++;
+    this.enter('asking-claude');
+    return this.steps;
   }
 
   /** Enters a phase; the UI's current details follow. */
   enter(phase: TurnProgress['phase']): void {
     this.phase = phase;
-    setCurrentDetails(progressDetails(this.progress()));
+    this.refreshDetails();
   }
 
-  /** Adds an answered Claude call (the loop's or the formatter's) to the turn's usage. */
-  count(call: Pick<ClaudeCallOutput, 'usage' | 'costUsd'>): void {
+  /** Adds an answered Claude call (the loop's or the formatter's) to the turn's usage and cost. */
+  addUsage(call: Pick<ClaudeCallOutput, 'usage' | 'costUsd'>): void {
     this.usage = addUsage(this.usage, call.usage);
     this.costUsd += call.costUsd ?? 0;
+  }
+
+  /** Every token of the turn's Claude calls so far: what `maxTokens` budgets. */
+  tokensUsed(): number {
+    return totalTokens(this.usage);
   }
 
   progress(): TurnProgressState {
     return {
       phase: this.phase,
-      step: this.step,
+      step: this.steps,
       maxSteps: this.input.maxSteps,
-      toolCalls: this.calls.records,
+      toolCalls: this.calls.all,
       running: this.calls.running,
       approvals: this.approvals.records,
       usage: this.usage,
       costUsd: this.costUsd,
     };
+  }
+
+  /** The Temporal UI's current details follow the state. */
+  refreshDetails(): void {
+    setCurrentDetails(progressDetails(this.progress()));
+  }
+
+  /** The turn's result, once it has answered. */
+  finish(stopReason: TurnStopReason, { response, formatMode }: TurnAnswer): ChatTurnResult {
+    this.enter('done');
+    return {
+      response,
+      stopReason,
+      steps: this.steps,
+      toolCalls: this.calls.records,
+      usage: this.usage,
+      costUsd: this.costUsd,
+      model: this.input.model,
+      messages: this.finalMessages(response),
+      ...(formatMode ? { formatMode } : {}),
+      unavailableServers: [...this.unavailable],
+      droppedTools: [...this.droppedTools],
+      approvals: [...this.approvals.records],
+      ...(this.transcript.compaction ? { compaction: this.transcript.compaction } : {}),
+    };
+  }
+
+  /**
+   * The transcript for the result: the `history` the caller passed (compacted, if it was) and this
+   * turn's messages, never ending on an unanswered user message, so it can be the next turn's
+   * history as it is. History passed as segments (by a conversation) is not echoed back.
+   */
+  private finalMessages(response: TurnResponse): ChatTurnResult['messages'] {
+    const messages = [...(this.input.history ? this.transcript.priorMessages() : []), ...this.transcript.ownMessages()];
+    if (messages[messages.length - 1]?.role === 'user') messages.push({ role: 'assistant', content: response.conversation || '(no answer)' });
+    return messages;
+  }
+
+  /**
+   * Keeps a call as waiting and waits for its decision, or its timeout (a durable timer): no worker
+   * slot is held, and a waiting turn can leave the worker's cache. Answers the decided record.
+   */
+  private async waitForApproval(call: ApprovalRequest, approval: ToolApproval): Promise<ApprovalRecord> {
+    this.approvals.add(call, approval, workflowTime());
+    this.approvalsChanged();
+    const decided = (): boolean => this.approvals.current(call.callId)?.outcome !== undefined;
+    if (approval.timeoutMs === undefined) await condition(decided);
+    else if (!(await condition(decided, approval.timeoutMs))) this.approvals.timeOut(call.callId, workflowTime());
+    this.approvalsChanged();
+    return this.approvals.current(call.callId)!;
+  }
+
+  private approvalsChanged(): void {
+    this.waitingPublished = publishWaitingApprovals(this.approvals.pending(), this.waitingPublished);
+    this.refreshDetails();
   }
 }

@@ -4,7 +4,7 @@
  * ANTHROPIC_API_KEY).
  */
 import { z } from 'zod';
-import { DEFAULT_MODEL } from '../core/turn-defaults';
+import { DEFAULT_MODEL } from '../core/resolve-turn';
 import { DEFAULT_CLAUDE_ERROR_POLICY, type ClaudeErrorPolicy } from './errors';
 import { PricingOverridesSchema } from './pricing';
 

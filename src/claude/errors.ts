@@ -11,34 +11,10 @@ import {
   AnthropicError,
 } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
-import { CLAUDE_PROMPT_TOO_LONG } from '../core/failure-types';
+import { ClaudeFailureType, type ClaudeFailureTypeName } from '../core/failure-types';
 import { oneLine } from '../core/text';
 
-/** Failure types thrown by Claude activities (usable in `nonRetryableErrorTypes`). */
-export const ClaudeFailureType = {
-  /** 400, 404, 413, 422 and other request errors: the same request cannot succeed. */
-  InvalidRequest: 'ClaudeInvalidRequest',
-  /** A 400 saying the prompt does not fit the model's context window: the loop may trim and ask again. */
-  PromptTooLong: CLAUDE_PROMPT_TOO_LONG,
-  /** 401 / 403: the key is missing, wrong or lacks access. */
-  Auth: 'ClaudeAuth',
-  /** 402: the organisation cannot be billed. */
-  Billing: 'ClaudeBilling',
-  /** 429 with `retry-after`: wait as long as the API says. */
-  RateLimited: 'ClaudeRateLimited',
-  /** 429 without `retry-after` (e.g. a spend cap): wait long; the workflow bounds the attempts. */
-  RateLimitedNoRetryAfter: 'ClaudeRateLimitedNoRetryAfter',
-  /** 529 or an `overloaded_error` event in a stream. */
-  Overloaded: 'ClaudeOverloaded',
-  /** 500, 502, 503, 504, other 5xx and 409. */
-  ServerError: 'ClaudeServerError',
-  /** No response: connection refused or reset, request timeout (incl. 408). */
-  Connection: 'ClaudeConnection',
-  /** The SDK failed without an HTTP error (e.g. a stream that ended early). */
-  ClientError: 'ClaudeClientError',
-} as const;
-
-export type ClaudeFailureTypeName = (typeof ClaudeFailureType)[keyof typeof ClaudeFailureType];
+export { ClaudeFailureType, type ClaudeFailureTypeName };
 
 /** How long rate-limited calls wait before Temporal's next attempt. */
 export interface ClaudeErrorPolicy {

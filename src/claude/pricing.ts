@@ -3,7 +3,7 @@
  * turn result (users ask for per-workflow totals); the invoice is the authority.
  */
 import { z } from 'zod';
-import type { TokenUsage } from '../core/usage';
+import { inputTokensOf, type TokenUsage } from '../core/usage';
 
 /** USD per million tokens. */
 export interface ModelPrice {
@@ -164,7 +164,7 @@ export function costOf(usage: TokenUsage, model: string, table: PriceTable = DEF
 }
 
 function priceUsage(usage: TokenUsage, p: ModelPrice): number {
-  const prompt = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+  const prompt = inputTokensOf(usage);
   const rates = p.longPrompt && prompt > p.longPrompt.thresholdTokens ? p.longPrompt : p;
   const micro =
     usage.inputTokens * rates.input +

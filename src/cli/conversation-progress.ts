@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { TurnProgress } from '../core/turn-result';
 import { conversationStatusQuery, turnProgressQuery } from '../core/workflow-handlers';
 import type { ApprovalPrompt } from './approval-prompt';
-import { toolCallLine } from './render';
+import { ProgressLines } from './progress-lines';
 
 /** How often the queries are asked. */
 const POLL_MS = 300;
@@ -66,27 +66,15 @@ async function ask<T>(client: Client, query: () => Promise<T>, signal: AbortSign
 export async function followConversation(opts: ConversationProgressOptions): Promise<Set<string>> {
   const { client, signal, write } = opts;
   const conversation = client.workflow.getHandle(opts.conversationId);
-  const printedCalls = new Set<string>();
+  const lines = new ProgressLines('  ');
   const prompts = new Map<string, ApprovalPrompt>();
-  let lastPhase = '';
   while (!signal.aborted) {
     const status = await ask(client, () => conversation.query(conversationStatusQuery), signal);
     const turnId = status?.currentTurnId;
     if (turnId && !signal.aborted) {
       const p: TurnProgress | undefined = await ask(client, () => client.workflow.getHandle(turnId).query(turnProgressQuery), signal);
       if (p && !signal.aborted) {
-        for (const c of p.toolCalls) {
-          const key = `${turnId}:${c.id}`;
-          if (c.status === 'running' || c.status === 'waiting-approval' || printedCalls.has(key)) continue;
-          printedCalls.add(key);
-          write(toolCallLine(c));
-        }
-        const phase = `${turnId}:${p.phase}:${p.step}`;
-        if (phase !== lastPhase) {
-          lastPhase = phase;
-          if (p.phase === 'asking-claude') write(`  Claude · step ${p.step}`);
-          else if (p.phase === 'formatting') write('  formatting the answer');
-        }
+        for (const line of lines.next(turnId, p)) write(line);
         if (p.pendingApprovals.length) {
           let prompt = prompts.get(turnId);
           if (!prompt) prompts.set(turnId, (prompt = opts.approvalsFor(turnId, signal)));
@@ -96,5 +84,5 @@ export async function followConversation(opts: ConversationProgressOptions): Pro
     }
     await pause(POLL_MS, signal);
   }
-  return printedCalls;
+  return lines.printedCalls;
 }

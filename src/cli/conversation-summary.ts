@@ -11,7 +11,7 @@ import { oneLine } from '../core/text';
 import type { ChatTurnResult } from '../core/turn-result';
 import type { TokenUsage } from '../core/usage';
 import { conversationStatusQuery } from '../core/workflow-handlers';
-import { getTurnTranscript } from '../client/turn-transcript';
+import { getTurnView } from '../client/turn-view';
 
 /** Turns read at once. */
 const CONCURRENCY = 8;
@@ -86,7 +86,7 @@ async function summarizeTurn(client: Client, conversationId: string, index: numb
   const turnId = conversationTurnId(conversationId, index);
   const turn: ConversationTurnSummary = { number: index + 1, turnId, status: 'UNKNOWN' };
   try {
-    const t = await getTurnTranscript(client, turnId);
+    const t = await getTurnView(client, turnId);
     turn.status = t.status;
     if (t.question) turn.question = t.question;
     if (t.result) summarizeResult(turn, t.result);

@@ -1,8 +1,8 @@
 /**
- * What `run` and `batch` need before they start work, in one command: a Temporal server (the one
- * configured; on this machine, started in the background when none answers, and left running for
- * the next command) and a worker (one already polling the task queue, else one in this process for
- * the command's duration). Each step says on stderr what it found or started.
+ * What `run`, `batch` and `chat` need before they start work, in one command: a Temporal server
+ * (the one configured; on this machine, started in the background when none answers, and left
+ * running for the next command) and a worker (one already polling the task queue, else one in this
+ * process for the command's duration). Each step says on stderr what it found or started.
  */
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -19,6 +19,7 @@ import {
 import { stateDir } from '../temporal/project-paths';
 import { CliError } from './cli-error';
 import { connectOrFail } from './connect';
+import { taskQueueFromEnv } from './task-queue';
 import {
   inProcessWorkerSetup,
   startInProcessWorker,
@@ -26,20 +27,20 @@ import {
   type InProcessWorkerSetup,
 } from './in-process-worker';
 
+/** A command's flags that say where its work runs (`--address`, `--namespace`, `--task-queue`, `--config`). */
 export interface TurnStackOptions extends ConnectOverrides {
-  taskQueue: string;
+  /** `--task-queue`; else `MCP_TURNS_TASK_QUEUE`, else the default. */
+  taskQueue?: string;
   /** The worker config for a worker in this process (`--config`; else `MCP_TURNS_CONFIG`). */
   config?: string;
-  /** Run a worker in this process when none polls the queue (false: the work waits for one). */
-  runWorker: boolean;
-  /** Where the lines saying what was found or started go. */
-  say: (line: string) => void;
 }
 
 export interface TurnStack {
   client: Client;
   address: string;
   namespace: string;
+  /** The task queue the command's work goes to. */
+  taskQueue: string;
   /** The Web UI of the server in use when mcp-turns started it (links guess from the address otherwise). */
   uiUrl?: string;
   /** Waits for `work`, failing early if the in-process worker fails meanwhile. */
@@ -89,8 +90,13 @@ async function startBackgroundDevServer(
   };
 }
 
-/** Finds or starts the server and the worker; see the file comment. */
-export async function openTurnStack(opts: TurnStackOptions): Promise<TurnStack> {
+/**
+ * Finds or starts the server and the worker; see the file comment. With `runWorker: false` no
+ * worker is started here: the work waits for one.
+ */
+export async function openTurnStack(opts: TurnStackOptions, { runWorker = true } = {}): Promise<TurnStack> {
+  const taskQueue = taskQueueFromEnv(opts.taskQueue);
+  const say = (line: string): void => console.error(line);
   const { connectionOptions, namespace } = loadConnectConfig(opts);
   const address = connectionOptions.address ?? '';
   const plain = !connectionOptions.tls && !connectionOptions.apiKey;
@@ -98,8 +104,8 @@ export async function openTurnStack(opts: TurnStackOptions): Promise<TurnStack> 
   let startedServer: { stop(): Promise<void> } | undefined;
   if (plain && isLoopbackAddress(address) && !(await temporalAnswers(address))) {
     // A fresh server has no worker: check the worker's config before starting anything.
-    if (opts.runWorker) setup = inProcessWorkerSetup(opts.config);
-    startedServer = await startBackgroundDevServer(address, namespace, opts.say);
+    if (runWorker) setup = inProcessWorkerSetup(opts.config);
+    startedServer = await startBackgroundDevServer(address, namespace, say);
   }
   let client: Client | undefined;
   let worker: InProcessWorker | undefined;
@@ -109,26 +115,24 @@ export async function openTurnStack(opts: TurnStackOptions): Promise<TurnStack> 
       namespace: opts.namespace,
       profile: opts.profile,
     }));
-    const pollers = await liveWorkflowPollers(client, opts.taskQueue);
+    const pollers = await liveWorkflowPollers(client, taskQueue);
     if (pollers.length) {
       if (opts.config) {
-        opts.say(
-          `A worker already polls task queue ${opts.taskQueue} (${pollers.map((p) => p.identity).join(', ')}): ` +
+        say(
+          `A worker already polls task queue ${taskQueue} (${pollers.map((p) => p.identity).join(', ')}): ` +
             'it runs the work with its own config; --config is not used.',
         );
       }
-    } else if (opts.runWorker) {
+    } else if (runWorker) {
       setup ??= inProcessWorkerSetup(opts.config);
       const servers = setup.config.servers.map((s) => s.name);
-      opts.say(
-        `No worker polls task queue ${opts.taskQueue}: running one in this process until the command ends ` +
+      say(
+        `No worker polls task queue ${taskQueue}: running one in this process until the command ends ` +
           `(config ${setup.config.source}; MCP servers: ${servers.join(', ') || 'none'}).`,
       );
-      worker = await startInProcessWorker(setup, { address, namespace, taskQueue: opts.taskQueue });
+      worker = await startInProcessWorker(setup, { address, namespace, taskQueue });
     } else {
-      opts.say(
-        `No worker polls task queue ${opts.taskQueue}: the work waits until one does (\`mcp-turns worker\`).`,
-      );
+      say(`No worker polls task queue ${taskQueue}: the work waits until one does (\`mcp-turns worker\`).`);
     }
   } catch (err) {
     await client?.connection.close();
@@ -143,6 +147,7 @@ export async function openTurnStack(opts: TurnStackOptions): Promise<TurnStack> 
     client: connected,
     address,
     namespace,
+    taskQueue,
     ...(record ? { uiUrl: record.uiUrl } : {}),
     whileWorking: (work) => (inProcess ? Promise.race([work, inProcess.failed]) : work),
     async close() {

@@ -5,12 +5,13 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
+import { resolveTurn } from '../core/resolve-turn';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { turnProgressQuery } from '../core/workflow-handlers';
 import { turnStartSearchAttributes } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { oneLine } from '../core/text';
-import { newTurnId } from './turn-id';
+import { newId } from './ids';
 
 export type ChatTurnHandle = WorkflowHandle<typeof chatTurn>;
 
@@ -23,9 +24,11 @@ export interface StartChatTurnOptions {
   batch?: string;
 }
 
-function staticDetails(input: ReturnType<typeof parseChatTurnInput>): string {
+/** The turn's settings for the UI: the input's, defaults applied (the model is the worker's unless named). */
+function staticDetails(checked: ChatTurnInput): string {
+  const input = resolveTurn(checked, {});
   const lines = [
-    `**model** ${input.model ?? "the worker's default"}`,
+    `**model** ${checked.model ?? "the worker's default"}`,
     `**servers** ${input.servers?.join(', ') ?? 'all configured'}`,
     `**loop** ${input.loopPolicy}, max ${input.maxSteps} steps` +
       (input.maxToolCalls ? `, max ${input.maxToolCalls} tool calls` : '') +
@@ -50,7 +53,7 @@ export async function startChatTurn(
   const params = parseChatTurnInput(input);
   return client.workflow.start<typeof chatTurn>('chatTurn', {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: options.workflowId ?? newTurnId(),
+    workflowId: options.workflowId ?? newId('turn'),
     args: [input],
     staticSummary: oneLine(params.question, 120),
     staticDetails: staticDetails(params),

@@ -2,7 +2,6 @@
  * Conversations from code: each conversation is one workflow (id = the conversation id) that
  * answers its messages in order, one child turn each. Callers send only the new message.
  */
-import { randomBytes } from 'node:crypto';
 import {
   WithStartWorkflowOperation,
   WorkflowFailedError,
@@ -17,6 +16,7 @@ import { CONTINUING_AS_NEW, type ConversationInput, type ConversationMessage, ty
 import type { MessageParam } from '../core/contracts';
 import { oneLine } from '../core/text';
 import { describeFailure } from './describe-failure';
+import { newId } from './ids';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import {
   cancelCurrentTurnSignal,
@@ -36,7 +36,7 @@ export interface ConversationOptions extends ConversationInput {
 
 /** `conv-<time-sortable id>`: a new conversation id. */
 export function newConversationId(now = Date.now()): string {
-  return `conv-${now.toString(36).padStart(9, '0')}-${randomBytes(5).toString('hex')}`;
+  return newId('conv', now);
 }
 
 /** Checks turn options as a turn would (zod, with a placeholder question); throws naming the bad field. */
@@ -44,28 +44,22 @@ function checkOptions(options: TurnOptions | undefined): void {
   if (options) parseChatTurnInput({ ...options, question: 'options check' });
 }
 
-function startOperation(conversationId: string, opts: ConversationOptions): WithStartWorkflowOperation<typeof conversation> {
+/** How a conversation workflow starts; with its id, a start of a running one returns that one. */
+function startOptions(conversationId: string, opts: ConversationOptions) {
   const { taskQueue, ...input } = opts;
-  return new WithStartWorkflowOperation<typeof conversation>('conversation', {
+  return {
     workflowId: conversationId,
     taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
-    args: [input],
+    args: [input] satisfies [ConversationInput],
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     staticSummary: `conversation ${conversationId}`,
-  });
+  };
 }
 
 /** Starts a conversation, or returns the running one with that id. */
 export async function startConversation(client: Client, conversationId: string, opts: ConversationOptions = {}): Promise<ConversationHandle> {
   checkOptions(opts.options);
-  const { taskQueue, ...input } = opts;
-  return client.workflow.start<typeof conversation>('conversation', {
-    workflowId: conversationId,
-    taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
-    args: [input],
-    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-    staticSummary: `conversation ${conversationId}`,
-  });
+  return client.workflow.start<typeof conversation>('conversation', startOptions(conversationId, opts));
 }
 
 export interface SendMessageOptions {
@@ -99,14 +93,14 @@ export interface SentMessage {
 export async function submitMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<SentMessage> {
   checkOptions(opts.options);
   checkOptions(opts.conversation?.options);
-  const messageId = opts.messageId ?? `msg-${Date.now().toString(36)}-${randomBytes(5).toString('hex')}`;
+  const messageId = opts.messageId ?? newId('msg');
   const message: ConversationMessage = { text, id: messageId, ...(opts.options ? { options: opts.options } : {}) };
   const send = () =>
     client.workflow.startUpdateWithStart(sendMessageUpdate, {
       args: [message],
       updateId: messageId,
       waitForStage: 'ACCEPTED',
-      startWorkflowOperation: startOperation(conversationId, opts.conversation ?? {}),
+      startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(conversationId, opts.conversation ?? {})),
     });
   let update = await send();
   return {

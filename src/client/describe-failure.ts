@@ -1,18 +1,12 @@
-import { ApplicationFailure, TemporalFailure } from '@temporalio/client';
+import { failureMessage } from '../core/failure-message';
 
 /**
- * One line for a failed turn: the innermost failure that says what happened (the API's status,
- * message and request id come through from the Claude activity's ApplicationFailure).
+ * A failed turn or batch item as a person reads it: the message of the failure that says what happened,
+ * not of the wrappers around it (the rule of src/core/failure-message.ts; the API's status, message
+ * and request id come through from the Claude activity's ApplicationFailure).
  */
 export function describeFailure(err: unknown): string {
-  const messages: string[] = [];
-  let current: unknown = err;
-  while (current instanceof Error) {
-    if (current instanceof TemporalFailure || current instanceof ApplicationFailure) messages.push(current.message);
-    current = (current as { cause?: unknown }).cause;
-  }
-  const useful = messages.filter((m) => m && !/^(Workflow execution failed|Activity task failed)$/.test(m));
-  return useful[0] ?? (err instanceof Error ? err.message : String(err));
+  return failureMessage(err);
 }
 
 /** A gRPC status prefix (`3 INVALID_ARGUMENT: `): the message after it says what happened. */

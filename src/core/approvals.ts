@@ -4,13 +4,9 @@
  * (recorded with the tool list, so replay never reads live config); a turn's input may add
  * requirements, never remove the worker's.
  */
-import { matchesToolPattern } from './tool-naming';
-
-/** A listed tool's approval requirement (worker config). */
-export interface ToolApproval {
-  /** Without a decision in this time the call is denied; none = wait as long as it takes. */
-  timeoutMs?: number;
-}
+import type { McpToolDescriptor, ToolApproval } from './contracts';
+import type { ToolTarget } from './tool-naming';
+import { matchesToolPattern } from './tool-patterns';
 
 /** Approval requirements a turn adds to the worker's. */
 export interface TurnApprovalInput {
@@ -69,21 +65,34 @@ export interface ApprovalDecision {
   identity?: string;
 }
 
+/** The approval a call of the Claude-side tool `name` needs; undefined when it runs at once. */
+export type ApprovalRule = (name: string) => ToolApproval | undefined;
+
 /**
- * The approval a call needs, or undefined when it runs at once: the worker's requirement for the
- * tool, or the turn's, whichever is stricter (the shorter timeout; none means none).
+ * A turn's one approval rule, merged once from the worker's requirement of each offered tool (as
+ * the tool listing the turn recorded carries it, never live config) and the turn's own: a call
+ * needs approval when either asks for it, with the stricter timeout (the shorter; none means none).
  */
-export function approvalNeeded(
-  worker: ToolApproval | undefined,
+export function approvalRule(
+  listed: readonly McpToolDescriptor[],
+  targets: Readonly<Record<string, ToolTarget>>,
   turn: TurnApprovalInput | undefined,
-  target: { server: string; tool: string; name: string },
-): ToolApproval | undefined {
-  const byTurn = turn?.tools.some((p) => matchesToolPattern(p, target.server, target.tool, target.name))
-    ? { ...(turn.timeoutMs !== undefined ? { timeoutMs: turn.timeoutMs } : {}) }
-    : undefined;
-  if (!worker) return byTurn;
-  if (!byTurn) return worker;
-  const timeouts = [worker.timeoutMs, byTurn.timeoutMs].filter((t): t is number => t !== undefined);
+): ApprovalRule {
+  const rules = new Map<string, ToolApproval>();
+  for (const [name, target] of Object.entries(targets)) {
+    const byWorker = listed.find((d) => d.server === target.server && d.name === target.tool)?.approval;
+    const byTurn = turn?.tools.some((p) => matchesToolPattern(p, target.server, target.tool, name))
+      ? { ...(turn.timeoutMs !== undefined ? { timeoutMs: turn.timeoutMs } : {}) }
+      : undefined;
+    const merged = stricter(byWorker, byTurn);
+    if (merged) rules.set(name, merged);
+  }
+  return (name) => rules.get(name);
+}
+
+function stricter(a: ToolApproval | undefined, b: ToolApproval | undefined): ToolApproval | undefined {
+  if (!a || !b) return a ?? b;
+  const timeouts = [a.timeoutMs, b.timeoutMs].filter((t): t is number => t !== undefined);
   return timeouts.length ? { timeoutMs: Math.min(...timeouts) } : {};
 }
 

@@ -14,7 +14,6 @@ import type {
   StopReason,
   ThinkingConfigParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { ToolApproval } from './approvals';
 import type { TokenUsage } from './usage';
 import type { Artifact } from './response';
 import type { FormatterOutput } from '../schemas/response-formatter-tool';
@@ -34,6 +33,12 @@ export interface UnusableTool {
   /** The tool's own name on that server. */
   name: string;
   reason: string;
+}
+
+/** A listed tool's approval requirement (the worker's config): its calls wait for a person. */
+export interface ToolApproval {
+  /** Without a decision in this time the call is denied; none = wait as long as it takes. */
+  timeoutMs?: number;
 }
 
 /** One tool as a server lists it (after the server's allowed/exclude filters). */
@@ -72,7 +77,8 @@ export interface ServerCallPolicy {
   retry: { maximumAttempts: number; initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number };
 }
 
-export interface ListToolsOutput {
+/** The tools of a set of servers, as the worker's MCP pool lists them. */
+export interface ToolListing {
   tools: McpToolDescriptor[];
   /** Scheduling policy per listed server name. */
   policies: Record<string, ServerCallPolicy>;
@@ -82,8 +88,19 @@ export interface ListToolsOutput {
   unknownServers: string[];
   /** Listed tools that cannot be offered to Claude; the turn reports them in `droppedTools`. */
   unusableTools?: UnusableTool[];
-  /** The worker's defaults for what a turn leaves unset (its `claude.model`). */
-  turnDefaults?: { model?: string };
+}
+
+/** What the worker decides for a turn that leaves it unset (its config's `claude.model`). */
+export interface WorkerTurnDefaults {
+  model?: string;
+}
+
+/**
+ * What the turn's start (`prepareTurn`) records: the input was checked, the turn's tools listed,
+ * and the worker's defaults for what the input leaves unset, so replay never reads live config.
+ */
+export interface PreparedTurn extends ToolListing {
+  workerDefaults: WorkerTurnDefaults;
 }
 
 export interface CallToolInput {

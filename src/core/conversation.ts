@@ -4,7 +4,6 @@
  * conversation workflow, its client and the CLI (sandbox-safe).
  */
 import type { ChatTurnInput } from '../schemas/turn-input';
-import type { TranscriptSegment } from './transcript-segment';
 import type { ChatTurnResult } from './turn-result';
 
 /** Turn options a conversation or one message sets: everything of a turn's input but its question and history. */
@@ -56,7 +55,6 @@ export interface QueuedMessage extends ConversationMessage {
   index: number;
 }
 
-/** What sending a message answers once its turn has ended. */
 /**
  * What the `sendMessage` update answers with once the message's turn has ended: which turn, and
  * its failure if it failed. The turn's result stays in the turn (the client reads it from there),
@@ -92,9 +90,6 @@ export function conversationTurnId(conversationId: string, index: number): strin
 export function conversationTurnIndex(turnId: string): number {
   return Number(/-turn-(\d+)$/.exec(turnId)?.[1] ?? 0) - 1;
 }
-
-/** How the conversation continues as new: its input and the history segments (one payload each). */
-export type ConversationArgs = [ConversationInput, ...TranscriptSegment[]];
 
 export const DEFAULT_CONVERSATION_IDLE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_TURNS_PER_CONVERSATION_RUN = 20;

@@ -15,12 +15,49 @@ export const GATHER_SYSTEM_PROMPT = [
   `6. To continue with additional tool calls, you MUST include "${NEED_MORE_DATA}" followed by explicit reasoning.`,
 ].join('\n');
 
-export function unavailableServersNote(servers: Array<{ server: string; reason: string }>): string {
+/** A server whose tools a turn goes without, and why. */
+interface Unavailable {
+  server: string;
+  reason: string;
+}
+
+function unavailableServersNote(servers: readonly Unavailable[]): string {
   const list = servers.map((s) => `${s.server} (${s.reason})`).join(', ');
   return `Note: these tool servers are unavailable for this answer: ${list}. Tell the user if that limits the answer.`;
 }
 
+/**
+ * A turn's system prompt: the caller's, then a note naming unavailable servers. The loop's calls
+ * (`for: 'loop'`) put the gathering instructions of `gather-then-format` first; the formatter
+ * writes the answer, so it gets no gathering instructions.
+ */
+export function turnSystemPrompt(
+  input: { system?: string; loopPolicy: 'native' | 'gather-then-format' },
+  unavailable: readonly Unavailable[],
+  { for: purpose }: { for: 'loop' | 'formatter' },
+): string | undefined {
+  return joinSystem(
+    purpose === 'loop' && input.loopPolicy === 'gather-then-format' ? GATHER_SYSTEM_PROMPT : undefined,
+    input.system,
+    unavailable.length ? unavailableServersNote(unavailable) : undefined,
+  );
+}
+
+/** System prompt parts joined by blank lines, the empty ones left out; undefined when none is left. */
 export function joinSystem(...parts: Array<string | undefined>): string | undefined {
   const kept = parts.filter((p): p is string => p !== undefined && p.trim().length > 0);
   return kept.length ? kept.join('\n\n') : undefined;
 }
+
+/** Added to an answer written without any tools because every server of the turn was unavailable. */
+export function toolsUnavailableNote(servers: readonly Unavailable[]): string {
+  return `_Tools unavailable for this answer: ${servers.map((u) => `${u.server} (${u.reason})`).join(', ')}._`;
+}
+
+/**
+ * The answer of a turn that stopped with `context_window`: one line saying the conversation no
+ * longer fits and what to do.
+ */
+export const CONTEXT_WINDOW_ANSWER =
+  "This conversation no longer fits the model's context window, even with all earlier history compacted: " +
+  'start a new conversation (or send a shorter history), or use a model with a larger context window.';

@@ -29,10 +29,12 @@ export function stopBeforeStep(stepsTaken: number, limits: TurnLimits): TurnStop
 }
 
 /**
- * After a reply (the max_tokens raise already tried): a refusal stops; a reply cut at max_tokens
- * stops; a reply without tool calls is the answer; otherwise the tools run.
+ * After a reply (the max_tokens raise and compaction already tried): a reply that ran out of
+ * context window stops; a refusal stops; a reply cut at max_tokens stops; a reply without tool
+ * calls is the answer; otherwise the tools run.
  */
 export function outcomeOfReply(reply: Pick<ClaudeCallOutput, 'content' | 'stopReason'>): ReplyOutcome {
+  if (reply.stopReason === 'model_context_window_exceeded') return { next: 'stop', reason: 'context_window' };
   if (reply.stopReason === 'pause_turn') return { next: 'ask-again' };
   if (reply.stopReason === 'refusal') return { next: 'stop', reason: 'refusal' };
   if (isCutInsideToolUse(reply)) return { next: 'stop', reason: 'max_tokens' };
@@ -43,12 +45,13 @@ export function outcomeOfReply(reply: Pick<ClaudeCallOutput, 'content' | 'stopRe
 }
 
 /**
- * What of a reply goes into the transcript: all of it, except from a reply cut inside a tool_use,
- * whose unfinished call is dropped (a tool_use without its tool_result would break the next
- * request); undefined when nothing is left.
+ * What of a reply goes into the transcript: all of it, except from a reply cut inside a tool_use
+ * (at max_tokens or at the end of the context window), whose unfinished call is dropped (a
+ * tool_use without its tool_result would break the next request); undefined when nothing is left.
  */
 export function replyToKeep(reply: Pick<ClaudeCallOutput, 'content' | 'stopReason'>): ContentBlock[] | undefined {
-  if (!isCutInsideToolUse(reply)) return reply.content;
+  const cut = reply.stopReason === 'max_tokens' || reply.stopReason === 'model_context_window_exceeded';
+  if (!cut || reply.content[reply.content.length - 1]?.type !== 'tool_use') return reply.content;
   const said = reply.content.filter((b) => b.type !== 'tool_use');
   return said.length ? said : undefined;
 }

@@ -1,17 +1,29 @@
 /**
- * The attempt a failed tool-call activity reached. Temporal's ActivityFailure does not say how many
- * attempts ran, so the MCP activity puts its attempt number into the details of the failure it
- * throws, and the workflow reads it back here; a failure without it (a timeout, say) ran them all.
+ * The attempt a failed activity reached. Temporal's ActivityFailure does not say how many attempts
+ * ran, so the Claude and MCP activities put their attempt number into the details of every failure
+ * they throw (activities/attempt.ts), and the workflow reads it back here; a failure without it (a
+ * timeout, say) ran them all.
  */
 
-/** What the MCP tool-call activity adds to the details of every failure it throws. */
-export interface ToolCallAttemptDetail {
+/** What an activity adds to the details of every failure it throws. */
+export interface FailedAttemptDetail {
   attempt: number;
 }
 
 /** The detail recording `attempt`. */
-export function attemptDetail(attempt: number): ToolCallAttemptDetail {
+export function attemptDetail(attempt: number): FailedAttemptDetail {
   return { attempt };
+}
+
+/** The attempt in one failure's own details (not its causes'). */
+export function recordedAttempt(failure: unknown): number | undefined {
+  const details = failure && typeof failure === 'object' ? (failure as { details?: unknown }).details : undefined;
+  if (!Array.isArray(details)) return undefined;
+  for (const d of details) {
+    const attempt = (d as Partial<FailedAttemptDetail> | null)?.attempt;
+    if (typeof attempt === 'number' && Number.isInteger(attempt) && attempt >= 1) return attempt;
+  }
+  return undefined;
 }
 
 /**
@@ -20,12 +32,8 @@ export function attemptDetail(attempt: number): ToolCallAttemptDetail {
  */
 export function failedAttempt(failure: unknown): number | undefined {
   for (let f: unknown = failure, depth = 0; f && typeof f === 'object' && depth < 3; f = (f as { cause?: unknown }).cause, depth++) {
-    const details = (f as { details?: unknown }).details;
-    if (!Array.isArray(details)) continue;
-    for (const d of details) {
-      const attempt = (d as Partial<ToolCallAttemptDetail> | null)?.attempt;
-      if (typeof attempt === 'number' && Number.isInteger(attempt) && attempt >= 1) return attempt;
-    }
+    const attempt = recordedAttempt(f);
+    if (attempt !== undefined) return attempt;
   }
   return undefined;
 }

@@ -5,13 +5,13 @@
  */
 import type { McpToolDescriptor, Tool, UnusableTool } from './contracts';
 import { shortHash } from './hash';
+import { matchesToolPattern, serverToolName } from './tool-patterns';
 
 export const CLAUDE_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const SEPARATOR = '__';
 const MAX = 64;
 
 export function claudeToolName(server: string, tool: string): string {
-  const raw = `${server}${SEPARATOR}${tool}`;
+  const raw = serverToolName(server, tool);
   if (CLAUDE_TOOL_NAME.test(raw)) return raw;
   const suffix = `_${shortHash(raw)}`;
   const sanitized = raw.replace(/[^a-zA-Z0-9_-]/g, '_');
@@ -42,24 +42,6 @@ export interface ToolFilter {
   allow?: string[];
   /** Never these (same forms). */
   deny?: string[];
-}
-
-/** A name pattern: `*` matches any run of characters (none included), everything else itself. */
-export function matchesGlob(pattern: string, text: string): boolean {
-  if (!pattern.includes('*')) return pattern === text;
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('.*');
-  return new RegExp(`^${source}$`, 's').test(text);
-}
-
-/**
- * A tool pattern, matched (with `*` as in {@link matchesGlob}) against `server__tool`, the bare
- * tool name and the Claude-side name: `fs__write_file`, `write_file`, `fs__*`, `*write*`.
- */
-export function matchesToolPattern(pattern: string, server: string, tool: string, name: string): boolean {
-  return [`${server}${SEPARATOR}${tool}`, tool, name].some((text) => matchesGlob(pattern, text));
 }
 
 /** Why the turn's allow/deny lists leave a tool out, or undefined when they let it in. */

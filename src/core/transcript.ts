@@ -5,9 +5,6 @@
  */
 import type { ContentBlock, MessageParam, ToolResultContent } from './contracts';
 
-/** The workflow query that answers the first N messages of a turn's transcript. */
-export const TRANSCRIPT_QUERY = 'transcript';
-
 export type ToolUseBlock = Extract<ContentBlock, { type: 'tool_use' }>;
 
 export function toolUses(content: ContentBlock[]): ToolUseBlock[] {
@@ -55,24 +52,4 @@ export function toolResultsMessage(results: ToolResultEntry[]): MessageParam {
 
 export function errorText(text: string): ToolResultContent[] {
   return [{ type: 'text', text }];
-}
-
-/**
- * Drops the oldest prior-history messages to fit a context window, keeping the turn's own messages
- * (from `keepFrom` on) and never separating a tool_use from its tool_result: the kept history starts
- * at a user message that carries no tool_result. Returns undefined when nothing can be dropped.
- */
-export function trimHistory(messages: MessageParam[], keepFrom: number): MessageParam[] | undefined {
-  if (keepFrom <= 0) return undefined;
-  // Drop about half of the history, then move forward to a clean user message.
-  let cut = Math.max(1, Math.floor(keepFrom / 2));
-  while (cut < keepFrom && !isCleanUserStart(messages[cut])) cut++;
-  if (cut >= keepFrom) return messages.slice(keepFrom);
-  return messages.slice(cut);
-}
-
-function isCleanUserStart(m: MessageParam | undefined): boolean {
-  if (!m || m.role !== 'user') return false;
-  if (typeof m.content === 'string') return true;
-  return !m.content.some((b) => b.type === 'tool_result');
 }

@@ -16,7 +16,10 @@ export type TurnStopReason =
   /** Claude repeated a call it had already made with the same arguments. */
   | 'repeated_call'
   | 'refusal'
-  /** The conversation did not fit the model's context window even after trimming history. */
+  /**
+   * The conversation does not fit the model's context window, even with all prior history
+   * compacted: the answer says so, and the formatter is not called (it would not fit either).
+   */
   | 'context_window';
 
 export interface ToolCallRecord {

@@ -37,6 +37,12 @@ export function fromApiUsage(u: {
   };
 }
 
+/** Every input token a call read: uncached, read from the cache, and written to it. */
+export function inputTokensOf(u: TokenUsage): number {
+  return u.inputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens;
+}
+
+/** Every token of a call or a turn, input (cached or not) and output: what a turn's `maxTokens` budgets. */
 export function totalTokens(u: TokenUsage): number {
-  return u.inputTokens + u.outputTokens + u.cacheReadInputTokens + u.cacheCreationInputTokens;
+  return inputTokensOf(u) + u.outputTokens;
 }

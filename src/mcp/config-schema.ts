@@ -3,8 +3,9 @@
  * for its keys, their defaults and the resolved {@link ServerConfig} type. The file around them is read
  * by src/worker/worker-file.ts.
  *
- * Two shapes that users already have are accepted, each with its own key spelling (one file uses one
- * shape; keys of the other spelling are refused with a hint, so a half-converted file is caught):
+ * Two shapes are accepted, each with its own key spelling (one file uses one shape; keys of the
+ * other spelling are refused with a hint, so a half-converted file is caught; the rules:
+ * docs/mcp-client-rules.md, "The config file's servers"):
  *
  *   - Claude Desktop / Claude Code `.mcp.json`, camelCase:
  *     `{ "mcpServers": { name: { command, args, env, cwd } | { type: "http" | "sse", url, headers } } }`
@@ -13,7 +14,7 @@
  *     backoffCoefficient, maximumIntervalMs }, breaker { failureThreshold, cooldownMs, maxCooldownMs },
  *     inject, maxResultBytes, maxBinaryBytes, oauth { grant, clientId, clientSecret, scope, issuer,
     clientMetadataUrl, clientName, redirectPort, tokenFile }`.
- *   - design note 03's YAML, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
+ *   - mcp-turns' own shape, YAML or JSON, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
  *     command, args, env, cwd, url, headers, authorization, allowed_tools, exclude_tools, timeout_ms,
  *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, retry {
  *     maximum_attempts, initial_interval_ms, backoff_coefficient, maximum_interval_ms }, breaker {

@@ -5,9 +5,9 @@
  * the worker process: each worker judges each server on its own.
  *
  * Error contract (what Temporal sees): tool-level failures, invalid arguments and an open circuit
- * are results with `isError: true` (data for Claude, never retried); transport failures and
- * timeouts throw retryable failures; refusals that cannot succeed on retry (unknown tool, invalid
- * params, method not found) throw non-retryable `McpInvalidRequest`.
+ * are results with `isError: true` (data for Claude, never retried); every other failure is thrown
+ * as mapped by src/mcp/errors.ts (transport failures and timeouts retryable, refusals that cannot
+ * succeed on retry non-retryable).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
@@ -16,7 +16,7 @@ import type {
   CallToolOutput,
   JsonSchemaObject,
   ListToolsInput,
-  ListToolsOutput,
+  ToolListing,
   McpToolDescriptor,
   ServerCallPolicy,
   UnusableTool,
@@ -31,7 +31,7 @@ import { serverRedactors, type Redactor } from './redaction';
 import { convertToolResult, type McpCallResult } from './result-conversion';
 import { ServerConnection } from './server-connection';
 import { toolCallPolicy } from '../core/tool-call-policy';
-import { attemptDetail } from '../core/tool-call-attempt';
+import { McpFailureType, toMcpFailure, unknownServerFailure, unknownToolFailure } from './errors';
 
 
 /** A tool's listed form: offered to Claude, or left out with the reason. */
@@ -59,11 +59,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Called on each progress notification of the call. */
   onProgress?: (progress: McpProgress) => void;
-  /**
-   * The activity's attempt number: every failure thrown carries it in its details, since the
-   * workflow cannot tell from an ActivityFailure how many attempts ran.
-   */
-  attempt?: number;
 }
 
 /** Options of {@link McpPool.listTools}. */
@@ -116,25 +111,6 @@ interface Entry {
   toolCount?: number;
   /** allowed_tools names already reported missing (warned once, not every turn). */
   reportedMissing?: string;
-}
-
-/** A refusal the server will repeat on every retry. */
-function isProtocolRefusal(err: unknown): boolean {
-  return (
-    err instanceof McpError &&
-    (err.code === ErrorCode.InvalidParams ||
-      err.code === ErrorCode.MethodNotFound ||
-      err.code === ErrorCode.InvalidRequest)
-  );
-}
-
-/** The server answered with a JSON-RPC error: it is alive (the breaker does not count it). */
-function serverAnswered(err: unknown): boolean {
-  return (
-    err instanceof McpError &&
-    err.code !== ErrorCode.ConnectionClosed &&
-    err.code !== ErrorCode.RequestTimeout
-  );
 }
 
 function unavailableReason(decision: Extract<BreakerDecision, { allowed: false }>): string {
@@ -224,10 +200,10 @@ export class McpPool {
    * are reported in `unavailable`; this never throws for a server's sake. A tool whose calls wait
    * for a person's approval under its server's `approval` policy carries that requirement.
    */
-  async listTools(input: ListToolsInput = {}, opts: ListOptions = {}): Promise<ListToolsOutput> {
+  async listTools(input: ListToolsInput = {}, opts: ListOptions = {}): Promise<ToolListing> {
     if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
     const names = input.servers ?? this.serverNames;
-    const out: ListToolsOutput & { unusableTools: UnusableTool[] } = {
+    const out: ToolListing & { unusableTools: UnusableTool[] } = {
       tools: [],
       policies: {},
       unavailable: [],
@@ -351,29 +327,9 @@ export class McpPool {
    * before the call; no call is made when it is invalid.
    */
   async callTool(input: CallToolInput, opts: CallOptions = {}): Promise<Omit<CallToolOutput, 'attempt'>> {
-    try {
-      return await this.callOnce(input, opts);
-    } catch (err) {
-      if (opts.attempt === undefined || !(err instanceof ApplicationFailure)) throw err;
-      throw ApplicationFailure.create({
-        type: err.type ?? undefined,
-        message: err.message,
-        nonRetryable: err.nonRetryable === true,
-        details: [...(err.details ?? []), attemptDetail(opts.attempt)],
-      });
-    }
-  }
-
-  private async callOnce(input: CallToolInput, opts: CallOptions): Promise<Omit<CallToolOutput, 'attempt'>> {
     if (this.closed) throw new Error('the MCP pool is closed (worker shutting down)');
     const entry = this.entries.get(input.server);
-    if (!entry) {
-      throw ApplicationFailure.create({
-        type: 'McpUnknownServer',
-        nonRetryable: true,
-        message: `server ${input.server} is not configured on this worker`,
-      });
-    }
+    if (!entry) throw unknownServerFailure(input.server);
     const { config, breaker, log } = entry;
     const started = Date.now();
     const finish = (outcome: CallOutcome, fields: Record<string, unknown> = {}): void => {
@@ -398,11 +354,7 @@ export class McpPool {
       if (!tool) {
         breaker.onSuccess(); // the server listed its tools: it is alive
         finish('refused', { reason: 'unknown tool' });
-        throw ApplicationFailure.create({
-          type: 'McpInvalidRequest',
-          nonRetryable: true,
-          message: `unknown tool ${input.tool} on server ${config.name}`,
-        });
+        throw unknownToolFailure(config.name, input.tool);
       }
       const args = { ...input.arguments, ...config.inject };
       const check = this.validator.check((tool.inputSchema as JsonSchemaObject | undefined) ?? ANY_OBJECT, args);
@@ -444,25 +396,13 @@ export class McpPool {
         // The activity's own cancellation (Temporal's CancelledFailure), not the SDK's wrapper of it.
         throw opts.signal.reason instanceof Error ? opts.signal.reason : err;
       }
-      if (isProtocolRefusal(err)) {
-        breaker.onSuccess();
-        finish('refused', { error: message });
-        throw ApplicationFailure.create({
-          type: 'McpInvalidRequest',
-          nonRetryable: true,
-          message: `${message} (the server refused the call)`,
-        });
-      }
-      if (serverAnswered(err)) {
-        // e.g. an internal error: the server is alive, and a retry may succeed.
-        breaker.onSuccess();
-        finish('failed', { error: message });
-        throw ApplicationFailure.create({ type: 'McpServerError', message });
-      }
-      breaker.onFailure(decision.probe);
-      const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
-      finish('failed', { error: message });
-      throw ApplicationFailure.create({ type: timedOut ? 'McpTimeout' : 'McpTransportError', message });
+      const failure = toMcpFailure(err, message);
+      const refused = failure.type === McpFailureType.InvalidRequest;
+      // The server answered (a refusal, or e.g. an internal error a retry may get past): it is alive.
+      if (refused || failure.type === McpFailureType.ServerError) breaker.onSuccess();
+      else breaker.onFailure(decision.probe);
+      finish(refused ? 'refused' : 'failed', { error: message });
+      throw failure;
     }
   }
 

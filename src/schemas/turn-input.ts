@@ -4,16 +4,21 @@
  * start (a local activity) validate it here; the workflow imports only its types.
  */
 import { z } from 'zod';
-import type { MessageParam } from '../core/contracts';
-import { applyTurnDefaults } from '../core/turn-defaults';
+import type { ContentBlockParam } from '../core/contracts';
 
-/** A prior message, as the Messages API takes it; content blocks are passed through unchanged. */
+/** A content block of a prior message: any object with a string `type`, passed to Claude unchanged. */
+const ContentBlockParamSchema = z.custom<ContentBlockParam>(
+  (block) => typeof block === 'object' && block !== null && typeof (block as { type?: unknown }).type === 'string',
+  'a content block must be an object with a string "type"',
+);
+
+/** A prior message, as the Messages API takes it (`MessageParam`). */
 const MessageParamSchema = z.object({
   role: z.enum(['user', 'assistant']),
-  content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+  content: z.union([z.string(), z.array(ContentBlockParamSchema)]),
 });
 
-/** Defaults are applied by applyTurnDefaults (src/core/turn-defaults.ts), which the workflow shares without zod. */
+/** The schema declares no defaults: `resolveTurn` (src/core/resolve-turn.ts) applies them, in the workflow. */
 export const ChatTurnInputSchema = z
   .object({
     /** The user's question for this turn. */
@@ -35,13 +40,16 @@ export const ChatTurnInputSchema = z
     maxSteps: z.number().int().min(1).max(100).optional(),
     /** Tool calls in the turn. */
     maxToolCalls: z.number().int().min(1).optional(),
-    /** Token budget for the whole turn (input + output of every call); checked between steps. */
+    /** Token budget for the whole turn: every input token (cached or not) and output token of every call; checked after each tool round. */
     maxTokens: z.number().int().min(1).optional(),
     /** max_tokens of each Claude call. @default 4096 */
     maxTokensPerCall: z.number().int().min(1).max(128_000).optional(),
     /** Run the forced response formatter at the end. @default true */
     format: z.boolean().optional(),
-    /** `native`: loop until Claude stops calling tools; `gather-then-format`: design note 01's gathering loop. */
+    /**
+     * `native`: loop until Claude stops calling tools; `gather-then-format`: a gathering loop that
+     * goes on only while Claude writes NEED MORE DATA (docs/tool-loop.md).
+     */
     loopPolicy: z.enum(['native', 'gather-then-format']).optional(),
     /** Tools offered per Claude request after allow/deny. @default 15 */
     maxToolsPerRequest: z.number().int().min(1).max(128).optional(),
@@ -73,12 +81,8 @@ export const ChatTurnInputSchema = z
   })
   .strict();
 
-/** What callers pass (defaults optional). */
+/** What callers pass (defaults optional); `resolveTurn` gives the workflow's view. */
 export type ChatTurnInput = z.input<typeof ChatTurnInputSchema>;
-type Defaulted = 'maxSteps' | 'maxTokensPerCall' | 'format' | 'loopPolicy' | 'maxToolsPerRequest';
-/** What the workflow works with (defaults applied). */
-export type ResolvedTurnInput = Omit<ChatTurnInput, Defaulted | 'history'> &
-  Required<Pick<ChatTurnInput, Defaulted>> & { history?: MessageParam[] };
 
 export class ChatTurnInputError extends Error {
   override name = 'ChatTurnInputError';
@@ -87,13 +91,17 @@ export class ChatTurnInputError extends Error {
   }
 }
 
-/** Validates and applies defaults; the error names every bad field. */
-export function parseChatTurnInput(input: unknown): ResolvedTurnInput {
+/**
+ * Checks a turn's input against its schema: the input with `question` trimmed, or an error naming
+ * every bad field. The client checks before it starts a turn; the turn's start checks again, since
+ * a turn can be started without the client.
+ */
+export function parseChatTurnInput(input: unknown): ChatTurnInput {
   const parsed = ChatTurnInputSchema.safeParse(input);
   if (!parsed.success) {
     throw new ChatTurnInputError(
       parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`),
     );
   }
-  return applyTurnDefaults(parsed.data);
+  return parsed.data;
 }

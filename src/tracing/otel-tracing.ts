@@ -21,8 +21,23 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import { setMcpTransportTracer } from './mcp-transport-hook';
 import { TracedMcpTransport } from './traced-mcp-transport';
-import type { Tracing } from './start-tracing';
 import type { TracingSettings } from './tracing-settings';
+
+/** Tracing running in this process. */
+export interface Tracing {
+  /** Where spans go (OTLP over HTTP). */
+  tracesEndpoint: string;
+  /** This process's `service.name`. */
+  serviceName: string;
+  /**
+   * Temporal's OpenTelemetry plugin: give it to a `Client` (`plugins: [plugin]`) to trace the turns
+   * it starts, and to a `Worker` to trace workflows and activities (its workflow interceptors must
+   * be bundled into the workflow code).
+   */
+  plugin: OpenTelemetryPlugin;
+  /** Sends the spans still buffered and stops tracing. */
+  shutdown(): Promise<void>;
+}
 
 /** The instrumentation scope of mcp-turns' own spans (MCP requests). */
 const TRACER_NAME = 'mcp-turns';

@@ -3,25 +3,11 @@
  * (tracing-settings.ts) and, only when they ask for tracing, loads the OpenTelemetry SDK and starts
  * it (otel-tracing.ts). Off by default; off costs nothing, not even loading the SDK.
  */
-import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import type * as OtelTracing from './otel-tracing';
 import { tracingSettingsFromEnv } from './tracing-settings';
 
 /** Tracing running in this process. */
-export interface Tracing {
-  /** Where spans go (OTLP over HTTP). */
-  tracesEndpoint: string;
-  /** This process's `service.name`. */
-  serviceName: string;
-  /**
-   * Temporal's OpenTelemetry plugin: give it to a `Client` (`plugins: [plugin]`) to trace the turns
-   * it starts, and to a `Worker` to trace workflows and activities (its workflow interceptors must
-   * be bundled into the workflow code).
-   */
-  plugin: OpenTelemetryPlugin;
-  /** Sends the spans still buffered and stops tracing. */
-  shutdown(): Promise<void>;
-}
+export type Tracing = OtelTracing.Tracing;
 
 /**
  * Starts tracing when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set, naming this

@@ -21,7 +21,7 @@ import { claudeMetrics } from './metrics';
 export function turnQueueActivities(pool: McpPool, claudeConfig: ClaudeConfig) {
   return {
     ...makeMcpActivities(pool),
-    ...makeTurnStartActivities({ pool, turnDefaults: { model: claudeConfig.model } }), // local: run beside the workflow that asks
+    ...makeTurnStartActivities({ pool, workerDefaults: { model: claudeConfig.model } }), // local: run beside the workflow that asks
   };
 }
 

@@ -10,6 +10,7 @@ import { makePriceTable } from '../../src/claude/pricing';
 import { describeFailure } from '../../src/client/describe-failure';
 import { startChatTurn } from '../../src/client/chat-turn-client';
 import { fromApiUsage, addUsage, ZERO_USAGE } from '../../src/core/usage';
+import { CONTEXT_WINDOW_ANSWER } from '../../src/core/prompts';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 
@@ -147,10 +148,13 @@ describe('stop reasons', () => {
     expect(trimmed!.status).toBe(200);
   });
 
-  it('context window overflow with no prior history to compact: fails clearly', async () => {
-    const message = await failure('tiny-window', 'a question that can never fit');
-    expect(calls('tiny-window')).toHaveLength(1);
-    expect(message).toMatch(/does not fit the model's context window.*prompt is too long/);
+  it('context window overflow with no prior history to compact: completes with context_window, without the formatter', async () => {
+    const result = await h.run({ question: 'a question that can never fit', model: 'tiny-window' });
+    expect(result.stopReason).toBe('context_window');
+    expect(result.formatMode).toBeUndefined();
+    expect(result.response.conversation).toBe(CONTEXT_WINDOW_ANSWER);
+    expect(calls('tiny-window').map((c) => c.status)).toEqual([400]);
+    expect(calls('tiny-window', 'formatter')).toEqual([]);
   });
 });
 

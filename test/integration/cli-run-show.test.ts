@@ -1,6 +1,7 @@
 /** `mcp-turns run` and `mcp-turns show`, run as a user runs them, against a worker process. */
 import type { ChildProcess } from 'node:child_process';
 import { startStubModel, type StubModel } from '../../src/stub';
+import { CONTEXT_WINDOW_ANSWER } from '../../src/core/prompts';
 import { runCli } from '../support/cli';
 import { everythingStdio } from '../support/mcp-servers';
 import { uniqueQueue } from '../support/temporal';
@@ -25,6 +26,7 @@ beforeAll(async () => {
         formatter: { conversation: [{ type: 'text', content: 'The tool said: {{toolResults}}' }] },
       },
       broken: { steps: [{ content: [{ type: 'text', text: 'x' }] }], faults: [{ step: 0, status: 400, times: -1, message: 'tools.0: bad schema' }] },
+      full: { steps: [{ content: [{ type: 'text', text: 'Let me' }], stopReason: 'model_context_window_exceeded' }] },
     },
   });
   worker = await startWorkerProcess({ config: { mcp_servers: { everything: everythingStdio() } }, taskQueue, stubUrl: stub.url });
@@ -54,6 +56,15 @@ it('run --json prints only the result; show prints the transcript', async () => 
   expect(show.stdout).toMatch(/Tokens: \d+ in, \d+ out/);
   const json = JSON.parse((await runCli(['show', id, '--json', ...common.slice(2)])).stdout);
   expect(json).toMatchObject({ workflowId: id, status: 'COMPLETED', question: 'echo something' });
+});
+
+it('run prints a turn whose conversation no longer fits the context window as one line, then its stop reason', async () => {
+  const run = await runCli(['run', 'too much', '--model', 'full', ...common]);
+  expect(run.code).toBe(0);
+  const lines = run.stdout.split('\n');
+  expect(lines[0]).toBe(CONTEXT_WINDOW_ANSWER);
+  expect(lines[1]).toBe('');
+  expect(run.stdout).toMatch(/^Stop reason: context_window · steps 1 · model full$/m);
 });
 
 it('run without --json prints the answer, the tool calls and the UI link; --no-wait returns at once', async () => {

@@ -28,7 +28,7 @@ import { startWorkerProcess } from '../support/worker-process';
 import { startCli } from '../support/cli';
 import { freePort } from '../support/ports';
 import { uniqueQueue } from '../support/temporal';
-import { startS3Server } from '../support/s3-server';
+import { s3ServerBinary, startS3Server } from '../support/s3-server';
 
 jest.setTimeout(120_000);
 
@@ -79,6 +79,10 @@ const processes: ChildProcess[] = [];
 beforeAll(async () => {
   h = await startTurnHarness({ scenarios, servers });
 });
+// The S3 server is built the first time a machine runs it (minutes): not within a test's timeout.
+beforeAll(async () => {
+  await s3ServerBinary((line) => console.log(`[s3-server] ${line}`));
+}, 20 * 60_000);
 afterAll(async () => {
   // SIGTERM first: `mcp-turns server` stops its dev server on it.
   const running = processes.filter((p) => p.exitCode === null && p.signalCode === null);
@@ -352,7 +356,7 @@ it('a dev server restarted mid-conversation: the message in flight is answered o
 });
 
 it('on the S3 driver against a real S3 server: a conversation with large payloads runs, and every stored object is in the bucket', async () => {
-  const s3 = await startS3Server((line) => console.log(`[s3-server] ${line}`));
+  const s3 = await startS3Server();
   const saved = { ...process.env };
   let s3h: TurnHarness | undefined;
   try {

@@ -7,7 +7,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
 import { makeMcpActivities } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
-import type { CallToolOutput, ListToolsOutput } from '../../src/core/contracts';
+import type { CallToolOutput, PreparedTurn } from '../../src/core/contracts';
 import { McpPool } from '../../src/mcp';
 import { parseConfig } from '../../src/worker/worker-file';
 import { sleep, startTestServer, textOf, type TestServer } from './mcp-fixtures';
@@ -36,15 +36,15 @@ afterAll(async () => {
 });
 
 it('prepareTurn returns the tools, the call policy of each listed server and the worker\'s turn defaults', async () => {
-  const { prepareTurn } = makeTurnStartActivities({ pool, turnDefaults: { model: 'worker-model' } });
-  const out: ListToolsOutput = await new MockActivityEnvironment().run(prepareTurn, { question: 'q' });
+  const { prepareTurn } = makeTurnStartActivities({ pool, workerDefaults: { model: 'worker-model' } });
+  const out: PreparedTurn = await new MockActivityEnvironment().run(prepareTurn, { question: 'q' });
   expect(out.tools.map((t) => t.name)).toContain('slow');
   expect(out.policies.api).toMatchObject({ startToCloseTimeoutMs: 40_000, heartbeatTimeoutMs: 1500 });
-  expect(out.turnDefaults).toEqual({ model: 'worker-model' });
+  expect(out.workerDefaults).toEqual({ model: 'worker-model' });
 });
 
 it('prepareTurn refuses a bad input non-retryably, naming the field', async () => {
-  const { prepareTurn } = makeTurnStartActivities({ pool, turnDefaults: {} });
+  const { prepareTurn } = makeTurnStartActivities({ pool, workerDefaults: {} });
   await expect(new MockActivityEnvironment().run(prepareTurn, { question: '', maxSteps: 0 })).rejects.toMatchObject({
     type: 'InvalidTurnInput',
     nonRetryable: true,

@@ -124,13 +124,13 @@ main().catch((err) => {
 `,
   'client.mjs': `// @ts-check
 import { createRequire } from 'node:module';
-import { connectClient, executeChatTurn, parseChatTurnInput } from 'mcp-turns';
+import { connectClient, executeChatTurn, parseChatTurnInput, resolveTurn } from 'mcp-turns';
 
 const require = createRequire(import.meta.url);
 const workerModules = Object.keys(require.cache).filter((f) => ${WORKER_MODULES}.test(f));
 const taskQueue = process.env.TEAM_QUEUE ?? 'team';
 const question = 'direct from ESM';
-const input = parseChatTurnInput({ question, model: 'team', servers: ['everything'] });
+const input = resolveTurn(parseChatTurnInput({ question, model: 'team', servers: ['everything'] }), {});
 const client = await connectClient({ address: process.env.TEMPORAL_ADDRESS });
 try {
   const direct = await executeChatTurn(client, { question, model: 'team', servers: ['everything'] }, { taskQueue });
@@ -142,7 +142,7 @@ try {
 }
 `,
   'client.cjs': `// @ts-check
-const { connectClient, executeChatTurn, getTurnTranscript, workflowUrl, DEFAULT_TASK_QUEUE } = require('mcp-turns');
+const { connectClient, executeChatTurn, getTurnView, workflowUrl, DEFAULT_TASK_QUEUE } = require('mcp-turns');
 
 const workerModules = Object.keys(require.cache).filter((f) => ${WORKER_MODULES}.test(f));
 /** @type {string | undefined} */
@@ -160,9 +160,9 @@ async function main() {
   const client = await connectClient({ address: process.env.TEMPORAL_ADDRESS });
   try {
     const result = await executeChatTurn(client, { question: 'from CommonJS', model: 'team', servers: ['everything'] }, { taskQueue, workflowId });
-    const transcript = await getTurnTranscript(client, workflowId);
+    const turn = await getTurnView(client, workflowId);
     const link = workflowUrl('127.0.0.1:7233', 'default', workflowId);
-    console.log(JSON.stringify({ workerModules, internal, answer: result.response.conversation, status: transcript.status, link }));
+    console.log(JSON.stringify({ workerModules, internal, answer: result.response.conversation, status: turn.status, link }));
   } finally {
     await client.connection.close();
   }

@@ -3,8 +3,8 @@
  * process. The workflow is the real one (the shared bundle of workflows/). `prepareTurn` checks the
  * input with the real schema, then hands out the script's tools and call policies; `callTool`,
  * `claude` and `formatResponse` answer from the script of the turn's workflow id and record what they
- * were asked, including the conversation Claude was sent (read through the workflow's transcript
- * query, as the real Claude activities do).
+ * were asked, including the conversation Claude was sent (joined from the transcript segments the
+ * activity is given, as the real Claude activities do).
  *
  * One pair of workers serves a whole test file: start them once (`startScriptedTurns` in beforeAll)
  * and give each turn its own script.
@@ -26,14 +26,15 @@ import type {
   FormatResponseInput,
   FormatResponseOutput,
   JsonSchemaObject,
-  ListToolsOutput,
+  PreparedTurn,
   MessageParam,
   ServerCallPolicy,
   ServerUnavailable,
   StopReason,
   Tool,
 } from '../../src/core/contracts';
-import type { ToolApproval } from '../../src/core/approvals';
+import type { ToolApproval } from '../../src/core/contracts';
+import type { WorkerTurnDefaults } from '../../src/core/contracts';
 import { INVALID_TURN_INPUT } from '../../src/core/failure-types';
 import { joinSegments, type TranscriptSegment } from '../../src/core/transcript-segment';
 import { claudeTaskQueue } from '../../src/core/task-queues';
@@ -103,8 +104,8 @@ export interface TurnScript {
   policies?: Record<string, ServerCallPolicy>;
   unavailable?: ServerUnavailable[];
   unknownServers?: string[];
-  /** The worker's defaults, as `prepareTurn` reports them (e.g. its `claude.model`). */
-  turnDefaults?: ListToolsOutput['turnDefaults'];
+  /** The worker's defaults, as `prepareTurn` reports them (e.g. its `claude.model`). @default {} */
+  workerDefaults?: WorkerTurnDefaults;
   /** Claude's answers in call order, one per call (a retried attempt takes the next one). */
   claude: ClaudeStep[];
   formatter?: FormatterScript;
@@ -272,7 +273,7 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
   };
 
   const turnActivities = {
-    async prepareTurn(raw: unknown): Promise<ListToolsOutput> {
+    async prepareTurn(raw: unknown): Promise<PreparedTurn> {
       const state = stateOf(workflowIdOf(Context.current()));
       state.records.prepared++;
       let servers: string[] | undefined;
@@ -302,7 +303,7 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
         policies,
         unavailable: script.unavailable ?? [],
         unknownServers: script.unknownServers ?? [],
-        ...(script.turnDefaults ? { turnDefaults: script.turnDefaults } : {}),
+        workerDefaults: script.workerDefaults ?? {},
       };
     },
 

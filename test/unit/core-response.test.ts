@@ -1,5 +1,5 @@
 import { buildResponse, textOutput } from '../../src/core/response';
-import { lastAssistantText, toolResultsMessage, trimHistory } from '../../src/core/transcript';
+import { lastAssistantText, toolResultsMessage } from '../../src/core/transcript';
 import type { MessageParam } from '../../src/core/contracts';
 
 describe('buildResponse', () => {
@@ -55,21 +55,5 @@ describe('transcript rules', () => {
       { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'x', input: {} }] },
     ];
     expect(lastAssistantText(messages)).toBe('first');
-  });
-
-  it('trims history without splitting a tool_use from its tool_result', () => {
-    const history: MessageParam[] = [
-      { role: 'user', content: 'old q' },
-      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'x', input: {} }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'r' }] },
-      { role: 'assistant', content: 'old answer' },
-      { role: 'user', content: 'q2' },
-      { role: 'assistant', content: 'a2' },
-    ];
-    const messages = [...history, { role: 'user' as const, content: 'now' }];
-    const trimmed = trimHistory(messages, history.length)!;
-    expect(trimmed[0]).toEqual({ role: 'user', content: 'q2' });
-    expect(trimmed[trimmed.length - 1]).toEqual({ role: 'user', content: 'now' });
-    expect(trimHistory(messages, 0)).toBeUndefined();
   });
 });

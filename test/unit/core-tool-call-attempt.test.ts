@@ -1,6 +1,6 @@
-/** The attempt a failed tool-call activity reached, read back from its failure's details. */
+/** The attempt a failed activity reached, read back from its failure's details. */
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { attemptDetail, failedAttempt } from '../../src/core/tool-call-attempt';
+import { attemptDetail, failedAttempt, recordedAttempt } from '../../src/core/tool-call-attempt';
 
 it('is read from the cause of an ActivityFailure, or from the failure itself', () => {
   const cause = ApplicationFailure.create({ type: 'McpInvalidRequest', nonRetryable: true, message: 'refused', details: [attemptDetail(1)] });
@@ -8,6 +8,8 @@ it('is read from the cause of an ActivityFailure, or from the failure itself', (
   expect(failedAttempt(failure)).toBe(1);
   expect(failedAttempt(cause)).toBe(1);
   expect(failedAttempt(ApplicationFailure.create({ message: 'x', details: ['other', attemptDetail(3)] }))).toBe(3);
+  expect(recordedAttempt(cause)).toBe(1);
+  expect(recordedAttempt(failure)).toBeUndefined(); // its own details only
 });
 
 it('is undefined when the failure does not carry it (a timeout, a plain error, a bad value)', () => {

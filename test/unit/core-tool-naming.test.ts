@@ -1,4 +1,5 @@
-import { buildToolCatalog, claudeToolName, CLAUDE_TOOL_NAME, matchesToolPattern } from '../../src/core/tool-naming';
+import { buildToolCatalog, claudeToolName, CLAUDE_TOOL_NAME } from '../../src/core/tool-naming';
+import { matchesToolPattern } from '../../src/core/tool-patterns';
 import type { McpToolDescriptor } from '../../src/core/contracts';
 
 const schema = { type: 'object' as const, properties: { q: { type: 'string' } } };

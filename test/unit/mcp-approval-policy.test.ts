@@ -1,6 +1,7 @@
 /** A server's `approval` key: both spellings, defaults, one line per problem, and the tools it marks. */
 import { parseMcpServers } from '../../src/mcp';
-import { matchesToolNamePattern, toolApproval } from '../../src/mcp/approval-policy';
+import { toolApproval } from '../../src/mcp/approval-policy';
+import { matchesGlob } from '../../src/core/tool-patterns';
 
 const policyOf = (approval: unknown, key: 'mcpServers' | 'mcp_servers' = 'mcp_servers') => {
   const parsed = parseMcpServers({ files: { command: 'node', approval } }, key);
@@ -56,15 +57,15 @@ describe('the approval key', () => {
 
 describe('tool name patterns', () => {
   it('match the whole MCP name, * standing for any run of characters', () => {
-    expect(matchesToolNamePattern('write_file', 'write_file')).toBe(true);
-    expect(matchesToolNamePattern('write_file', 'write_file_2')).toBe(false);
-    expect(matchesToolNamePattern('write_*', 'write_file')).toBe(true);
-    expect(matchesToolNamePattern('*_file', 'move_file')).toBe(true);
-    expect(matchesToolNamePattern('*', 'anything.at-all')).toBe(true);
-    expect(matchesToolNamePattern('a*c*e', 'abcde')).toBe(true);
+    expect(matchesGlob('write_file', 'write_file')).toBe(true);
+    expect(matchesGlob('write_file', 'write_file_2')).toBe(false);
+    expect(matchesGlob('write_*', 'write_file')).toBe(true);
+    expect(matchesGlob('*_file', 'move_file')).toBe(true);
+    expect(matchesGlob('*', 'anything.at-all')).toBe(true);
+    expect(matchesGlob('a*c*e', 'abcde')).toBe(true);
     // Everything but * is literal: a dot is a dot.
-    expect(matchesToolNamePattern('files.read', 'filesXread')).toBe(false);
-    expect(matchesToolNamePattern('files.read', 'files.read')).toBe(true);
+    expect(matchesGlob('files.read', 'filesXread')).toBe(false);
+    expect(matchesGlob('files.read', 'files.read')).toBe(true);
   });
 
   it('mark a tool that matches always and no never, with the timeout', () => {

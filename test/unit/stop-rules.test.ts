@@ -32,6 +32,10 @@ describe('outcomeOfReply', () => {
     expect(outcomeOfReply({ stopReason: 'max_tokens', content: [text('half'), use('a')] })).toEqual({ next: 'stop', reason: 'max_tokens' });
     expect(outcomeOfReply({ stopReason: 'max_tokens', content: [text('half a sentence')] })).toEqual({ next: 'stop', reason: 'max_tokens' });
   });
+  it('stops with context_window on a reply that ran out of context window (compaction already tried), tool calls or not', () => {
+    expect(outcomeOfReply({ stopReason: 'model_context_window_exceeded', content: [text('half')] })).toEqual({ next: 'stop', reason: 'context_window' });
+    expect(outcomeOfReply({ stopReason: 'model_context_window_exceeded', content: [use('a')] })).toEqual({ next: 'stop', reason: 'context_window' });
+  });
   it('runs finished tool calls of a reply cut after them', () => {
     expect(outcomeOfReply({ stopReason: 'max_tokens', content: [use('a'), text('and then')] })).toEqual({ next: 'run-tools' });
   });
@@ -44,6 +48,9 @@ describe('replyToKeep', () => {
   });
   it('drops the unfinished tool_use of a reply cut inside it, keeping what was said', () => {
     expect(replyToKeep({ stopReason: 'max_tokens', content: [text('said'), use('cut')] })).toEqual([text('said')]);
+  });
+  it('drops the unfinished tool_use of a reply cut by the end of the context window', () => {
+    expect(replyToKeep({ stopReason: 'model_context_window_exceeded', content: [text('said'), use('cut')] })).toEqual([text('said')]);
   });
   it('keeps nothing when the cut tool_use was all there was', () => {
     expect(replyToKeep({ stopReason: 'max_tokens', content: [use('cut')] })).toBeUndefined();

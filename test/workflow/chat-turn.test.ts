@@ -6,9 +6,9 @@
  */
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import type { ContentBlockParam, MessageParam } from '../../src/core/contracts';
-import { GATHER_SYSTEM_PROMPT } from '../../src/core/prompts';
+import { CONTEXT_WINDOW_ANSWER, GATHER_SYSTEM_PROMPT } from '../../src/core/prompts';
 import { turnProgressQuery } from '../../src/core/workflow-handlers';
-import { DEFAULT_MODEL } from '../../src/core/turn-defaults';
+import { DEFAULT_MODEL } from '../../src/core/resolve-turn';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { ZERO_USAGE } from '../../src/core/usage';
 import {
@@ -229,19 +229,44 @@ describe('stop reasons', () => {
     expect(t.formatter).toEqual([]);
   });
 
-  it('context_window: a prompt too long with no history to trim fails the turn with a clear message', async () => {
-    const t = await turns.start(
-      { question: 'too big' },
-      { tools, claude: [promptTooLong, reply([text('unreached')])] },
-    );
-    const failure = await failureOf(t.result());
-    expect(failure.type).toBe('ClaudePromptTooLong');
-    expect(failure.nonRetryable).toBe(true);
-    expect(failure.message).toMatch(
-      /does not fit the model's context window.*prompt is too long: 250000 tokens/,
-    );
-    expect(t.claude).toHaveLength(1);
-    expect(t.formatter).toEqual([]);
+  describe('context_window: the context is exhausted and nothing is left to compact', () => {
+    it('a prompt the API refuses as too long completes the turn with context_window; the formatter is not called', async () => {
+      const t = await turns.run({ question: 'too big' }, { tools, claude: [promptTooLong, reply([text('unreached')])] });
+      expect(t.result).toMatchObject({ stopReason: 'context_window', steps: 1, toolCalls: [] });
+      expect(t.result.formatMode).toBeUndefined();
+      expect(t.result.response.conversation).toBe(CONTEXT_WINDOW_ANSWER);
+      expect(t.result.response.conversation).not.toContain('\n');
+      expect(t.claude).toHaveLength(1);
+      expect(t.formatter).toEqual([]);
+      expect(t.result.messages).toEqual([
+        { role: 'user', content: 'too big' },
+        { role: 'assistant', content: CONTEXT_WINDOW_ANSWER },
+      ]);
+    });
+
+    it('a reply stopped by model_context_window_exceeded completes the turn with context_window, its unfinished tool_use dropped', async () => {
+      const cut = reply([text('Let me look'), toolUse('kb__search', { q: 'x' })], { stopReason: 'model_context_window_exceeded' });
+      const t = await turns.run({ question: 'too big' }, { tools, claude: [cut, reply([text('unreached')])] });
+      expect(t.result).toMatchObject({ stopReason: 'context_window', steps: 1, toolCalls: [] });
+      expect(t.result.response.conversation).toBe(CONTEXT_WINDOW_ANSWER);
+      expect(t.claude).toHaveLength(1);
+      expect(t.toolCalls).toEqual([]);
+      expect(t.formatter).toEqual([]);
+      expect(t.result.messages).toEqual([
+        { role: 'user', content: 'too big' },
+        { role: 'assistant', content: [text('Let me look')] },
+      ]);
+    });
+
+    it('its usage counts the call that ran out of context', async () => {
+      const usage = { inputTokens: 190_000, outputTokens: 12 };
+      const t = await turns.run(
+        { question: 'too big' },
+        { tools, claude: [reply([text('cut')], { stopReason: 'model_context_window_exceeded', usage })] },
+      );
+      expect(t.result.stopReason).toBe('context_window');
+      expect(t.result.usage).toMatchObject(usage);
+    });
   });
 
   it('a failed Claude call fails the turn, naming the step', async () => {
@@ -341,14 +366,16 @@ describe('asking the same step again', () => {
     expect(t.result.messages).toEqual([...withMarker, now, { role: 'assistant', content: [text('fits now')] }]);
   });
 
-  it('a prompt still too long with all prior history compacted away fails the turn', async () => {
-    const t = await turns.start(
+  it('a prompt still too long with all prior history compacted away completes the turn with context_window', async () => {
+    const t = await turns.run(
       { question: 'now', history },
       { tools, claude: [promptTooLong, promptTooLong, promptTooLong, promptTooLong, promptTooLong, reply([text('unreached')])] },
     );
-    const failure = await failureOf(t.result());
-    expect(failure.message).toMatch(/does not fit the model's context window, even with all prior history compacted/);
     expect(t.claude).toHaveLength(5);
+    expect(t.claude[4]!.messages).toEqual([now]);
+    expect(t.result).toMatchObject({ stopReason: 'context_window', compaction: { stages: 4 } });
+    expect(t.result.response.conversation).toBe(CONTEXT_WINDOW_ANSWER);
+    expect(t.formatter).toEqual([]);
   });
 
   it('pause_turn: the reply is sent back as-is and the loop continues without a tool round', async () => {
@@ -504,7 +531,7 @@ describe('loop policy, formatter and model', () => {
   });
 
   it("uses the worker's default model when the input names none, and the input's when it does", async () => {
-    const script = { tools, turnDefaults: { model: 'worker-default' }, claude: [reply([text('hi')])] };
+    const script = { tools, workerDefaults: { model: 'worker-default' }, claude: [reply([text('hi')])] };
     const [unnamed, named] = await Promise.all([
       turns.run({ question: 'q' }, script),
       turns.run({ question: 'q', model: 'named-model' }, script),

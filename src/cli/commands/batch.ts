@@ -4,7 +4,6 @@ import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
 import { parseBatchLines } from '../../schemas/batch-lines';
-import { taskQueueFromEnv } from '../task-queue';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { batchSummary, resultLine, type ResultLine } from '../batch-results';
 import { openTurnStack } from '../turn-stack';
@@ -72,16 +71,8 @@ export function batchCommand(): Command {
       // Rewrite the file with whole lines only, so a line cut short by a crash does not linger.
       fs.writeFileSync(out, lines.map((l) => JSON.stringify(l) + '\n').join(''));
 
-      const taskQueue = taskQueueFromEnv(opts.taskQueue);
-      const stack = await openTurnStack({
-        address: opts.address,
-        namespace: opts.namespace,
-        taskQueue,
-        config: opts.config,
-        runWorker: true,
-        say: (line) => console.error(line),
-      });
-      const { client } = stack;
+      const stack = await openTurnStack(opts);
+      const { client, taskQueue } = stack;
       const tty = process.stderr.isTTY;
       const bar = tty
         ? new SingleBar(

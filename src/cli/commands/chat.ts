@@ -14,6 +14,7 @@ import { Command } from 'commander';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { closeConversation, newConversationId, submitMessage, withTurnResult, type SentMessage } from '../../client/conversation-client';
 import { workflowUrl } from '../../client/ui-link';
+import { newId } from '../../client/ids';
 import { conversationTurnIndex, DUPLICATE_MESSAGE, type MessageOutcome, type TurnOptions } from '../../core/conversation';
 import { oneLine } from '../../core/text';
 import { ChatTurnInputError, parseChatTurnInput } from '../../schemas/turn-input';
@@ -23,7 +24,6 @@ import { followConversation } from '../conversation-progress';
 import { deciderIdentity } from '../decider-identity';
 import { PendingMessages, type PendingMessage } from '../pending-messages';
 import { withSearchAttributeFix } from '../search-attribute-fix';
-import { taskQueueFromEnv } from '../task-queue';
 import { openTurnStack, type TurnStack } from '../turn-stack';
 import { toolCallLine } from '../render';
 
@@ -114,7 +114,6 @@ class Chat {
     private readonly stack: TurnStack,
     private readonly conversationId: string,
     private readonly opts: ChatOptions,
-    private readonly taskQueue: string,
     private readonly options: TurnOptions | undefined,
   ) {
     this.pending = new PendingMessages(conversationId);
@@ -131,7 +130,7 @@ class Chat {
 
   /** Sends a new message and prints its outcome. */
   async send(text: string): Promise<void> {
-    const messageId = `msg-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+    const messageId = newId('msg');
     await this.deliver(this.pending.add({ messageId, text }));
   }
 
@@ -143,7 +142,7 @@ class Chat {
         submitMessage(this.client, this.conversationId, message.text, {
           messageId: message.messageId,
           ...(this.options ? { options: this.options } : {}),
-          conversation: { taskQueue: this.taskQueue },
+          conversation: { taskQueue: this.stack.taskQueue },
         }),
       );
     } catch (err) {
@@ -268,8 +267,7 @@ export function chatCommand(): Command {
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
     .action(async (opts: ChatOptions) => {
       const options = turnOptions(opts);
-      const taskQueue = taskQueueFromEnv(opts.taskQueue);
-      const stack = await openTurnStack({ address: opts.address, namespace: opts.namespace, taskQueue, config: opts.config, runWorker: true, say });
+      const stack = await openTurnStack(opts);
       try {
         const conversationId = opts.id ?? newConversationId();
         const state = await checkConversation(stack.client, conversationId);
@@ -278,7 +276,7 @@ export function chatCommand(): Command {
             `${workflowUrl(stack.address, stack.namespace, conversationId, stack.uiUrl)}`,
         );
         say(`  resume any time with: mcp-turns chat --id ${conversationId}   (/close ends the conversation, Ctrl-D leaves it open)`);
-        const chat = new Chat(stack, conversationId, opts, taskQueue, options);
+        const chat = new Chat(stack, conversationId, opts, options);
         // Ctrl-C while a message is answered (at the prompt, readline takes it): leave; the answer is kept.
         process.once('SIGINT', () => {
           say(`\nleft conversation ${conversationId}; it goes on. mcp-turns chat --id ${conversationId} prints the answer`);

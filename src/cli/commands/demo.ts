@@ -19,7 +19,7 @@ import { createTurnWorkers } from '../../worker/turn-worker';
 import { clientStorageOptions } from '../../storage/client-storage-options';
 import { startChatTurn } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
-import { DEFAULT_MODEL } from '../../core/turn-defaults';
+import { DEFAULT_MODEL } from '../../core/resolve-turn';
 import { CliError, parsePort } from '../cli-error';
 import { renderResult } from '../render';
 import { withSearchAttributeFix } from '../search-attribute-fix';

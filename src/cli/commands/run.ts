@@ -4,14 +4,14 @@ import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../clien
 import { workflowUrl } from '../../client/ui-link';
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
-import { taskQueueFromEnv } from '../task-queue';
 import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
-import { renderResult, toolCallLine } from '../render';
+import { renderResult } from '../render';
 import { describeFailure } from '../../client/describe-failure';
 import { openTurnStack } from '../turn-stack';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { ApprovalPrompt } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
+import { ProgressLines } from '../progress-lines';
 
 interface RunOptions {
   server?: string[];
@@ -34,8 +34,7 @@ interface RunOptions {
  * (`print`), and hands calls waiting for approval to `approvals`.
  */
 async function followProgress(handle: ChatTurnHandle, done: () => boolean, print: boolean, approvals: ApprovalPrompt): Promise<void> {
-  const printed = new Set<string>();
-  let lastPhase = '';
+  const lines = new ProgressLines();
   while (!done()) {
     let p: TurnProgress | undefined;
     try {
@@ -43,18 +42,7 @@ async function followProgress(handle: ChatTurnHandle, done: () => boolean, print
     } catch {
       // The first workflow task may not have run yet.
     }
-    if (p && print) {
-      const phase = `${p.phase}:${p.step}`;
-      if (phase !== lastPhase && p.phase !== 'done') {
-        lastPhase = phase;
-        process.stderr.write(p.phase === 'asking-claude' ? `Claude · step ${p.step}\n` : p.phase === 'formatting' ? 'formatting the answer\n' : '');
-      }
-      for (const c of p.toolCalls) {
-        if (c.status === 'running' || c.status === 'waiting-approval' || printed.has(c.id)) continue;
-        printed.add(c.id);
-        process.stderr.write(`${toolCallLine(c)}\n`);
-      }
-    }
+    if (p && print) for (const line of lines.next(handle.workflowId, p)) process.stderr.write(`${line}\n`);
     if (p?.pendingApprovals.length) await approvals.handle(p.pendingApprovals);
     await new Promise((r) => setTimeout(r, print ? 300 : 1000));
   }
@@ -84,16 +72,8 @@ export function runCommand(): Command {
       if (opts.model) input.model = opts.model;
       if (opts.system) input.system = opts.system;
       asBadInput(() => parseChatTurnInput(input), ChatTurnInputError);
-      const taskQueue = taskQueueFromEnv(opts.taskQueue);
-      const stack = await openTurnStack({
-        address: opts.address,
-        namespace: opts.namespace,
-        taskQueue,
-        config: opts.config,
-        runWorker: opts.wait,
-        say: (line) => console.error(line),
-      });
-      const { client, address, namespace } = stack;
+      const stack = await openTurnStack(opts, { runWorker: opts.wait });
+      const { client, address, namespace, taskQueue } = stack;
       try {
         let handle: ChatTurnHandle;
         try {

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { connectOrFail } from '../connect';
-import { getTurnTranscript } from '../../client/turn-transcript';
+import { getTurnView } from '../../client/turn-view';
 import { workflowUrl } from '../../client/ui-link';
 import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
@@ -58,7 +58,7 @@ export function showCommand(): Command {
           console.log(opts.json ? JSON.stringify(summary, null, 2) : renderConversation(summary, link));
           return;
         }
-        const t = await getTurnTranscript(client, workflowId).catch((err: unknown) => {
+        const t = await getTurnView(client, workflowId).catch((err: unknown) => {
           if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
           throw err;
         });

@@ -1,0 +1,79 @@
+/**
+ * The one place where MCP SDK and transport errors become Temporal failures. Tool-level errors are
+ * results (`isError: true`), not failures; what reaches this mapping is a call that got no usable
+ * answer, and it decides whether Temporal's retry policy may run the call again.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpFailureType, type McpFailureTypeName } from '../core/failure-types';
+
+export { McpFailureType, type McpFailureTypeName };
+
+/** JSON-RPC errors by which the server refuses a request it will refuse again on every retry. */
+const REFUSALS: ReadonlySet<number> = new Set([ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest]);
+
+/** A refusal the server will repeat on every retry. */
+export function isProtocolRefusal(err: unknown): boolean {
+  return err instanceof McpError && REFUSALS.has(err.code);
+}
+
+/**
+ * The server answered with a JSON-RPC error: it is alive. The SDK's own codes for a connection
+ * that closed and a request that timed out are no answer.
+ */
+export function serverAnswered(err: unknown): boolean {
+  return err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
+}
+
+/** The request got no answer within its timeout. */
+export function isRequestTimeout(err: unknown): boolean {
+  return err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+}
+
+/**
+ * Maps any error of an MCP tool call to an {@link ApplicationFailure}:
+ *
+ * | error | type | retry |
+ * |---|---|---|
+ * | JSON-RPC invalid params, method not found, invalid request | `McpInvalidRequest` | no |
+ * | any other JSON-RPC error the server answered (e.g. internal error) | `McpServerError` | yes |
+ * | request timeout (`McpError` -32001) | `McpTimeout` | yes |
+ * | anything else: connection closed, refused, reset, a broken transport | `McpTransportError` | yes |
+ *
+ * `message` is the failure's text: the caller names the call and redacts secrets from the error's
+ * message. An `ApplicationFailure` passes through unchanged.
+ */
+export function toMcpFailure(err: unknown, message: string): ApplicationFailure {
+  if (err instanceof ApplicationFailure) return err;
+  if (isProtocolRefusal(err)) {
+    return ApplicationFailure.create({
+      type: McpFailureType.InvalidRequest,
+      message: `${message} (the server refused the call)`,
+      nonRetryable: true,
+    });
+  }
+  const type = serverAnswered(err)
+    ? McpFailureType.ServerError
+    : isRequestTimeout(err)
+      ? McpFailureType.Timeout
+      : McpFailureType.TransportError;
+  return ApplicationFailure.create({ type, message, nonRetryable: false });
+}
+
+/** A call naming a server this worker does not have: it cannot succeed on any retry. */
+export function unknownServerFailure(server: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: McpFailureType.UnknownServer,
+    message: `server ${server} is not configured on this worker`,
+    nonRetryable: true,
+  });
+}
+
+/** A call of a tool the server does not have or this worker does not offer: it cannot succeed on any retry. */
+export function unknownToolFailure(server: string, tool: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: McpFailureType.InvalidRequest,
+    message: `unknown tool ${tool} on server ${server}`,
+    nonRetryable: true,
+  });
+}
