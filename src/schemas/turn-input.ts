@@ -8,7 +8,7 @@ import type { ContentBlockParam } from '../core/contracts';
 
 /** A content block of a prior message: any object with a string `type`, passed to Claude unchanged. */
 const ContentBlockParamSchema = z.custom<ContentBlockParam>(
-  (block) => typeof block === 'object' && block !== null && typeof (block as { type?: unknown }).type === 'string',
+  (block) => typeof block === 'object' && block !== null && 'type' in block && typeof block.type === 'string',
   'a content block must be an object with a string "type"',
 );
 
