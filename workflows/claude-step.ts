@@ -8,7 +8,7 @@
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, log } from '@temporalio/workflow';
 import type { ClaudeCallOutput } from '../src/core/contracts';
-import { CLAUDE_CALL_FAILED, CLAUDE_PROMPT_TOO_LONG } from '../src/core/failure-types';
+import { CLAUDE_CALL_FAILED, ClaudeFailureType } from '../src/core/failure-types';
 import { isCutInsideToolUse } from '../src/core/stop-rules';
 import { failureMessage } from '../src/core/failure-message';
 import { claudeActivities } from './turn-activities';
@@ -35,7 +35,7 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
       reply = await claudeActivities(`Claude · step ${step}`).claude({ ...turn.request, maxTokens, step }, ...transcript.segments({ withTools: true }));
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
-      if (failureType(err) !== CLAUDE_PROMPT_TOO_LONG) throw turnFailure(err, `Claude call failed at step ${step}`);
+      if (failureType(err) !== ClaudeFailureType.PromptTooLong) throw turnFailure(err, `Claude call failed at step ${step}`);
       if (transcript.compact(compaction)) continue;
       log.warn('the prompt does not fit the context window and nothing is left to compact', { step, error: failureMessage(err) });
       return CONTEXT_EXHAUSTED;

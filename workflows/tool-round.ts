@@ -44,7 +44,10 @@ export interface ToolCallsOptions {
 }
 
 /** A call of the turn: its record once it has ended; before that, where it stands. */
-type CallSlot = { state: 'done'; record: ToolCallRecord } | { state: 'waiting-approval' | 'running'; record: ToolCallRecord };
+interface CallSlot {
+  state: 'waiting-approval' | 'running' | 'done';
+  record: ToolCallRecord;
+}
 
 const REPEATED_NOTE =
   '(Repeated call: this tool was already called with the same arguments in this turn; here is that result again. It was not run again.)';

@@ -4,6 +4,7 @@
  * context window, it says so (the formatter would not fit either). An answer written without any
  * tools because every server was unavailable says that too.
  */
+import type { FormatMode } from '../src/core/contracts';
 import { CONTEXT_WINDOW_ANSWER, toolsUnavailableNote } from '../src/core/prompts';
 import { buildResponse, textOutput } from '../src/core/response';
 import type { FormatterOutput } from '../src/schemas/response-formatter-tool';
@@ -13,20 +14,22 @@ import { claudeActivities } from './turn-activities';
 import type { Turn, TurnAnswer } from './turn-state';
 
 export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<TurnAnswer> {
+  const { output, formatMode } = await answerOutput(turn, stopReason);
   const note = turn.unavailable.length && !turn.hadTools ? toolsUnavailableNote(turn.unavailable) : undefined;
-  if (stopReason === 'context_window') return { response: buildResponse(withNote(textOutput(CONTEXT_WINDOW_ANSWER), note), turn.calls.artifacts) };
+  // The note follows the answer's text, before the tools' artifacts.
+  const withNote = note ? { ...output, conversation: [...output.conversation, { type: 'text' as const, content: note }] } : output;
+  return { response: buildResponse(withNote, turn.calls.artifacts), ...(formatMode ? { formatMode } : {}) };
+}
+
+/** The answer's text and artifacts as the formatter's output, and how it was written. */
+async function answerOutput(turn: Turn, stopReason: TurnStopReason): Promise<{ output: FormatterOutput; formatMode?: FormatMode }> {
+  if (stopReason === 'context_window') return { output: textOutput(CONTEXT_WINDOW_ANSWER) };
   if (!turn.input.format || stopReason === 'refusal') {
     const lastText = lastAssistantText(turn.transcript.ownMessages());
-    const output = textOutput(lastText || `(no answer: the turn stopped with ${stopReason})`);
-    return { response: buildResponse(withNote(output, note), turn.calls.artifacts) };
+    return { output: textOutput(lastText || `(no answer: the turn stopped with ${stopReason})`) };
   }
   turn.enter('formatting');
   const formatted = await claudeActivities('format response').formatResponse(turn.formatRequest, ...turn.transcript.segments({ withTools: false }));
   turn.addUsage(formatted);
-  return { response: buildResponse(withNote(formatted.output, note), turn.calls.artifacts), formatMode: formatted.mode };
-}
-
-/** The output with `note` as a last text part (it follows the answer's text, before tool artifacts). */
-function withNote(output: FormatterOutput, note: string | undefined): FormatterOutput {
-  return note ? { ...output, conversation: [...output.conversation, { type: 'text', content: note }] } : output;
+  return { output: formatted.output, formatMode: formatted.mode };
 }

@@ -14,8 +14,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { ClaudeFailureType, type ClaudeFailureTypeName } from '../core/failure-types';
 import { oneLine } from '../core/text';
 
-export { ClaudeFailureType, type ClaudeFailureTypeName };
-
 /** How long rate-limited calls wait before Temporal's next attempt. */
 export interface ClaudeErrorPolicy {
   /** Upper bound for a `retry-after` / `retry-after-ms` the API asks for. @default 60000 */

@@ -30,7 +30,7 @@ import { textOutput } from '../core/response';
 import { lastAssistantText, textOf, toolUses, type ToolUseBlock } from '../core/transcript';
 import { ZERO_USAGE, addUsage, type TokenUsage } from '../core/usage';
 import { callClaude, type CallClaudeOptions } from './call-claude';
-import { ClaudeFailureType } from './errors';
+import { ClaudeFailureType } from '../core/failure-types';
 
 /** Appended to the transcript so it ends with a user turn asking for the formatted answer. */
 export const FINAL_ANSWER_REQUEST = `Now give your final answer to my question using the ${FORMATTER_TOOL_NAME} tool.`;

@@ -20,15 +20,12 @@ export const INVALID_BATCH_INPUT = 'InvalidBatchInput';
 // Claude's: thrown by the Claude activities (src/claude/errors.ts maps the API's errors to them).
 // A final one fails the turn with its own type; only ClaudePromptTooLong is answered otherwise.
 
-/** A prompt that does not fit the model's context window: not retried; the workflow compacts the history and asks again. */
-export const CLAUDE_PROMPT_TOO_LONG = 'ClaudePromptTooLong';
-
 /** Failure types thrown by Claude activities (usable in `nonRetryableErrorTypes`). */
 export const ClaudeFailureType = {
   /** 400, 404, 413, 422 and other request errors: the same request cannot succeed; not retried. */
   InvalidRequest: 'ClaudeInvalidRequest',
   /** A 400 saying the prompt does not fit the model's context window: not retried; the workflow compacts and asks again. */
-  PromptTooLong: CLAUDE_PROMPT_TOO_LONG,
+  PromptTooLong: 'ClaudePromptTooLong',
   /** 401 / 403: the key is missing, wrong or lacks access; not retried. */
   Auth: 'ClaudeAuth',
   /** 402: the organisation cannot be billed; not retried. */

@@ -1,4 +1,5 @@
 /** Prompt texts the loop adds; kept together so they can be read and tuned in one place. */
+import type { ServerUnavailable } from './contracts';
 
 export const NEED_MORE_DATA = 'NEED MORE DATA:';
 
@@ -15,13 +16,7 @@ export const GATHER_SYSTEM_PROMPT = [
   `6. To continue with additional tool calls, you MUST include "${NEED_MORE_DATA}" followed by explicit reasoning.`,
 ].join('\n');
 
-/** A server whose tools a turn goes without, and why. */
-interface Unavailable {
-  server: string;
-  reason: string;
-}
-
-function unavailableServersNote(servers: readonly Unavailable[]): string {
+function unavailableServersNote(servers: readonly ServerUnavailable[]): string {
   const list = servers.map((s) => `${s.server} (${s.reason})`).join(', ');
   return `Note: these tool servers are unavailable for this answer: ${list}. Tell the user if that limits the answer.`;
 }
@@ -33,7 +28,7 @@ function unavailableServersNote(servers: readonly Unavailable[]): string {
  */
 export function turnSystemPrompt(
   input: { system?: string; loopPolicy: 'native' | 'gather-then-format' },
-  unavailable: readonly Unavailable[],
+  unavailable: readonly ServerUnavailable[],
   { for: purpose }: { for: 'loop' | 'formatter' },
 ): string | undefined {
   return joinSystem(
@@ -50,7 +45,7 @@ export function joinSystem(...parts: Array<string | undefined>): string | undefi
 }
 
 /** Added to an answer written without any tools because every server of the turn was unavailable. */
-export function toolsUnavailableNote(servers: readonly Unavailable[]): string {
+export function toolsUnavailableNote(servers: readonly ServerUnavailable[]): string {
   return `_Tools unavailable for this answer: ${servers.map((u) => `${u.server} (${u.reason})`).join(', ')}._`;
 }
 

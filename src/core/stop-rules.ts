@@ -51,14 +51,18 @@ export function outcomeOfReply(reply: Pick<ClaudeCallOutput, 'content' | 'stopRe
  */
 export function replyToKeep(reply: Pick<ClaudeCallOutput, 'content' | 'stopReason'>): ContentBlock[] | undefined {
   const cut = reply.stopReason === 'max_tokens' || reply.stopReason === 'model_context_window_exceeded';
-  if (!cut || reply.content[reply.content.length - 1]?.type !== 'tool_use') return reply.content;
+  if (!cut || !endsInToolUse(reply)) return reply.content;
   const said = reply.content.filter((b) => b.type !== 'tool_use');
   return said.length ? said : undefined;
 }
 
 /** A reply that ran out of max_tokens while writing a tool call. */
 export function isCutInsideToolUse(reply: Pick<ClaudeCallOutput, 'content' | 'stopReason'>): boolean {
-  return reply.stopReason === 'max_tokens' && reply.content[reply.content.length - 1]?.type === 'tool_use';
+  return reply.stopReason === 'max_tokens' && endsInToolUse(reply);
+}
+
+function endsInToolUse(reply: Pick<ClaudeCallOutput, 'content'>): boolean {
+  return reply.content[reply.content.length - 1]?.type === 'tool_use';
 }
 
 /** What a finished tool round tells the stop rules. */

@@ -5,9 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { McpFailureType, type McpFailureTypeName } from '../core/failure-types';
-
-export { McpFailureType, type McpFailureTypeName };
+import { McpFailureType } from '../core/failure-types';
 
 /** JSON-RPC errors by which the server refuses a request it will refuse again on every retry. */
 const REFUSALS: ReadonlySet<number> = new Set([ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest]);

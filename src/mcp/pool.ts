@@ -31,7 +31,8 @@ import { serverRedactors, type Redactor } from './redaction';
 import { convertToolResult, type McpCallResult } from './result-conversion';
 import { ServerConnection } from './server-connection';
 import { toolCallPolicy } from '../core/tool-call-policy';
-import { McpFailureType, toMcpFailure, unknownServerFailure, unknownToolFailure } from './errors';
+import { McpFailureType } from '../core/failure-types';
+import { toMcpFailure, unknownServerFailure, unknownToolFailure } from './errors';
 
 
 /** A tool's listed form: offered to Claude, or left out with the reason. */

@@ -1,8 +1,8 @@
 /** MCP SDK and transport errors as Temporal failures: one mapping, by the error alone. */
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpFailureType } from '../../src/core/failure-types';
 import {
-  McpFailureType,
   isProtocolRefusal,
   serverAnswered,
   toMcpFailure,
