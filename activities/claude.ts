@@ -10,12 +10,21 @@ import { ClaudeFailureType } from '../src/core/failure-types';
 import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
 import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
-import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
+import type {
+  ClaudeCallInput,
+  ClaudeCallOutput,
+  FormatResponseInput,
+  FormatResponseOutput,
+} from '../src/core/contracts';
 import { joinSegments, type TranscriptSegment } from '../src/core/transcript-segment';
 import type { ClaudeMetrics } from '../src/worker/metrics';
 import { formatResponse as runFormatter } from '../src/claude/response-formatter';
+import type { StreamRecorder } from '../src/claude/stream-recorder';
+import { buildResponse } from '../src/core/response';
+import { reasoningText, stepText } from '../src/core/stream-record';
 import { stampingAttempt, type GiveUp } from './attempt';
 import { heartbeatingWhile } from './heartbeat';
+import { keepingRecord, streamRecorder } from './stream-publishing';
 
 export interface ClaudeActivityDeps {
   /** From `createClaudeClient()`: `maxRetries: 0`, so Temporal alone retries. */
@@ -28,11 +37,21 @@ export interface ClaudeActivityDeps {
 /**
  * Runs a call while heartbeating; its failure says which attempt failed (./attempt.ts). A 429
  * without `retry-after` (a spend cap does not clear in minutes) becomes final after
- * `maxSpendCapAttempts`, saying why.
+ * `maxSpendCapAttempts`, saying why. A streamed call heartbeats its stream record, and a call that
+ * ends without a result leaves the record in its failure (./stream-publishing.ts).
  */
-async function claudeCall<T>(maxSpendCapAttempts: number, fn: () => Promise<T>): Promise<T> {
+async function claudeCall<T>(
+  maxSpendCapAttempts: number,
+  recorder: StreamRecorder | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
   const ctx = Context.current();
-  return stampingAttempt(ctx, () => heartbeatingWhile(ctx, fn), spendCapReached(maxSpendCapAttempts));
+  const details = recorder ? () => recorder.record : undefined;
+  return stampingAttempt(
+    ctx,
+    () => keepingRecord(recorder, () => heartbeatingWhile(ctx, fn, details)),
+    spendCapReached(maxSpendCapAttempts),
+  );
 }
 
 /** Gives up on a 429 without `retry-after` at attempt `maxSpendCapAttempts`. */
@@ -48,13 +67,14 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
   const errorPolicy = claudeErrorPolicy(deps.config);
 
-  const options = (): CallClaudeOptions => {
+  const options = (recorder: StreamRecorder | undefined): CallClaudeOptions => {
     const ctx = Context.current();
     return {
       signal: ctx.cancellationSignal,
       // Stream events are progress too: a long streamed reply keeps heartbeating.
-      onProgress: () => ctx.heartbeat(),
+      onProgress: () => ctx.heartbeat(recorder?.record),
       stream: deps.config.stream,
+      ...(recorder ? { recorder } : {}),
       cache: deps.config.promptCaching,
       errorPolicy,
       prices,
@@ -64,8 +84,16 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   return {
     /** One Claude call of the tool loop. */
     async claude(input: ClaudeCallInput, ...segments: TranscriptSegment[]): Promise<ClaudeCallOutput> {
-      const { step, ...request } = input;
-      const out = await claudeCall(deps.config.maxSpendCapAttempts, () => callClaude(deps.client, { ...request, ...joinSegments(segments) }, options()));
+      const { step, stream, ...request } = input;
+      const recorder = stream && streamRecorder('step', stream);
+      const out = await claudeCall(deps.config.maxSpendCapAttempts, recorder, () =>
+        callClaude(deps.client, { ...request, ...joinSegments(segments) }, options(recorder)),
+      );
+      if (recorder)
+        out.stream = recorder.finish({
+          t: stepText(out.content),
+          ...(stream.reasoning ? { r: reasoningText(out.content) } : {}),
+        });
       deps.metrics?.record('claude', out.model, out.usage, out.stopReason ?? 'none');
       Context.current().log.debug('claude call', {
         step,
@@ -81,10 +109,20 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     },
 
     /** The final, forced `response_formatter` call (with repair and fallbacks). */
-    async formatResponse(input: FormatResponseInput, ...segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
-      const out = await claudeCall(deps.config.maxSpendCapAttempts, () =>
-        runFormatter(deps.client, { ...input, messages: joinSegments(segments).messages }, options()),
+    async formatResponse(
+      input: FormatResponseInput,
+      ...segments: TranscriptSegment[]
+    ): Promise<FormatResponseOutput> {
+      const { stream, ...request } = input;
+      const recorder = stream && streamRecorder('formatter', stream);
+      const out = await claudeCall(deps.config.maxSpendCapAttempts, recorder, () =>
+        runFormatter(
+          deps.client,
+          { ...request, messages: joinSegments(segments).messages },
+          options(recorder),
+        ),
       );
+      if (recorder) out.stream = recorder.finish({ a: buildResponse(out.output).conversation });
       Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });
       deps.metrics?.record('formatter', input.model, out.usage, out.mode);
       return out;

@@ -9,17 +9,26 @@ import type { Context } from '@temporalio/activity';
 const MAX_BEAT_INTERVAL_MS = 2000;
 const MIN_BEAT_INTERVAL_MS = 100;
 
-/** Heartbeats until the returned function is called. */
-export function keepHeartbeating(ctx: Context): () => void {
+/**
+ * Heartbeats until the returned function is called; with `details`, each beat carries what it
+ * answers (a beat without them would clear the details the activity published).
+ */
+export function keepHeartbeating(ctx: Context, details?: () => unknown): () => void {
   const timeout = ctx.info.heartbeatTimeoutMs;
-  const every = timeout ? Math.max(MIN_BEAT_INTERVAL_MS, Math.min(MAX_BEAT_INTERVAL_MS, Math.floor(timeout / 3))) : MAX_BEAT_INTERVAL_MS;
-  const timer = setInterval(() => ctx.heartbeat(), every);
+  const every = timeout
+    ? Math.max(MIN_BEAT_INTERVAL_MS, Math.min(MAX_BEAT_INTERVAL_MS, Math.floor(timeout / 3)))
+    : MAX_BEAT_INTERVAL_MS;
+  const timer = setInterval(() => ctx.heartbeat(details?.()), every);
   return () => clearInterval(timer);
 }
 
-/** Runs `fn` while heartbeating. */
-export async function heartbeatingWhile<T>(ctx: Context, fn: () => Promise<T>): Promise<T> {
-  const stop = keepHeartbeating(ctx);
+/** Runs `fn` while heartbeating (with `details`, see {@link keepHeartbeating}). */
+export async function heartbeatingWhile<T>(
+  ctx: Context,
+  fn: () => Promise<T>,
+  details?: () => unknown,
+): Promise<T> {
+  const stop = keepHeartbeating(ctx, details);
   try {
     return await fn();
   } finally {

@@ -3,7 +3,13 @@
  * sandbox loads none of them): renaming an implementation without its use here fails to compile.
  * One set of options per kind of call.
  */
-import { proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  proxyActivities,
+  proxyLocalActivities,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { ClaudeActivities } from '../activities/claude';
 import type { McpActivities } from '../activities/mcp';
 import type { TurnStartActivities } from '../activities/turn-start';
@@ -13,15 +19,26 @@ import { claudeTaskQueue } from '../src/core/task-queues';
 /**
  * Claude calls (the loop's and the formatter's): retried by Temporal alone (the SDK makes no
  * retries of its own), on their own task queue so workers can cap their rate. The activity
- * heartbeats while it waits, so a dead worker is noticed within the heartbeat timeout.
+ * heartbeats while it waits, so a dead worker is noticed within the heartbeat timeout. A streamed
+ * call is waited for when its turn is cancelled: it ends with what it streamed in its details
+ * (activities/stream-publishing.ts), which history then keeps before the turn's end.
  */
-export function claudeActivities(summary: string): ClaudeActivities {
+export function claudeActivities(
+  summary: string,
+  { streamed = false }: { streamed?: boolean } = {},
+): ClaudeActivities {
   return proxyActivities<ClaudeActivities>({
     summary,
+    ...(streamed ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
     taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: 10,
+    },
   });
 }
 

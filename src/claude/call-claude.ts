@@ -16,6 +16,7 @@ import type { ClaudeCallOutput, ClaudeRequest, ContentBlock } from '../core/cont
 import { fromApiUsage } from '../core/usage';
 import { toClaudeFailure, type ClaudeErrorPolicy } from './errors';
 import type { PriceTable } from './pricing';
+import type { StreamRecorder } from './stream-recorder';
 
 /** Options of {@link callClaude}; everything here is worker-side, never part of the activity input. */
 export interface CallClaudeOptions {
@@ -33,6 +34,8 @@ export interface CallClaudeOptions {
   errorPolicy?: Partial<ClaudeErrorPolicy>;
   /** When given, the output carries `costUsd`. */
   prices?: PriceTable;
+  /** Records the call's deltas for subscribers; the call then streams whatever `stream` says. */
+  recorder?: StreamRecorder;
 }
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
@@ -107,9 +110,14 @@ export async function callClaude(
   try {
     let message: Message;
     let requestId: string | null | undefined;
-    if (opts.stream) {
+    const recorder = opts.recorder;
+    if (opts.stream || recorder) {
+      recorder?.beginCall('Claude is asked again (the answer is repaired or written another way)');
       const stream = client.messages.stream(params, requestOptions);
-      stream.on('streamEvent', progress.throttled);
+      stream.on('streamEvent', (event) => {
+        recorder?.onEvent(event);
+        progress.throttled();
+      });
       message = await stream.finalMessage();
       requestId = stream.request_id;
     } else {

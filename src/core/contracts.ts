@@ -17,14 +17,24 @@ import type {
 import type { TokenUsage } from './usage';
 import type { Artifact } from './response';
 import type { FormatterOutput } from '../schemas/response-formatter-tool';
+import type { StreamRecord, StreamRequest } from './stream-record';
 
-export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason, ThinkingConfigParam };
+export type {
+  ContentBlock,
+  ContentBlockParam,
+  MessageParam,
+  Tool,
+  ToolChoice,
+  StopReason,
+  ThinkingConfigParam,
+};
 
 /** A JSON Schema object as MCP servers publish it in `inputSchema`. */
-export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; required?: string[] } & Record<
-  string,
-  unknown
->;
+export type JsonSchemaObject = {
+  type: 'object';
+  properties?: Record<string, unknown>;
+  required?: string[];
+} & Record<string, unknown>;
 
 /** A tool a server lists that cannot be offered to Claude (its input schema, for one), and why. */
 export interface UnusableTool {
@@ -74,7 +84,12 @@ export interface ServerCallPolicy {
   startToCloseTimeoutMs: number;
   /** Heartbeat timeout (progress notifications and a periodic beat keep it alive). */
   heartbeatTimeoutMs: number;
-  retry: { maximumAttempts: number; initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number };
+  retry: {
+    maximumAttempts: number;
+    initialIntervalMs: number;
+    backoffCoefficient: number;
+    maximumIntervalMs: number;
+  };
 }
 
 /** The tools of a set of servers, as the worker's MCP pool lists them. */
@@ -148,6 +163,8 @@ export interface ClaudeCallInput {
   thinking?: ThinkingConfigParam;
   /** 1-based loop step, for logs. */
   step: number;
+  /** The turn streams: the call publishes its deltas (src/core/stream-record.ts). */
+  stream?: StreamRequest;
 }
 
 export interface ClaudeCallOutput {
@@ -159,6 +176,8 @@ export interface ClaudeCallOutput {
   requestId?: string;
   /** Cost of this call from the worker's price table (0 for unknown models). */
   costUsd?: number;
+  /** What the call streamed, when the turn streams. */
+  stream?: StreamRecord;
 }
 
 /**
@@ -171,6 +190,8 @@ export interface FormatResponseInput {
   maxTokens: number;
   /** With extended thinking on, forced tool_choice is refused by the API, so use the auto path. */
   thinking?: ThinkingConfigParam;
+  /** The turn streams: the call publishes the answer as it is written. */
+  stream?: StreamRequest;
 }
 
 /** The formatter's request as the worker makes it: the activity input with its conversation read. */
@@ -189,5 +210,6 @@ export interface FormatResponseOutput {
   notes: string[];
   /** Cost of the formatter's calls from the worker's price table. */
   costUsd?: number;
+  /** What the call streamed, when the turn streams. */
+  stream?: StreamRecord;
 }
-

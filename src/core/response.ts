@@ -34,7 +34,10 @@ export function artifactReference(a: Pick<Artifact, 'id' | 'title'>): string {
  * Builds the final response from the formatter's output plus artifacts that tools produced (images),
  * keeping artifact ids unique.
  */
-export function buildResponse(output: FormatterOutput, toolArtifacts: readonly Artifact[] = []): TurnResponse {
+export function buildResponse(
+  output: FormatterOutput,
+  toolArtifacts: readonly Artifact[] = [],
+): TurnResponse {
   const parts: string[] = [];
   const artifacts: Artifact[] = [];
   const used = new Set<string>();
@@ -73,4 +76,22 @@ export function textOutput(text: string, thinking?: string): FormatterOutput {
   const out: FormatterOutput = { conversation: [{ type: 'text', content: text }] };
   if (thinking !== undefined) out.thinking = thinking;
   return out;
+}
+
+/**
+ * The answer's text as far as a partial formatter output (its tool input, parsed as it streams)
+ * has written it: its text parts, as {@link buildResponse} joins them, up to the first part that is
+ * not yet known to be text. It only grows as the input does, and for a whole output it is a prefix
+ * of `buildResponse(output).conversation`.
+ */
+export function partialAnswerText(partial: unknown): string {
+  const items = (partial as { conversation?: unknown } | undefined)?.conversation;
+  if (!Array.isArray(items)) return '';
+  const parts: string[] = [];
+  for (const item of items as unknown[]) {
+    const { type, content } = (item ?? {}) as { type?: unknown; content?: unknown };
+    if (type !== 'text') break;
+    parts.push(typeof content === 'string' ? content : '');
+  }
+  return parts.join('\n\n');
 }

@@ -53,8 +53,17 @@ export const ChatTurnInputSchema = z
     loopPolicy: z.enum(['native', 'gather-then-format']).optional(),
     /** Tools offered per Claude request after allow/deny. @default 15 */
     maxToolsPerRequest: z.number().int().min(1).max(128).optional(),
+    /**
+     * Stream the turn as it is written (`subscribe`): Claude's text, tool calls, approvals and the
+     * answer. `{ reasoning: true }` streams thinking too. Off, a turn writes exactly what it did
+     * without streaming. @default false
+     */
+    stream: z.union([z.boolean(), z.object({ reasoning: z.boolean().optional() }).strict()]).optional(),
     /** Extended thinking budget; when set, thinking blocks are kept and sent back unchanged. */
-    thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
+    thinking: z
+      .object({ budgetTokens: z.number().int().min(1024) })
+      .strict()
+      .optional(),
     /** How prior history is compacted when the conversation does not fit the model's context window. */
     compaction: z
       .object({

@@ -13,6 +13,7 @@ import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
 import { claudeTaskQueue } from '../core/task-queues';
+import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import { activityResultLimit } from '../storage/activity-payload-limit';
 import { storesPayloads } from '../storage/data-converter';
 import { claudeMetrics } from './metrics';
@@ -32,10 +33,16 @@ export function claudeQueueWorkerOptions(
   claudeConfig: ClaudeConfig,
 ): Pick<
   WorkerOptions,
-  'taskQueue' | 'activities' | 'maxConcurrentActivityTaskExecutions' | 'maxTaskQueueActivitiesPerSecond'
+  | 'taskQueue'
+  | 'activities'
+  | 'maxConcurrentActivityTaskExecutions'
+  | 'maxTaskQueueActivitiesPerSecond'
+  | 'maxHeartbeatThrottleInterval'
 > {
   return {
     taskQueue: claudeTaskQueue(turnTaskQueue),
+    // A streamed call's deltas reach subscribers as heartbeat details: send them at this pace at most.
+    maxHeartbeatThrottleInterval: STREAM_PUBLISH_INTERVAL_MS,
     activities: makeClaudeActivities({
       client: claudeClient,
       config: claudeConfig,

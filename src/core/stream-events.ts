@@ -1,0 +1,111 @@
+/**
+ * The events of a turn's stream, named as the Vercel AI SDK's UI message stream names its parts
+ * where one fits, `data-…` for the rest. Every event has its offset in the stream (a conversation's
+ * stream numbers its turns' events in order) and the turn it belongs to; events that came from a
+ * Claude call carry the attempt that wrote them.
+ *
+ * The stream never contradicts the turn's result: after a `data-retry` naming a text id, that id's
+ * earlier deltas are void, and the deltas after the last one join to exactly the step's text
+ * (`answer`: exactly `response.conversation`).
+ */
+import type { ChatTurnResult, TurnStopReason } from './turn-result';
+import type { TurnResponse } from './response';
+import type { TokenUsage } from './usage';
+
+/** The id of step `n`'s text deltas. */
+export const stepTextId = (step: number): string => `step-${step}`;
+/** The id of step `n`'s reasoning deltas. */
+export const reasoningId = (step: number): string => `reasoning-${step}`;
+/** The id of the answer's text deltas (the formatter's conversation, as written). */
+export const ANSWER_TEXT_ID = 'answer';
+
+interface Base {
+  /** Position in the stream, from 0. */
+  offset: number;
+  /** The turn's workflow id. */
+  turnId: string;
+}
+
+/** How a stream ended. */
+export type StreamEndStatus = 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
+
+export type TurnStreamEvent = Base &
+  (
+    | { type: 'start'; question: string }
+    | { type: 'start-step'; step: number }
+    | { type: 'text-delta'; id: string; delta: string; step?: number; attempt: number }
+    | { type: 'reasoning-delta'; id: string; delta: string; step: number; attempt: number }
+    | {
+        type: 'data-retry';
+        /** Text ids whose deltas so far are void. */
+        discard: string[];
+        /** The attempt that follows, 1-based, counting every call of the step. */
+        attempt: number;
+        reason: string;
+        step?: number;
+      }
+    | { type: 'data-compaction'; step: number; reason: string }
+    | {
+        type: 'tool-input-available';
+        toolCallId: string;
+        /** The tool's name as Claude called it. */
+        toolName: string;
+        server?: string;
+        tool?: string;
+        /** Claude's arguments (injected values are added on the worker and never appear here). */
+        input: unknown;
+        step: number;
+      }
+    | {
+        type: 'data-approval';
+        toolCallId: string;
+        state: 'waiting' | 'approved' | 'denied' | 'timed_out';
+        toolName: string;
+        by?: string;
+        reason?: string;
+        timeoutMs?: number;
+      }
+    | {
+        type: 'tool-output-available';
+        toolCallId: string;
+        toolName: string;
+        isError: boolean;
+        /** Time from scheduling to result (retries included); 0 for a call that did not run. */
+        durationMs: number;
+        /** Size of the result's content as JSON, in bytes. */
+        resultBytes: number;
+        /** Why it did not run: repeated, denied, or refused (unknown tool, budget). */
+        notRun?: 'repeated' | 'denied' | 'refused';
+        attempts?: number;
+      }
+    | { type: 'finish-step'; step: number }
+    | { type: 'data-answer'; response: TurnResponse }
+    | { type: 'error'; errorText: string }
+    | {
+        type: 'finish';
+        status: StreamEndStatus;
+        stopReason?: TurnStopReason;
+        usage?: TokenUsage;
+        costUsd?: number;
+      }
+  );
+
+export type TurnStreamEventType = TurnStreamEvent['type'];
+
+/** An event as the projection builds it, before the stream numbers it. */
+export type UnnumberedEvent = TurnStreamEvent extends infer E
+  ? E extends unknown
+    ? Omit<E, 'offset' | 'turnId'>
+    : never
+  : never;
+
+/** The finish of a completed turn, from its result. */
+export function finishOf(result: ChatTurnResult): UnnumberedEvent {
+  return {
+    type: 'finish',
+    status: 'completed',
+    stopReason: result.stopReason,
+    usage: result.usage,
+    costUsd: result.costUsd,
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * What a turn's stream is made of: the facts its history records, decoded, in history order, and
+ * the stream records of its Claude calls still running (their heartbeat details).
+ */
+import type { ApprovalDecision, PendingApprovalMemo } from '../core/approvals';
+import type { PreparedTurn } from '../core/contracts';
+import type { StreamRecord } from '../core/stream-record';
+import type { ChatTurnResult } from '../core/turn-result';
+import type { ChatTurnInput } from '../schemas/turn-input';
+
+/** How a run closed, besides completing. */
+export type RunEnd = 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'continued';
+
+export type TurnFact =
+  | { kind: 'started'; input: ChatTurnInput }
+  | { kind: 'prepared'; prepared: PreparedTurn }
+  | { kind: 'scheduled'; activityId: string; activityType: string; input: unknown; timeMs: number }
+  | { kind: 'activity-completed'; activityId: string; result: unknown; timeMs: number }
+  | {
+      kind: 'activity-ended';
+      activityId: string;
+      how: 'failed' | 'cancelled' | 'timed_out';
+      /** The stream record the call left, when it left one. */
+      record?: StreamRecord;
+      /** The failure's type (an ApplicationFailure's), when it has one. */
+      failureType?: string;
+      timeMs: number;
+    }
+  | { kind: 'pending-approvals'; pending: PendingApprovalMemo[] }
+  | { kind: 'decision'; decision: ApprovalDecision }
+  | { kind: 'completed'; result: ChatTurnResult }
+  | { kind: 'closed'; how: RunEnd; message?: string };
+
+/** A turn's facts so far, and the records of its running Claude calls by activity id. */
+export interface TurnFacts {
+  facts: readonly TurnFact[];
+  live: ReadonlyMap<string, StreamRecord>;
+}
+
+export function isStreamRecord(value: unknown): value is StreamRecord {
+  const r = value as StreamRecord | undefined;
+  return typeof r?.attempt === 'number' && typeof r.first === 'number' && Array.isArray(r.parts);
+}

@@ -1,0 +1,257 @@
+/**
+ * Reads a turn's history as it grows, as the facts its stream is made of (./turn-facts.ts): a
+ * long poll on the history (the server answers when events are added), each page's stored
+ * payloads fetched back and decoded with the client's data converter. A dropped connection or a
+ * restarted server is retried; a page read again after a reset is not read twice.
+ */
+import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import {
+  decodeArrayFromPayloads,
+  decodeOptionalFailureToOptionalError,
+  extstoreInboundOptions,
+  visit,
+  walkDescribeWorkflowExecutionResponse,
+  walkGetWorkflowExecutionHistoryResponse,
+} from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
+import { PENDING_APPROVALS_MEMO, type ApprovalDecision, type PendingApprovalMemo } from '../core/approvals';
+import { isStreamRecord, type TurnFact } from './turn-facts';
+import type { StreamRecord } from '../core/stream-record';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+type IFailure = temporal.api.failure.v1.IFailure;
+
+const RETRY_DELAY_MS = 500;
+
+export class TurnHistory {
+  private nextPageToken: Uint8Array | undefined;
+  private lastEventId = 0;
+  private readonly activityIds = new Map<string, string>();
+  /** Set once the run's last event has been read. */
+  closed = false;
+
+  constructor(
+    private readonly client: Client,
+    readonly workflowId: string,
+    readonly runId?: string,
+  ) {}
+
+  /** The facts added since the last call; waits (a long poll) until there are some or the run has closed. */
+  async next(signal?: AbortSignal): Promise<TurnFact[]> {
+    for (;;) {
+      if (this.closed) return [];
+      let page: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse;
+      try {
+        page = await this.client.workflowService.getWorkflowExecutionHistory({
+          namespace: this.client.options.namespace,
+          execution: { workflowId: this.workflowId, ...(this.runId ? { runId: this.runId } : {}) },
+          waitNewEvent: true,
+          ...(this.nextPageToken ? { nextPageToken: this.nextPageToken } : {}),
+        });
+      } catch (err) {
+        if (signal?.aborted) return [];
+        if (isNotFound(err)) throw err;
+        // The server is restarting or the token is stale: read again from the start, skipping what was read.
+        this.nextPageToken = undefined;
+        await sleep(RETRY_DELAY_MS);
+        continue;
+      }
+      await visit(
+        page,
+        walkGetWorkflowExecutionHistoryResponse,
+        extstoreInboundOptions(this.client.options.loadedDataConverter.externalStorage),
+      );
+      const events = (page.history?.events ?? []).filter((e) => Number(e.eventId) > this.lastEventId);
+      this.nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+      const facts: TurnFact[] = [];
+      for (const event of events) {
+        this.lastEventId = Number(event.eventId);
+        const fact = await this.factOf(event);
+        if (fact) facts.push(fact);
+        if (isCloseEvent(event)) this.closed = true;
+      }
+      if (facts.length || this.closed) return facts;
+      if (!this.nextPageToken && !this.closed) await sleep(RETRY_DELAY_MS);
+    }
+  }
+
+  /** The stream records of the run's running Claude calls (their last heartbeat details), by activity id. */
+  async liveRecords(): Promise<Map<string, StreamRecord>> {
+    const live = new Map<string, StreamRecord>();
+    let described: temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse;
+    try {
+      described = await this.client.workflowService.describeWorkflowExecution({
+        namespace: this.client.options.namespace,
+        execution: { workflowId: this.workflowId, ...(this.runId ? { runId: this.runId } : {}) },
+      });
+    } catch {
+      return live; // a restarting server: the next look sees them
+    }
+    await visit(
+      described,
+      walkDescribeWorkflowExecutionResponse,
+      extstoreInboundOptions(this.client.options.loadedDataConverter.externalStorage),
+    );
+    for (const activity of described.pendingActivities ?? []) {
+      const record = await this.first(activity.heartbeatDetails?.payloads);
+      if (activity.activityId && isStreamRecord(record)) live.set(activity.activityId, record);
+    }
+    return live;
+  }
+
+  private async first(payloads: Payload[] | null | undefined): Promise<unknown> {
+    if (!payloads?.length) return undefined;
+    const [value] = await decodeArrayFromPayloads(this.client.options.loadedDataConverter, payloads);
+    return value;
+  }
+
+  private async factOf(event: HistoryEvent): Promise<TurnFact | undefined> {
+    const timeMs = timeOf(event);
+    if (event.workflowExecutionStartedEventAttributes) {
+      const input = await this.first(event.workflowExecutionStartedEventAttributes.input?.payloads);
+      return input
+        ? { kind: 'started', input: input as Extract<TurnFact, { kind: 'started' }>['input'] }
+        : undefined;
+    }
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.details) {
+      const data = (await this.first(marker.details.data?.payloads)) as
+        { activity_type?: string } | undefined;
+      if (data?.activity_type !== 'prepareTurn') return undefined;
+      const prepared = await this.first(marker.details.result?.payloads);
+      return prepared
+        ? { kind: 'prepared', prepared: prepared as Extract<TurnFact, { kind: 'prepared' }>['prepared'] }
+        : undefined;
+    }
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const activityId = scheduled.activityId ?? '';
+      this.activityIds.set(String(event.eventId), activityId);
+      return {
+        kind: 'scheduled',
+        activityId,
+        activityType: scheduled.activityType?.name ?? '',
+        input: await this.first(scheduled.input?.payloads),
+        timeMs,
+      };
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed) {
+      return {
+        kind: 'activity-completed',
+        activityId: this.activityId(completed.scheduledEventId),
+        result: await this.first(completed.result?.payloads),
+        timeMs,
+      };
+    }
+    const failed = event.activityTaskFailedEventAttributes;
+    if (failed) {
+      const details = failed.failure?.applicationFailureInfo?.details?.payloads;
+      const values = details?.length
+        ? await decodeArrayFromPayloads(this.client.options.loadedDataConverter, details)
+        : [];
+      const record = values.map((v) => (v as { stream?: unknown } | null)?.stream).find(isStreamRecord);
+      const failureType = failed.failure?.applicationFailureInfo?.type ?? undefined;
+      return {
+        kind: 'activity-ended',
+        activityId: this.activityId(failed.scheduledEventId),
+        how: 'failed',
+        ...(record ? { record } : {}),
+        ...(failureType ? { failureType } : {}),
+        timeMs,
+      };
+    }
+    const cancelled = event.activityTaskCanceledEventAttributes;
+    if (cancelled) {
+      const record = await this.first(cancelled.details?.payloads);
+      return {
+        kind: 'activity-ended',
+        activityId: this.activityId(cancelled.scheduledEventId),
+        how: 'cancelled',
+        ...(isStreamRecord(record) ? { record } : {}),
+        timeMs,
+      };
+    }
+    const timedOut = event.activityTaskTimedOutEventAttributes;
+    if (timedOut) {
+      const record = await this.first(lastHeartbeatDetails(timedOut.failure));
+      return {
+        kind: 'activity-ended',
+        activityId: this.activityId(timedOut.scheduledEventId),
+        how: 'timed_out',
+        ...(isStreamRecord(record) ? { record } : {}),
+        timeMs,
+      };
+    }
+    const memo =
+      event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[PENDING_APPROVALS_MEMO];
+    if (memo)
+      return {
+        kind: 'pending-approvals',
+        pending: ((await this.first([memo])) ?? []) as PendingApprovalMemo[],
+      };
+    const accepted = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+    if (accepted?.name === 'decide') {
+      const decision = await this.first(accepted.args?.payloads);
+      return decision ? { kind: 'decision', decision: decision as ApprovalDecision } : undefined;
+    }
+    if (event.workflowExecutionCompletedEventAttributes) {
+      const result = await this.first(event.workflowExecutionCompletedEventAttributes.result?.payloads);
+      return { kind: 'completed', result: result as Extract<TurnFact, { kind: 'completed' }>['result'] };
+    }
+    if (event.workflowExecutionFailedEventAttributes) {
+      const error = await decodeOptionalFailureToOptionalError(
+        this.client.options.loadedDataConverter,
+        event.workflowExecutionFailedEventAttributes.failure,
+      );
+      return { kind: 'closed', how: 'failed', ...(error ? { message: error.message } : {}) };
+    }
+    if (event.workflowExecutionCanceledEventAttributes) return { kind: 'closed', how: 'cancelled' };
+    if (event.workflowExecutionTerminatedEventAttributes) {
+      const reason = event.workflowExecutionTerminatedEventAttributes.reason;
+      return { kind: 'closed', how: 'terminated', ...(reason ? { message: reason } : {}) };
+    }
+    if (event.workflowExecutionTimedOutEventAttributes) return { kind: 'closed', how: 'timed_out' };
+    if (event.workflowExecutionContinuedAsNewEventAttributes) return { kind: 'closed', how: 'continued' };
+    return undefined;
+  }
+
+  private activityId(scheduledEventId: Long | number | null | undefined): string {
+    return this.activityIds.get(String(scheduledEventId)) ?? '';
+  }
+}
+
+type Long = { toString(): string };
+
+function lastHeartbeatDetails(failure: IFailure | null | undefined): Payload[] | undefined {
+  for (let f = failure; f; f = f.cause) {
+    const payloads = f.timeoutFailureInfo?.lastHeartbeatDetails?.payloads;
+    if (payloads?.length) return payloads;
+  }
+  return undefined;
+}
+
+function timeOf(event: HistoryEvent): number {
+  const t = event.eventTime;
+  return t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+}
+
+function isCloseEvent(event: HistoryEvent): boolean {
+  return Boolean(
+    event.workflowExecutionCompletedEventAttributes ||
+    event.workflowExecutionFailedEventAttributes ||
+    event.workflowExecutionCanceledEventAttributes ||
+    event.workflowExecutionTerminatedEventAttributes ||
+    event.workflowExecutionTimedOutEventAttributes ||
+    event.workflowExecutionContinuedAsNewEventAttributes,
+  );
+}
+
+function isNotFound(err: unknown): boolean {
+  return (err as { code?: number } | null)?.code === 5; // gRPC NOT_FOUND
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,405 @@
+/**
+ * A turn's stream, computed from its history and the records of its running Claude calls: the same
+ * facts always give the same events, and more facts only add events after them. So a subscriber
+ * that arrives late, reconnects, or reads a closed turn sees every event at the offset a live
+ * subscriber saw it; nothing is published anywhere but in the turn's own history and its
+ * activities' heartbeats, whatever the number of subscribers.
+ *
+ * Events per fact:
+ * - the start: `start`; a step's first Claude call: `start-step` (and the previous step's
+ *   `finish-step`); a step asked again: `data-retry` (after `data-compaction` when the conversation
+ *   was compacted);
+ * - a Claude call's record: `text-delta` / `reasoning-delta` / `data-retry` per part; its reply's
+ *   tool calls: `tool-input-available`, once the turn goes on with them;
+ * - waiting calls (the memo) and decisions (the `decide` update): `data-approval`;
+ * - a tool call's end: `tool-output-available`; calls that never ran, at the step's end;
+ * - the formatter's record: `text-delta` with id `answer`; the end: the rest of the answer,
+ *   `data-answer`, `finish` (`error` first when the turn failed).
+ */
+import { canonicalJson } from '../core/canonical-json';
+import type {
+  CallToolInput,
+  CallToolOutput,
+  ClaudeCallInput,
+  ClaudeCallOutput,
+  FormatResponseOutput,
+} from '../core/contracts';
+import { ClaudeFailureType } from '../core/failure-types';
+import { buildResponse } from '../core/response';
+import { resolveTurn } from '../core/resolve-turn';
+import { isCutInsideToolUse } from '../core/stop-rules';
+import {
+  ANSWER_TEXT_ID,
+  finishOf,
+  reasoningId,
+  stepTextId,
+  type UnnumberedEvent,
+} from '../core/stream-events';
+import {
+  expandRecord,
+  reasoningText,
+  stepText,
+  type FinalTexts,
+  type StreamRecord,
+} from '../core/stream-record';
+import { buildToolCatalog, type ToolCatalog } from '../core/tool-naming';
+import { toolUses, type ToolUseBlock } from '../core/transcript';
+import type { ChatTurnInput } from '../schemas/turn-input';
+import type { TurnFact, TurnFacts } from './turn-facts';
+
+type ClaudeCall = { kind: 'step'; step: number } | { kind: 'formatter' };
+
+interface ToolUse {
+  use: ToolUseBlock;
+  step: number;
+  ended: boolean;
+}
+
+export function projectTurn({ facts, live }: TurnFacts): UnnumberedEvent[] {
+  return new Projection().run(facts, live);
+}
+
+class Projection {
+  private readonly out: UnnumberedEvent[] = [];
+  private input: ChatTurnInput | undefined;
+  private catalog: ToolCatalog | undefined;
+  private reasoning = false;
+  private openStep: number | undefined;
+  /** Why the open step's next call asks again, when its last call ended without going on. */
+  private askAgain: { reason: string; compacted: boolean } | undefined;
+  private readonly claudeCalls = new Map<string, ClaudeCall>();
+  private readonly toolActivities = new Map<string, { toolUseId: string; scheduledMs: number }>();
+  /** The open step's reply's tool calls, announced once the turn goes on with them. */
+  private unannounced: ToolUse[] = [];
+  private readonly uses = new Map<string, ToolUse>();
+  /** Signatures (name + arguments) of calls that ran, for calls answered as repeated. */
+  private readonly ran = new Set<string>();
+  private readonly waiting = new Map<string, string>();
+  private readonly denied = new Set<string>();
+  /** The answer text the formatter streamed, once it has ended. */
+  private answerStreamed: string | undefined;
+
+  run(facts: readonly TurnFact[], live: ReadonlyMap<string, StreamRecord>): UnnumberedEvent[] {
+    const open = new Set<string>();
+    for (const fact of facts) {
+      if (fact.kind === 'scheduled' && this.isClaude(fact.activityType)) open.add(fact.activityId);
+      if (fact.kind === 'activity-completed' || fact.kind === 'activity-ended') open.delete(fact.activityId);
+      this.apply(fact);
+    }
+    // Claude calls still running: what they have published so far.
+    for (const activityId of open) {
+      const record = live.get(activityId);
+      const call = this.claudeCalls.get(activityId);
+      if (record && call) this.emitRecord(call, record, {});
+    }
+    return this.out;
+  }
+
+  private isClaude(activityType: string): boolean {
+    return activityType === 'claude' || activityType === 'formatResponse';
+  }
+
+  private apply(fact: TurnFact): void {
+    switch (fact.kind) {
+      case 'started':
+        this.input = fact.input;
+        this.reasoning = typeof fact.input.stream === 'object' && fact.input.stream.reasoning === true;
+        this.out.push({ type: 'start', question: fact.input.question });
+        return;
+      case 'prepared':
+        if (this.input) {
+          const resolved = resolveTurn(this.input, fact.prepared.workerDefaults);
+          this.catalog = buildToolCatalog(
+            fact.prepared.tools,
+            resolved.tools ?? {},
+            resolved.maxToolsPerRequest,
+            fact.prepared.unusableTools,
+          );
+        }
+        return;
+      case 'scheduled':
+        return this.scheduled(fact.activityId, fact.activityType, fact.input, fact.timeMs);
+      case 'activity-completed':
+        return this.completed(fact.activityId, fact.result, fact.timeMs);
+      case 'activity-ended':
+        return this.ended(fact);
+      case 'pending-approvals':
+        return this.pendingApprovals(fact.pending);
+      case 'decision': {
+        this.announce();
+        const { decision } = fact;
+        const chosen =
+          decision.callId !== undefined
+            ? this.waiting.has(decision.callId)
+              ? [decision.callId]
+              : []
+            : [...this.waiting.keys()];
+        for (const callId of chosen) {
+          if (!decision.approve) this.denied.add(callId);
+          this.out.push({
+            type: 'data-approval',
+            toolCallId: callId,
+            toolName: this.waiting.get(callId)!,
+            state: decision.approve ? 'approved' : 'denied',
+            ...(decision.identity ? { by: decision.identity } : {}),
+            ...(decision.reason ? { reason: decision.reason } : {}),
+          });
+          this.waiting.delete(callId);
+        }
+        return;
+      }
+      case 'completed': {
+        this.closeStep();
+        const { response } = fact.result;
+        if (this.answerStreamed !== undefined) {
+          if (response.conversation.startsWith(this.answerStreamed)) {
+            const rest = response.conversation.slice(this.answerStreamed.length);
+            if (rest) this.out.push({ type: 'text-delta', id: ANSWER_TEXT_ID, delta: rest, attempt: 1 });
+          } else {
+            this.out.push({
+              type: 'data-retry',
+              discard: [ANSWER_TEXT_ID],
+              attempt: 1,
+              reason: 'the answer differs from what streamed',
+            });
+            this.out.push({
+              type: 'text-delta',
+              id: ANSWER_TEXT_ID,
+              delta: response.conversation,
+              attempt: 1,
+            });
+          }
+        }
+        this.out.push({ type: 'data-answer', response });
+        this.out.push(finishOf(fact.result));
+        return;
+      }
+      case 'closed':
+        this.closeStep();
+        if (fact.how === 'continued') return;
+        if (fact.how === 'failed')
+          this.out.push({ type: 'error', errorText: fact.message ?? 'the turn failed' });
+        this.out.push({ type: 'finish', status: fact.how });
+        return;
+    }
+  }
+
+  private scheduled(activityId: string, activityType: string, input: unknown, timeMs: number): void {
+    if (activityType === 'claude') {
+      const { step } = input as ClaudeCallInput;
+      this.claudeCalls.set(activityId, { kind: 'step', step });
+      if (step === this.openStep && this.askAgain) {
+        const { reason, compacted } = this.askAgain;
+        this.unannounced = []; // the reply is asked again: its tool calls never run
+        if (compacted) this.out.push({ type: 'data-compaction', step, reason });
+        this.out.push({
+          type: 'data-retry',
+          discard: [stepTextId(step), reasoningId(step)],
+          attempt: 1,
+          reason,
+          step,
+        });
+        this.askAgain = undefined;
+        return;
+      }
+      this.closeStep();
+      this.openStep = step;
+      this.out.push({ type: 'start-step', step });
+      return;
+    }
+    if (activityType === 'formatResponse') {
+      this.closeStep();
+      this.claudeCalls.set(activityId, { kind: 'formatter' });
+      return;
+    }
+    if (activityType === 'callTool') {
+      this.announce();
+      const { toolUseId, tool, arguments: args } = input as CallToolInput;
+      this.toolActivities.set(activityId, { toolUseId, scheduledMs: timeMs });
+      const use = this.uses.get(toolUseId);
+      this.ran.add(signature(use?.use.name ?? tool, use?.use.input ?? args));
+    }
+  }
+
+  private completed(activityId: string, result: unknown, timeMs: number): void {
+    const call = this.claudeCalls.get(activityId);
+    if (call?.kind === 'step') {
+      const reply = result as ClaudeCallOutput;
+      if (reply.stream)
+        this.emitRecord(call, reply.stream, {
+          t: stepText(reply.content),
+          ...(this.reasoning ? { r: reasoningText(reply.content) } : {}),
+        });
+      if (isCutInsideToolUse(reply))
+        this.askAgain = {
+          reason: 'the reply was cut inside a tool call: asked again with more tokens',
+          compacted: false,
+        };
+      else if (reply.stopReason === 'model_context_window_exceeded')
+        this.askAgain = {
+          reason: 'the context window is full: asked again after compacting',
+          compacted: true,
+        };
+      else this.askAgain = undefined;
+      this.unannounced = toolUses(reply.content).map((use) => ({ use, step: call.step, ended: false }));
+      return;
+    }
+    if (call?.kind === 'formatter') {
+      const formatted = result as FormatResponseOutput;
+      const answer = buildResponse(formatted.output).conversation;
+      if (formatted.stream) this.emitRecord(call, formatted.stream, { a: answer });
+      this.answerStreamed = formatted.stream ? answer : undefined;
+      return;
+    }
+    const tool = this.toolActivities.get(activityId);
+    if (tool) {
+      const out = result as CallToolOutput;
+      this.toolEnded(tool.toolUseId, {
+        isError: out.isError,
+        durationMs: timeMs - tool.scheduledMs,
+        resultBytes: byteLength(out.content),
+        ...(out.attempt !== undefined ? { attempts: out.attempt } : {}),
+      });
+    }
+  }
+
+  private ended(fact: Extract<TurnFact, { kind: 'activity-ended' }>): void {
+    const call = this.claudeCalls.get(fact.activityId);
+    if (call) {
+      if (fact.record) this.emitRecord(call, fact.record, {});
+      if (call.kind === 'step' && fact.failureType === ClaudeFailureType.PromptTooLong) {
+        this.askAgain = { reason: 'the prompt is too long: asked again after compacting', compacted: true };
+      }
+      return;
+    }
+    const tool = this.toolActivities.get(fact.activityId);
+    if (tool && fact.how !== 'cancelled')
+      this.toolEnded(tool.toolUseId, {
+        isError: true,
+        durationMs: fact.timeMs - tool.scheduledMs,
+        resultBytes: 0,
+      });
+  }
+
+  private pendingApprovals(pending: readonly { callId: string; name: string; timeoutMs?: number }[]): void {
+    this.announce();
+    const now = new Set(pending.map((p) => p.callId));
+    for (const [callId, toolName] of this.waiting) {
+      if (now.has(callId)) continue;
+      // It left the list without a decision: its wait timed out.
+      this.denied.add(callId);
+      this.waiting.delete(callId);
+      this.out.push({ type: 'data-approval', toolCallId: callId, toolName, state: 'timed_out' });
+    }
+    for (const p of pending) {
+      if (this.waiting.has(p.callId) || this.denied.has(p.callId) || this.uses.get(p.callId)?.ended) continue;
+      this.waiting.set(p.callId, p.name);
+      this.out.push({
+        type: 'data-approval',
+        toolCallId: p.callId,
+        toolName: p.name,
+        state: 'waiting',
+        ...(p.timeoutMs !== undefined ? { timeoutMs: p.timeoutMs } : {}),
+      });
+    }
+  }
+
+  /** The open step's tool calls, announced: the turn went on with them. */
+  private announce(): void {
+    for (const u of this.unannounced) {
+      this.uses.set(u.use.id, u);
+      const target = this.catalog?.targets[u.use.name];
+      this.out.push({
+        type: 'tool-input-available',
+        toolCallId: u.use.id,
+        toolName: u.use.name,
+        ...(target ? { server: target.server, tool: target.tool } : {}),
+        input: u.use.input,
+        step: u.step,
+      });
+    }
+    this.unannounced = [];
+  }
+
+  private toolEnded(
+    toolUseId: string,
+    fields: {
+      isError: boolean;
+      durationMs: number;
+      resultBytes: number;
+      attempts?: number;
+      notRun?: 'repeated' | 'denied' | 'refused';
+    },
+  ): void {
+    const use = this.uses.get(toolUseId);
+    if (!use || use.ended) return;
+    use.ended = true;
+    this.out.push({
+      type: 'tool-output-available',
+      toolCallId: toolUseId,
+      toolName: use.use.name,
+      ...fields,
+    });
+  }
+
+  /** The open step ends: its calls that never ran are answered, then `finish-step`. */
+  private closeStep(): void {
+    if (this.openStep === undefined) return;
+    this.announce();
+    for (const u of this.uses.values()) {
+      if (u.ended || u.step !== this.openStep) continue;
+      const id = u.use.id;
+      const notRun = this.denied.has(id)
+        ? 'denied'
+        : this.ran.has(signature(u.use.name, u.use.input))
+          ? 'repeated'
+          : 'refused';
+      this.toolEnded(id, { isError: notRun !== 'repeated', durationMs: 0, resultBytes: 0, notRun });
+    }
+    this.out.push({ type: 'finish-step', step: this.openStep });
+    this.openStep = undefined;
+    this.askAgain = undefined;
+  }
+
+  private emitRecord(call: ClaudeCall, record: StreamRecord, texts: FinalTexts): void {
+    const parts = expandRecord(record, texts);
+    // Parts before the first retry part came from the record's first attempt; each retry part names the next one.
+    let attempt = record.first;
+    for (const part of parts) {
+      if (part[0] === 'x') {
+        attempt = part[1];
+        const discard =
+          call.kind === 'step' ? [stepTextId(call.step), reasoningId(call.step)] : [ANSWER_TEXT_ID];
+        this.out.push({
+          type: 'data-retry',
+          discard,
+          attempt,
+          reason: part[2],
+          ...(call.kind === 'step' ? { step: call.step } : {}),
+        });
+        continue;
+      }
+      const delta = String(part[1]);
+      if (call.kind === 'formatter') {
+        if (part[0] === 'a') this.out.push({ type: 'text-delta', id: ANSWER_TEXT_ID, delta, attempt });
+      } else if (part[0] === 't')
+        this.out.push({ type: 'text-delta', id: stepTextId(call.step), delta, step: call.step, attempt });
+      else if (part[0] === 'r')
+        this.out.push({
+          type: 'reasoning-delta',
+          id: reasoningId(call.step),
+          delta,
+          step: call.step,
+          attempt,
+        });
+    }
+  }
+}
+
+function signature(name: string, input: unknown): string {
+  return `${name}\u0000${canonicalJson(input)}`;
+}
+
+function byteLength(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value ?? null));
+}

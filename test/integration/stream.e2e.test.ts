@@ -1,0 +1,160 @@
+/**
+ * Streaming end to end: a real dev server, real server-everything, the real SDK streaming from the
+ * paced stub. A turn's stream, live and read again after the turn has closed, is the same events at
+ * the same offsets; it never contradicts the result; the first text arrives long before the reply
+ * ends; a subscriber's count changes nothing in the history.
+ */
+import { subscribeTurn } from '../../src/stream/subscribe';
+import { startChatTurn, cancelTurn } from '../../src/client/chat-turn-client';
+import type { TurnStreamEvent } from '../../src/core/stream-events';
+import type { ChatTurnResult } from '../../src/core/turn-result';
+import type { Scenario } from '../../src/stub';
+import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
+import { everythingStdio } from '../support/mcp-servers';
+import { rawHistoryEvents } from '../support/history-payloads';
+
+jest.setTimeout(120_000);
+
+const text = (t: string) => ({ type: 'text' as const, text: t });
+const use = (name: string, input: Record<string, unknown>) => ({ type: 'tool_use' as const, name, input });
+const FORTY_WORDS = Array.from({ length: 40 }, (_, i) => `word${i + 1}`).join(' ');
+
+const scenarios: Record<string, Scenario> = {
+  'streamed-two-step': {
+    streamDelayMs: 20,
+    steps: [
+      { content: [text('Let me echo that first.'), use('everything__echo', { message: 'alpha' })] },
+      { content: [text(FORTY_WORDS)], streamDelayMs: 100 },
+    ],
+    formatter: {
+      conversation: [
+        { type: 'text', content: 'The echo said alpha. Here is the whole answer, written word by word.' },
+      ],
+    },
+  },
+  'streamed-slow': {
+    steps: [{ content: [text(FORTY_WORDS)], streamDelayMs: 250 }],
+    formatter: { conversation: [{ type: 'text', content: 'never' }] },
+  },
+};
+
+let h: TurnHarness;
+beforeAll(async () => {
+  h = await startTurnHarness({ scenarios, servers: { everything: everythingStdio() } });
+});
+afterAll(async () => h?.close());
+
+async function collect(
+  stream: AsyncIterable<TurnStreamEvent>,
+  onEvent?: (e: TurnStreamEvent, at: number) => void,
+): Promise<TurnStreamEvent[]> {
+  const events: TurnStreamEvent[] = [];
+  for await (const e of stream) {
+    onEvent?.(e, Date.now());
+    events.push(e);
+  }
+  return events;
+}
+
+/** The deltas of text id `id` after its last retry, joined. */
+function finalText(events: TurnStreamEvent[], id: string): string {
+  let text = '';
+  for (const e of events) {
+    if (e.type === 'data-retry' && e.discard.includes(id)) text = '';
+    if (e.type === 'text-delta' && e.id === id) text += e.delta;
+  }
+  return text;
+}
+
+test('a streamed turn: live and replayed streams are the same, and agree with the result', async () => {
+  const handle = await startChatTurn(
+    h.client,
+    { question: 'echo alpha', model: 'streamed-two-step', stream: true },
+    { taskQueue: h.taskQueue },
+  );
+  const arrivals: Array<{ e: TurnStreamEvent; at: number }> = [];
+  const [live, live2] = await Promise.all([
+    collect(subscribeTurn(h.client, handle.workflowId), (e, at) => arrivals.push({ e, at })),
+    collect(subscribeTurn(h.client, handle.workflowId)),
+  ]);
+  const result: ChatTurnResult = await handle.result();
+
+  expect(live.map((e) => e.offset)).toEqual(live.map((_, i) => i));
+  expect(live2).toEqual(live);
+  const replayed = await collect(subscribeTurn(h.client, handle.workflowId));
+  expect(replayed).toEqual(live);
+  const from = await collect(subscribeTurn(h.client, handle.workflowId, { fromOffset: 5 }));
+  expect(from).toEqual(live.slice(5));
+
+  const types = live.map((e) => e.type);
+  expect(types[0]).toBe('start');
+  expect(types.filter((t) => t === 'start-step')).toHaveLength(2);
+  expect(types.filter((t) => t === 'finish-step')).toHaveLength(2);
+  expect(types.slice(-2)).toEqual(['data-answer', 'finish']);
+  expect(finalText(live, 'step-1')).toBe('Let me echo that first.');
+  expect(finalText(live, 'step-2')).toBe(FORTY_WORDS);
+  expect(finalText(live, 'answer')).toBe(result.response.conversation);
+  expect(live.filter((e) => e.type === 'text-delta' && e.id === 'step-2').length).toBeGreaterThan(10);
+  const input = live.find((e) => e.type === 'tool-input-available');
+  expect(input).toMatchObject({
+    toolName: 'everything__echo',
+    server: 'everything',
+    tool: 'echo',
+    input: { message: 'alpha' },
+    step: 1,
+  });
+  const output = live.find((e) => e.type === 'tool-output-available');
+  expect(output).toMatchObject({ toolCallId: (input as { toolCallId: string }).toolCallId, isError: false });
+  expect(live[live.length - 1]).toMatchObject({
+    type: 'finish',
+    status: 'completed',
+    stopReason: 'completed',
+    usage: result.usage,
+  });
+
+  // The first delta of the 40-word reply reaches the subscriber well before the reply ends.
+  const call = h.stub.requests.find(
+    (r) => r.scenario === 'streamed-two-step' && r.step === 1 && r.kind === 'step',
+  )!;
+  const step2 = arrivals.filter(({ e }) => e.type === 'text-delta' && e.id === 'step-2');
+  expect(step2[0]!.at - call.startedAt).toBeLessThan(600);
+  expect(step2[step2.length - 1]!.at - step2[0]!.at).toBeGreaterThan(3000);
+});
+
+test('the history of a streamed turn does not depend on its subscribers', async () => {
+  const run = async (subscribers: number): Promise<{ events: number; bytes: number }> => {
+    const handle = await startChatTurn(
+      h.client,
+      { question: 'echo alpha', model: 'streamed-two-step', stream: true },
+      { taskQueue: h.taskQueue },
+    );
+    await Promise.all(
+      Array.from({ length: subscribers }, () => collect(subscribeTurn(h.client, handle.workflowId))),
+    );
+    await handle.result();
+    const events = await rawHistoryEvents(h.client, handle.workflowId);
+    return { events: events.length, bytes: events.reduce((n, e) => n + JSON.stringify(e).length, 0) };
+  };
+  const one = await run(1);
+  const twenty = await run(20);
+  expect(twenty.events).toBe(one.events);
+  expect(Math.abs(twenty.bytes - one.bytes)).toBeLessThan(0.02 * one.bytes); // ids and times differ, nothing else
+});
+
+test('a cancelled streamed turn ends its stream with a finish that says so, live and replayed alike', async () => {
+  const handle = await startChatTurn(
+    h.client,
+    { question: 'slow', model: 'streamed-slow', stream: true },
+    { taskQueue: h.taskQueue },
+  );
+  const events: TurnStreamEvent[] = [];
+  const done = collect(subscribeTurn(h.client, handle.workflowId), (e) => {
+    events.push(e);
+    if (e.type === 'text-delta' && events.filter((x) => x.type === 'text-delta').length === 5)
+      void cancelTurn(handle);
+  });
+  const live = await done;
+  expect(live[live.length - 1]).toMatchObject({ type: 'finish', status: 'cancelled' });
+  expect(live.filter((e) => e.type === 'text-delta').length).toBeGreaterThanOrEqual(5);
+  expect(await collect(subscribeTurn(h.client, handle.workflowId))).toEqual(live);
+});
