@@ -11,13 +11,25 @@ export {
   cancelTurn,
   type ChatTurnHandle,
   type StartChatTurnOptions,
+  type ExecuteChatTurnOptions,
+  type StreamOption,
 } from './client/chat-turn-client';
+export { subscribe, subscribeTurn, subscribeConversation, type SubscribeOptions } from './stream/subscribe';
+export {
+  ANSWER_TEXT_ID,
+  stepTextId,
+  reasoningId,
+  type TurnStreamEvent,
+  type TurnStreamEventType,
+  type StreamEndStatus,
+} from './core/stream-events';
 export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
 export { getTurnView, type TurnView } from './client/turn-view';
 export {
   startConversation,
   sendMessage,
   submitMessage,
+  messageTurnId,
   getConversation,
   cancelCurrentTurn,
   closeConversation,

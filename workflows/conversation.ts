@@ -39,6 +39,7 @@ import {
   conversationStatusQuery,
   conversationTranscriptQuery,
   sendMessageUpdate,
+  turnOfMessageQuery,
 } from '../src/core/workflow-handlers';
 import type { chatTurn } from './chat-turn';
 
@@ -91,6 +92,10 @@ export async function conversation(
     ...(current ? { currentTurnId: current.turnId } : {}),
   }));
   setHandler(conversationTranscriptQuery, () => history.flatMap((s) => s.transcriptSegment));
+  setHandler(turnOfMessageQuery, (messageId) => {
+    const index = messageIds.get(messageId);
+    return index === undefined ? undefined : conversationTurnId(workflowInfo().workflowId, index);
+  });
   setHandler(cancelCurrentTurnSignal, () => current?.scope.cancel());
   setHandler(closeConversationSignal, () => {
     closing = true;

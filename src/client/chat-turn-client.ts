@@ -12,6 +12,8 @@ import { turnStartSearchAttributes } from '../core/search-attributes';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { oneLine } from '../core/text';
 import { newId } from './ids';
+import type { TurnStreamEvent } from '../core/stream-events';
+import { subscribeTurn } from '../stream/subscribe';
 
 export type ChatTurnHandle = WorkflowHandle<typeof chatTurn>;
 
@@ -61,14 +63,40 @@ export async function startChatTurn(
   });
 }
 
-/** Starts a turn and waits for its result. */
+/** How a caller follows a turn as it is written. */
+export interface StreamOption {
+  /** Called with every event of the turn's stream, in order, as it is written. */
+  onEvent: (event: TurnStreamEvent) => void;
+  /** Stream thinking too. @default false */
+  reasoning?: boolean;
+}
+
+export interface ExecuteChatTurnOptions extends StartChatTurnOptions {
+  /** Stream the turn (it sets the input's `stream`) and hand each event to `onEvent`. */
+  stream?: StreamOption;
+}
+
+/** The input with streaming on as `stream` asks (an input that already asks keeps its own setting). */
+export function streamedInput<T extends { stream?: ChatTurnInput['stream'] }>(input: T, stream: StreamOption | undefined): T {
+  if (!stream || input.stream) return input;
+  return { ...input, stream: stream.reasoning ? { reasoning: true } : true };
+}
+
+/** Starts a turn and waits for its result; with `stream`, follows it as it is written. */
 export async function executeChatTurn(
   client: Client,
   input: ChatTurnInput,
-  options: StartChatTurnOptions = {},
+  options: ExecuteChatTurnOptions = {},
 ): Promise<ChatTurnResult> {
-  const handle = await startChatTurn(client, input, options);
+  const { stream, ...start } = options;
+  const handle = await startChatTurn(client, streamedInput(input, stream), start);
+  if (stream) await forEachEvent(subscribeTurn(client, handle.workflowId), stream.onEvent);
   return handle.result();
+}
+
+/** Hands every event of `events` to `onEvent`, in order. */
+export async function forEachEvent(events: AsyncIterable<TurnStreamEvent>, onEvent: (event: TurnStreamEvent) => void): Promise<void> {
+  for await (const event of events) onEvent(event);
 }
 
 /** Live progress of a running (or finished) turn: phase, step, tool calls so far, usage so far. */

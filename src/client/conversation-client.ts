@@ -24,8 +24,11 @@ import {
   conversationStatusQuery,
   conversationTranscriptQuery,
   sendMessageUpdate,
+  turnOfMessageQuery,
 } from '../core/workflow-handlers';
 import { parseChatTurnInput } from '../schemas/turn-input';
+import { forEachEvent, streamedInput, type StreamOption } from './chat-turn-client';
+import { subscribeTurn } from '../stream/subscribe';
 
 export type ConversationHandle = WorkflowHandle<typeof conversation>;
 
@@ -74,6 +77,8 @@ export interface SendMessageOptions {
   options?: TurnOptions;
   /** Used when the conversation does not exist yet (it is created with the message, in one call). */
   conversation?: ConversationOptions;
+  /** Stream the message's turn (it sets the turn's `stream`) and hand each event to `onEvent`. */
+  stream?: StreamOption;
 }
 
 /** A sent message whose turn is under way. */
@@ -94,7 +99,8 @@ export async function submitMessage(client: Client, conversationId: string, text
   checkOptions(opts.options);
   checkOptions(opts.conversation?.options);
   const messageId = opts.messageId ?? newId('msg');
-  const message: ConversationMessage = { text, id: messageId, ...(opts.options ? { options: opts.options } : {}) };
+  const options = opts.stream ? streamedInput(opts.options ?? {}, opts.stream) : opts.options;
+  const message: ConversationMessage = { text, id: messageId, ...(options ? { options } : {}) };
   const send = () =>
     client.workflow.startUpdateWithStart(sendMessageUpdate, {
       args: [message],
@@ -142,9 +148,30 @@ export async function withTurnResult(client: Client, answered: MessageAnswered):
   }
 }
 
-/** Sends one message (creating the conversation if needed) and waits for its turn's outcome. */
+/**
+ * Sends one message (creating the conversation if needed) and waits for its turn's outcome; with
+ * `stream`, follows the turn as it is written.
+ */
 export async function sendMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<MessageOutcome> {
-  return (await submitMessage(client, conversationId, text, opts)).outcome();
+  const sent = await submitMessage(client, conversationId, text, opts);
+  if (!opts.stream) return sent.outcome();
+  let settled = false;
+  const outcome = sent.outcome().finally(() => (settled = true));
+  // A message refused by a run about to continue as new is named by the next run, once it takes it.
+  for (let wait = 50; !settled; wait = Math.min(1000, wait * 2)) {
+    const turnId = await messageTurnId(client, conversationId, sent.messageId);
+    if (turnId) {
+      await forEachEvent(subscribeTurn(client, turnId, { waitForStart: true }), opts.stream.onEvent);
+      break;
+    }
+    await Promise.race([outcome.catch(() => undefined), new Promise((r) => setTimeout(r, wait))]);
+  }
+  return outcome;
+}
+
+/** The turn that answers message `messageId`, once the conversation has the message. */
+export async function messageTurnId(client: Client, conversationId: string, messageId: string): Promise<string | undefined> {
+  return client.workflow.getHandle(conversationId).query(turnOfMessageQuery, messageId);
 }
 
 export interface ConversationView {

@@ -32,6 +32,8 @@ export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: bo
 export const sendMessageUpdate = defineUpdate<MessageAnswered, [ConversationMessage]>('sendMessage');
 export const conversationStatusQuery = defineQuery<ConversationStatus>('conversationStatus');
 /** The conversation so far: every answered turn's messages, in order. */
+/** The turn that answers (or will answer) the message with this id, while the conversation remembers it. */
+export const turnOfMessageQuery = defineQuery<string | undefined, [string]>('turnOfMessage');
 export const conversationTranscriptQuery = defineQuery<MessageParam[]>('conversationTranscript');
 /** Cancels the running turn (it ends cancelled; the conversation goes on with the next message). */
 export const cancelCurrentTurnSignal = defineSignal('cancelCurrentTurn');

@@ -22,6 +22,8 @@ export interface SubscribeOptions {
   pollMs?: number;
   /** Ends the iteration (a `return()` on the iterator does too). */
   signal?: AbortSignal;
+  /** A turn that does not exist yet is waited for (a queued message's turn); else not found throws. */
+  waitForStart?: boolean;
 }
 
 /** The events of turn `workflowId` from `fromOffset`, until its `finish`. */
@@ -70,6 +72,7 @@ async function* turnEvents(
   let emitted = 0;
   let pendingFacts: Promise<TurnFact[]> | undefined;
   const pollMs = options.pollMs ?? 100;
+  if (options.waitForStart) await waitUntilStarted(client, workflowId, options);
   for (;;) {
     if (options.signal?.aborted) return base + emitted;
     const events = projectTurn({ facts, live });
@@ -146,6 +149,18 @@ async function waitForTurn(
       } catch {
         return false;
       }
+    }
+    await sleep(Math.max(250, options.pollMs ?? 100));
+  }
+}
+
+async function waitUntilStarted(client: Client, workflowId: string, options: SubscribeOptions): Promise<void> {
+  while (!options.signal?.aborted) {
+    try {
+      await client.workflow.getHandle(workflowId).describe();
+      return;
+    } catch (err) {
+      if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
     }
     await sleep(Math.max(250, options.pollMs ?? 100));
   }

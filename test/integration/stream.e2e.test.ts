@@ -4,7 +4,10 @@
  * the same offsets; it never contradicts the result; the first text arrives long before the reply
  * ends; a subscriber's count changes nothing in the history.
  */
-import { subscribeTurn } from '../../src/stream/subscribe';
+import { subscribeConversation, subscribeTurn } from '../../src/stream/subscribe';
+import { closeConversation, newConversationId, sendMessage } from '../../src/client/conversation-client';
+import type { MessageOutcome } from '../../src/core/conversation';
+import { runChain } from '../support/history-payloads';
 import { startChatTurn, cancelTurn } from '../../src/client/chat-turn-client';
 import type { TurnStreamEvent } from '../../src/core/stream-events';
 import type { ChatTurnResult } from '../../src/core/turn-result';
@@ -31,6 +34,12 @@ const scenarios: Record<string, Scenario> = {
         { type: 'text', content: 'The echo said alpha. Here is the whole answer, written word by word.' },
       ],
     },
+  },
+  chat: {
+    perTurn: true,
+    streamDelayMs: 5,
+    steps: [{ content: [text('Answer to {{question}}, streamed.')] }],
+    formatter: { conversation: [{ type: 'text', content: 'Formatted answer to {{question}}.' }] },
   },
   'streamed-slow': {
     steps: [{ content: [text(FORTY_WORDS)], streamDelayMs: 250 }],
@@ -157,4 +166,35 @@ test('a cancelled streamed turn ends its stream with a finish that says so, live
   expect(live[live.length - 1]).toMatchObject({ type: 'finish', status: 'cancelled' });
   expect(live.filter((e) => e.type === 'text-delta').length).toBeGreaterThanOrEqual(5);
   expect(await collect(subscribeTurn(h.client, handle.workflowId))).toEqual(live);
+});
+
+test('a streamed conversation: its turns in order, one offset sequence, through a continue-as-new', async () => {
+  const id = newConversationId();
+  const conversation = { taskQueue: h.taskQueue, turnsPerRun: 2, options: { model: 'chat', stream: true } };
+  const watching = collect(subscribeConversation(h.client, id));
+  const outcomes: MessageOutcome[] = [];
+  const perMessage: TurnStreamEvent[][] = [];
+  for (let i = 1; i <= 3; i++) {
+    const seen: TurnStreamEvent[] = [];
+    outcomes.push(await sendMessage(h.client, id, `question ${i}`, { conversation, stream: { onEvent: (e) => seen.push(e) } }));
+    perMessage.push(seen);
+  }
+  await closeConversation(h.client, id);
+  const all = await watching;
+
+  expect((await runChain(h.client, id)).length).toBeGreaterThanOrEqual(2); // it continued as new
+  expect(all.map((e) => e.offset)).toEqual(all.map((_, i) => i));
+  const turns = [...new Set(all.map((e) => e.turnId))];
+  expect(turns).toEqual(outcomes.map((o) => o.turnId));
+  for (const [i, outcome] of outcomes.entries()) {
+    const own = all.filter((e) => e.turnId === outcome.turnId);
+    expect(own[0]).toMatchObject({ type: 'start', question: `question ${i + 1}` });
+    expect(own[own.length - 1]).toMatchObject({ type: 'finish', status: 'completed' });
+    expect(finalText(own, 'answer')).toBe(outcome.result!.response.conversation);
+    // sendMessage's stream is the turn's own stream: the same events, numbered from the turn's start.
+    expect(perMessage[i]!.map(({ offset: _o, ...e }) => e)).toEqual(own.map(({ offset: _o, ...e }) => e));
+  }
+  // Read again after the close, from an offset inside the second turn.
+  const later = await collect(subscribeConversation(h.client, id, { fromOffset: 10 }));
+  expect(later).toEqual(all.slice(10));
 });

@@ -1,0 +1,177 @@
+/**
+ * The projection's rules, from facts as a turn's history records them: a running call's record
+ * becomes the same events its result later gives (so offsets never move), approvals wait and are
+ * decided or time out, calls that never ran are answered at the step's end, a step asked again
+ * says why, and a failed turn ends with `error` then `finish`.
+ */
+import { projectTurn } from '../../src/stream/turn-projection';
+import type { TurnFact } from '../../src/stream/turn-facts';
+import type { StreamRecord } from '../../src/core/stream-record';
+import type { ContentBlock } from '../../src/core/contracts';
+import type { ChatTurnResult } from '../../src/core/turn-result';
+import { ZERO_USAGE } from '../../src/core/usage';
+
+const started: TurnFact = { kind: 'started', input: { question: 'q', stream: true } };
+const claude = (activityId: string, step: number, timeMs = 0): TurnFact => ({
+  kind: 'scheduled',
+  activityId,
+  activityType: 'claude',
+  input: { model: 'm', maxTokens: 10, step },
+  timeMs,
+});
+const reply = (
+  activityId: string,
+  content: ContentBlock[],
+  stream: StreamRecord,
+  stopReason = 'tool_use',
+): TurnFact => ({
+  kind: 'activity-completed',
+  activityId,
+  result: { content, stopReason, usage: ZERO_USAGE, model: 'm', stream },
+  timeMs: 0,
+});
+const text = (t: string) => ({ type: 'text', text: t, citations: null }) as ContentBlock;
+const use = (id: string, name: string, input: unknown) =>
+  ({ type: 'tool_use', id, name, input }) as ContentBlock;
+const types = (facts: TurnFact[], live = new Map<string, StreamRecord>()) =>
+  projectTurn({ facts, live }).map((e) => e.type);
+
+test('a running call shows its published deltas; its result later gives the same events, then more', () => {
+  const live = new Map<string, StreamRecord>([['1', { attempt: 1, first: 1, parts: [['t', 'Hel']] }]]);
+  const running = projectTurn({ facts: [started, claude('1', 1)], live });
+  const done = projectTurn({
+    facts: [
+      started,
+      claude('1', 1),
+      reply(
+        '1',
+        [text('Hello')],
+        {
+          attempt: 1,
+          first: 1,
+          parts: [
+            ['t', 3],
+            ['t', 2],
+          ],
+        },
+        'end_turn',
+      ),
+    ],
+    live: new Map(),
+  });
+  expect(done.slice(0, running.length)).toEqual(running);
+  expect(done.filter((e) => e.type === 'text-delta').map((e) => (e as { delta: string }).delta)).toEqual([
+    'Hel',
+    'lo',
+  ]);
+});
+
+test('approvals: waiting from the memo, decided by the update, timed out when they leave the memo undecided', () => {
+  const facts: TurnFact[] = [
+    started,
+    claude('1', 1),
+    reply('1', [use('a', 'srv__write', { x: 1 }), use('b', 'srv__write', { x: 2 })], {
+      attempt: 1,
+      first: 1,
+      parts: [],
+    }),
+    {
+      kind: 'pending-approvals',
+      pending: [
+        { callId: 'a', name: 'srv__write', input: '{}', step: 1, text: '', requestedAt: '' } as never,
+        {
+          callId: 'b',
+          name: 'srv__write',
+          input: '{}',
+          step: 1,
+          text: '',
+          requestedAt: '',
+          timeoutMs: 5,
+        } as never,
+      ],
+    },
+    { kind: 'decision', decision: { callId: 'a', approve: false, identity: 'alice', reason: 'no' } },
+    { kind: 'pending-approvals', pending: [{ callId: 'b', name: 'srv__write' } as never] },
+    { kind: 'pending-approvals', pending: [] },
+    claude('2', 2),
+  ];
+  const events = projectTurn({ facts, live: new Map() });
+  const approvals = events.filter((e) => e.type === 'data-approval');
+  expect(approvals).toEqual([
+    expect.objectContaining({ toolCallId: 'a', state: 'waiting' }),
+    expect.objectContaining({ toolCallId: 'b', state: 'waiting', timeoutMs: 5 }),
+    expect.objectContaining({ toolCallId: 'a', state: 'denied', by: 'alice', reason: 'no' }),
+    expect.objectContaining({ toolCallId: 'b', state: 'timed_out' }),
+  ]);
+  // Neither ran: both are answered as denied when the step ends, before finish-step.
+  const outputs = events.filter((e) => e.type === 'tool-output-available');
+  expect(outputs).toEqual([
+    expect.objectContaining({ toolCallId: 'a', notRun: 'denied' }),
+    expect.objectContaining({ toolCallId: 'b', notRun: 'denied' }),
+  ]);
+  expect(types(facts).slice(-3)).toEqual(['tool-output-available', 'finish-step', 'start-step']);
+});
+
+test('a reply cut inside a tool call is asked again: its calls are never announced, and its text is discarded', () => {
+  const facts: TurnFact[] = [
+    started,
+    claude('1', 1),
+    reply(
+      '1',
+      [text('Let me'), use('a', 'srv__t', {})],
+      { attempt: 1, first: 1, parts: [['t', 6]] },
+      'max_tokens',
+    ),
+    claude('2', 1),
+  ];
+  const events = projectTurn({ facts, live: new Map() });
+  expect(events.map((e) => e.type)).toEqual(['start', 'start-step', 'text-delta', 'data-retry']);
+  expect(events[3]).toMatchObject({ discard: ['step-1', 'reasoning-1'], step: 1 });
+});
+
+test('a failed turn ends with error, then finish; calls that never ran are answered first', () => {
+  const facts: TurnFact[] = [
+    started,
+    claude('1', 1),
+    reply('1', [use('a', 'srv__t', {})], { attempt: 1, first: 1, parts: [] }),
+    { kind: 'closed', how: 'failed', message: 'boom' },
+  ];
+  expect(types(facts).slice(-4)).toEqual(['tool-output-available', 'finish-step', 'error', 'finish']);
+  expect(projectTurn({ facts, live: new Map() }).at(-1)).toMatchObject({ type: 'finish', status: 'failed' });
+});
+
+test('the answer: streamed deltas, then the rest of response.conversation, data-answer and finish', () => {
+  const output = { conversation: [{ type: 'text', content: 'Answer.' }] };
+  const result = {
+    response: { conversation: 'Answer.\n\nNote.', artifacts: [] },
+    stopReason: 'completed',
+    usage: ZERO_USAGE,
+    costUsd: 0,
+  } as unknown as ChatTurnResult;
+  const facts: TurnFact[] = [
+    started,
+    claude('1', 1),
+    reply('1', [text('x')], { attempt: 1, first: 1, parts: [['t', 1]] }, 'end_turn'),
+    { kind: 'scheduled', activityId: '2', activityType: 'formatResponse', input: {}, timeMs: 0 },
+    {
+      kind: 'activity-completed',
+      activityId: '2',
+      result: {
+        output,
+        mode: 'forced',
+        usage: ZERO_USAGE,
+        calls: 1,
+        notes: [],
+        stream: { attempt: 1, first: 1, parts: [['a', 7]] },
+      },
+      timeMs: 0,
+    },
+    { kind: 'completed', result },
+  ];
+  const events = projectTurn({ facts, live: new Map() });
+  const answer = events
+    .filter((e) => e.type === 'text-delta' && e.id === 'answer')
+    .map((e) => (e as { delta: string }).delta);
+  expect(answer.join('')).toBe('Answer.\n\nNote.');
+  expect(events.slice(-2).map((e) => e.type)).toEqual(['data-answer', 'finish']);
+});
