@@ -66,9 +66,13 @@ export class StreamRecorder {
       ]);
   }
 
-  /** The record as it stands, pending deltas included. */
+  /**
+   * The record as it stands, pending deltas included. Whatever is handed out is kept as it is:
+   * later deltas go into new parts, so a part a subscriber has seen never grows.
+   */
   get record(): StreamRecord {
-    return { attempt: this.options.attempt, first: this.first, parts: [...this.parts, ...this.pending] };
+    this.flushPending();
+    return { attempt: this.options.attempt, first: this.first, parts: [...this.parts] };
   }
 
   /** A new Claude call of this activity (the formatter's repair or fallback): its earlier deltas are void. */

@@ -130,17 +130,20 @@ test('a streamed turn: live and replayed streams are the same, and agree with th
   expect(step2[step2.length - 1]!.at - step2[0]!.at).toBeGreaterThan(3000);
 });
 
-test('the history of a streamed turn does not depend on its subscribers', async () => {
+test('20 subscribers all get the whole stream, and the history does not depend on how many watch', async () => {
   const run = async (subscribers: number): Promise<{ events: number; bytes: number }> => {
     const handle = await startChatTurn(
       h.client,
       { question: 'echo alpha', model: 'streamed-two-step', stream: true },
       { taskQueue: h.taskQueue },
     );
-    await Promise.all(
+    const streams = await Promise.all(
       Array.from({ length: subscribers }, () => collect(subscribeTurn(h.client, handle.workflowId))),
     );
     await handle.result();
+    // Every subscriber got everything: the whole stream, as it reads after the end.
+    const whole = await collect(subscribeTurn(h.client, handle.workflowId));
+    for (const stream of streams) expect(stream).toEqual(whole);
     const events = await rawHistoryEvents(h.client, handle.workflowId);
     return { events: events.length, bytes: events.reduce((n, e) => n + JSON.stringify(e).length, 0) };
   };
@@ -176,7 +179,12 @@ test('a streamed conversation: its turns in order, one offset sequence, through 
   const perMessage: TurnStreamEvent[][] = [];
   for (let i = 1; i <= 3; i++) {
     const seen: TurnStreamEvent[] = [];
-    outcomes.push(await sendMessage(h.client, id, `question ${i}`, { conversation, stream: { onEvent: (e) => seen.push(e) } }));
+    outcomes.push(
+      await sendMessage(h.client, id, `question ${i}`, {
+        conversation,
+        stream: { onEvent: (e) => seen.push(e) },
+      }),
+    );
     perMessage.push(seen);
   }
   await closeConversation(h.client, id);

@@ -62,6 +62,18 @@ test('the first delta is published at once; later ones join until the next publi
   expect(expandRecord(final, { t: 'Hello wide world' })).toEqual(r.record.parts);
 });
 
+test('a part handed out (a heartbeat between publications) never grows: later deltas go into new parts', () => {
+  const { r } = recorder();
+  r.onEvent(textStart(0));
+  r.onEvent(textDelta(0, 'word1 '));
+  r.onEvent(textDelta(0, 'word2 '));
+  const beat = r.record.parts.map((p) => [...p]);
+  r.onEvent(textDelta(0, 'word3 '));
+  const later = r.record.parts;
+  expect(later.slice(0, beat.length)).toEqual(beat);
+  expect(later.map((p) => p[1]).join('')).toBe('word1 word2 word3 ');
+});
+
 test('two text blocks are separated, and the final text is what stepText joins', () => {
   const { r } = recorder();
   r.onEvent(textStart(0));
