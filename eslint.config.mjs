@@ -87,7 +87,7 @@ const noCycle = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.mcp-turns/**', 'coverage/**', 'bin/**', 'test-artifacts/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/**', '**/node_modules/**', '.mcp-turns/**', 'coverage/**', 'bin/**', 'test-artifacts/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

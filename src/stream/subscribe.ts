@@ -4,21 +4,21 @@
  * history). A turn's stream ends with its `finish`; a conversation's is its turns' streams in
  * order, numbered on, and ends when the conversation has closed and its last turn finished.
  *
- * Each subscriber reads the history with one long poll, and while a Claude call of the turn runs,
- * describes the turn every `pollMs` for the call's heartbeat details: it writes nothing anywhere.
+ * The subscribers of a turn on one client share one reader (./turn-feed.ts): one long poll on the
+ * history and, while a Claude call of the turn runs, a `describe` every `pollMs` for the call's
+ * heartbeat details. Subscribing writes nothing anywhere.
  */
 import type { Client } from '@temporalio/client';
 import { conversationTurnId } from '../core/conversation';
 import type { TurnStreamEvent } from '../core/stream-events';
-import type { StreamRecord } from '../core/stream-record';
-import { projectTurn } from './turn-projection';
-import type { TurnFact } from './turn-facts';
-import { TurnHistory } from './turn-history';
+import { TurnFeed } from './turn-feed';
+
+const DEFAULT_POLL_MS = 200;
 
 export interface SubscribeOptions {
   /** The first offset wanted. @default 0 */
   fromOffset?: number;
-  /** How often a running Claude call's deltas are looked for. @default 100 */
+  /** How often a running Claude call's deltas are looked for. @default 200 */
   pollMs?: number;
   /** Ends the iteration (a `return()` on the iterator does too). */
   signal?: AbortSignal;
@@ -66,40 +66,45 @@ async function* turnEvents(
   options: SubscribeOptions,
   base = 0,
 ): AsyncGenerator<TurnStreamEvent, number> {
-  const history = new TurnHistory(client, workflowId);
-  const facts: TurnFact[] = [];
-  let live = new Map<string, StreamRecord>();
-  let emitted = 0;
-  let pendingFacts: Promise<TurnFact[]> | undefined;
-  const pollMs = options.pollMs ?? 100;
-  if (options.waitForStart) await waitUntilStarted(client, workflowId, options);
-  for (;;) {
-    if (options.signal?.aborted) return base + emitted;
-    const events = projectTurn({ facts, live });
-    for (let i = emitted; i < events.length; i++) {
-      const offset = base + i;
-      if (offset >= fromOffset) yield { ...events[i]!, offset, turnId: workflowId } as TurnStreamEvent;
+  const runId = options.waitForStart
+    ? await waitUntilStarted(client, workflowId, options)
+    : (await client.workflow.getHandle(workflowId).describe()).runId;
+  if (runId === undefined) return base;
+  const feed = feedOf(client, workflowId, runId, options.pollMs ?? DEFAULT_POLL_MS);
+  const leave = feed.join();
+  const aborted = new Promise<void>((resolve) => options.signal?.addEventListener('abort', () => resolve(), { once: true }));
+  try {
+    for (let i = 0; ; ) {
+      for (; i < feed.events.length; i++) {
+        const offset = base + i;
+        if (offset >= fromOffset) yield { ...feed.events[i]!, offset, turnId: workflowId } as TurnStreamEvent;
+      }
+      if (feed.ended) {
+        if (feed.failure) throw feed.failure;
+        return base + i;
+      }
+      if (options.signal?.aborted) return base + i;
+      await Promise.race([feed.changed(), aborted]);
     }
-    emitted = Math.max(emitted, events.length);
-    const last = events[events.length - 1];
-    if (
-      last?.type === 'finish' ||
-      (history.closed && !pendingFacts && facts.some((f) => f.kind === 'closed'))
-    )
-      return base + emitted;
-    pendingFacts ??= history.next(options.signal);
-    const running = claudeCallRunning(facts);
-    const arrived = await (running
-      ? Promise.race([pendingFacts, sleep(pollMs).then(() => undefined)])
-      : pendingFacts);
-    if (arrived) {
-      facts.push(...arrived);
-      pendingFacts = undefined;
-      if (!claudeCallRunning(facts)) live = new Map();
-    } else {
-      live = await history.liveRecords();
-    }
+  } finally {
+    leave();
   }
+}
+
+/** Feeds followed by this process, per client: one per turn run, while anyone subscribes. */
+const feeds = new WeakMap<Client, Map<string, TurnFeed>>();
+
+function feedOf(client: Client, workflowId: string, runId: string, pollMs: number): TurnFeed {
+  let byRun = feeds.get(client);
+  if (!byRun) feeds.set(client, (byRun = new Map()));
+  const found = byRun.get(runId);
+  if (found && !found.failure) return found;
+  const runs = byRun;
+  const feed: TurnFeed = new TurnFeed(client, workflowId, runId, pollMs, () => {
+    if (runs.get(runId) === feed) runs.delete(runId);
+  });
+  runs.set(runId, feed);
+  return feed;
 }
 
 async function* conversationEvents(
@@ -150,31 +155,21 @@ async function waitForTurn(
         return false;
       }
     }
-    await sleep(Math.max(250, options.pollMs ?? 100));
+    await sleep(Math.max(250, options.pollMs ?? DEFAULT_POLL_MS));
   }
 }
 
-async function waitUntilStarted(client: Client, workflowId: string, options: SubscribeOptions): Promise<void> {
+/** The run id of `workflowId` once it exists (undefined: aborted first). */
+async function waitUntilStarted(client: Client, workflowId: string, options: SubscribeOptions): Promise<string | undefined> {
   while (!options.signal?.aborted) {
     try {
-      await client.workflow.getHandle(workflowId).describe();
-      return;
+      return (await client.workflow.getHandle(workflowId).describe()).runId;
     } catch (err) {
       if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
     }
-    await sleep(Math.max(250, options.pollMs ?? 100));
+    await sleep(Math.max(250, options.pollMs ?? DEFAULT_POLL_MS));
   }
-}
-
-/** Whether a Claude call of the turn is scheduled and has not ended. */
-function claudeCallRunning(facts: readonly TurnFact[]): boolean {
-  const open = new Set<string>();
-  for (const f of facts) {
-    if (f.kind === 'scheduled' && (f.activityType === 'claude' || f.activityType === 'formatResponse'))
-      open.add(f.activityId);
-    else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
-  }
-  return open.size > 0;
+  return undefined;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -23,10 +23,17 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type IFailure = temporal.api.failure.v1.IFailure;
 
 const RETRY_DELAY_MS = 500;
+/**
+ * The least time between two reads of the history: events that arrive meanwhile come in one read.
+ * A turn writes its events in bursts (a workflow task, an activity's end), so this bounds the reads
+ * per subscriber without delaying text, which comes from the running calls' records.
+ */
+const MIN_READ_INTERVAL_MS = 200;
 
 export class TurnHistory {
   private nextPageToken: Uint8Array | undefined;
   private lastEventId = 0;
+  private lastReadAt = 0;
   private readonly activityIds = new Map<string, string>();
   /** Set once the run's last event has been read. */
   closed = false;
@@ -41,6 +48,9 @@ export class TurnHistory {
   async next(signal?: AbortSignal): Promise<TurnFact[]> {
     for (;;) {
       if (this.closed) return [];
+      const wait = this.lastReadAt + MIN_READ_INTERVAL_MS - Date.now();
+      if (wait > 0) await sleep(wait);
+      this.lastReadAt = Date.now();
       let page: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse;
       try {
         page = await this.client.workflowService.getWorkflowExecutionHistory({

@@ -1,0 +1,121 @@
+/**
+ * One turn's events as this process follows them: one reader of its history and of its running
+ * Claude calls' records, shared by every subscriber to the turn on the same client, so a hundred
+ * people watching through one process cost the server what one does. The events only grow; the
+ * feed stops reading when its last subscriber leaves or the turn's stream has ended.
+ */
+import type { Client } from '@temporalio/client';
+import type { UnnumberedEvent } from '../core/stream-events';
+import type { StreamRecord } from '../core/stream-record';
+import type { TurnFact } from './turn-facts';
+import { TurnHistory } from './turn-history';
+import { projectTurn } from './turn-projection';
+
+export class TurnFeed {
+  /** The turn's events so far, in order; the index is the offset in the turn. */
+  readonly events: UnnumberedEvent[] = [];
+  ended = false;
+  failure: unknown;
+  private readonly history: TurnHistory;
+  private readonly facts: TurnFact[] = [];
+  private live = new Map<string, StreamRecord>();
+  private wake: (() => void) | undefined;
+  private changedAt = signal();
+  private subscribers = 0;
+  private following = false;
+
+  constructor(
+    client: Client,
+    readonly workflowId: string,
+    runId: string,
+    private readonly pollMs: number,
+    private readonly onIdle: () => void,
+  ) {
+    this.history = new TurnHistory(client, workflowId, runId);
+  }
+
+  /** Adds a subscriber; the returned function removes it. */
+  join(): () => void {
+    this.subscribers++;
+    if (!this.following && !this.ended) void this.follow();
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.subscribers--;
+      this.wake?.();
+    };
+  }
+
+  /** Resolves when events are added or the feed has ended. */
+  changed(): Promise<void> {
+    return this.changedAt.promise;
+  }
+
+  private async follow(): Promise<void> {
+    this.following = true;
+    let pendingFacts: Promise<TurnFact[]> | undefined;
+    try {
+      for (;;) {
+        this.project();
+        if (this.ended || this.subscribers === 0) break;
+        pendingFacts ??= this.history.next();
+        const woken = new Promise<undefined>((resolve) => (this.wake = () => resolve(undefined)));
+        const timer = claudeCallRunning(this.facts) ? sleep(this.pollMs) : undefined;
+        const arrived = await Promise.race([pendingFacts, woken, ...(timer ? [timer] : [])]);
+        this.wake = undefined;
+        if (arrived) {
+          this.facts.push(...arrived);
+          pendingFacts = undefined;
+          if (!claudeCallRunning(this.facts)) this.live = new Map();
+        } else if (timer && this.subscribers > 0) {
+          this.live = await this.history.liveRecords();
+        }
+      }
+    } catch (err) {
+      this.failure = err;
+      this.ended = true;
+    }
+    this.following = false;
+    this.onIdle();
+    this.notify();
+  }
+
+  private project(): void {
+    const events = projectTurn({ facts: this.facts, live: this.live });
+    if (events.length > this.events.length) {
+      this.events.push(...events.slice(this.events.length));
+      this.notify();
+    }
+    const last = this.events[this.events.length - 1];
+    if (last?.type === 'finish' || (this.history.closed && this.facts.some((f) => f.kind === 'closed'))) {
+      this.ended = true;
+      this.notify();
+    }
+  }
+
+  private notify(): void {
+    this.changedAt.resolve();
+    this.changedAt = signal();
+  }
+}
+
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Whether a Claude call of the turn is scheduled and has not ended. */
+function claudeCallRunning(facts: readonly TurnFact[]): boolean {
+  const open = new Set<string>();
+  for (const f of facts) {
+    if (f.kind === 'scheduled' && (f.activityType === 'claude' || f.activityType === 'formatResponse')) open.add(f.activityId);
+    else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
+  }
+  return open.size > 0;
+}
+
+function sleep(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
+}
