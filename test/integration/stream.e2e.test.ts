@@ -5,6 +5,7 @@
  * ends; a subscriber's count changes nothing in the history.
  */
 import { subscribeConversation, subscribeTurn } from '../../src/stream/subscribe';
+import { approveToolCall } from '../../src/client/approvals';
 import { closeConversation, newConversationId, sendMessage } from '../../src/client/conversation-client';
 import type { MessageOutcome } from '../../src/core/conversation';
 import { runChain } from '../support/history-payloads';
@@ -40,6 +41,24 @@ const scenarios: Record<string, Scenario> = {
     streamDelayMs: 5,
     steps: [{ content: [text('Answer to {{question}}, streamed.')] }],
     formatter: { conversation: [{ type: 'text', content: 'Formatted answer to {{question}}.' }] },
+  },
+  'streamed-approval': {
+    steps: [
+      { content: [text('I will echo it.'), use('everything__echo', { message: 'approved?' })] },
+      { content: [text('Echoed.')] },
+    ],
+    formatter: { conversation: [{ type: 'text', content: 'Echoed after approval.' }] },
+  },
+  'streamed-thinking': {
+    streamDelayMs: 60,
+    steps: [
+      {
+        content: [
+          { type: 'thinking', thinking: 'The user wants a short answer. I will think in a few words first.' },
+          text('Short answer.'),
+        ],
+      },
+    ],
   },
   'streamed-slow': {
     steps: [{ content: [text(FORTY_WORDS)], streamDelayMs: 250 }],
@@ -205,4 +224,70 @@ test('a streamed conversation: its turns in order, one offset sequence, through 
   // Read again after the close, from an offset inside the second turn.
   const later = await collect(subscribeConversation(h.client, id, { fromOffset: 10 }));
   expect(later).toEqual(all.slice(10));
+});
+
+test('an approval streams as it waits and as it is decided, between the call and its output', async () => {
+  const handle = await startChatTurn(
+    h.client,
+    {
+      question: 'echo, with approval',
+      model: 'streamed-approval',
+      stream: true,
+      approval: { tools: ['everything__echo'] },
+    },
+    { taskQueue: h.taskQueue },
+  );
+  const live = await collect(subscribeTurn(h.client, handle.workflowId), (e) => {
+    if (e.type === 'data-approval' && e.state === 'waiting') {
+      void approveToolCall(h.client, handle.workflowId, e.toolCallId, {
+        identity: 'alice@test',
+        reason: 'looks fine',
+      });
+    }
+  });
+  await handle.result();
+  const call = live.filter((e) =>
+    ['tool-input-available', 'data-approval', 'tool-output-available'].includes(e.type),
+  );
+  expect(call).toEqual([
+    expect.objectContaining({
+      type: 'tool-input-available',
+      toolName: 'everything__echo',
+      input: { message: 'approved?' },
+    }),
+    expect.objectContaining({ type: 'data-approval', state: 'waiting', toolName: 'everything__echo' }),
+    expect.objectContaining({
+      type: 'data-approval',
+      state: 'approved',
+      by: 'alice@test',
+      reason: 'looks fine',
+    }),
+    expect.objectContaining({ type: 'tool-output-available', isError: false }),
+  ]);
+  expect(await collect(subscribeTurn(h.client, handle.workflowId))).toEqual(live);
+});
+
+test('thinking streams as reasoning-delta when the caller asks for it', async () => {
+  const handle = await startChatTurn(
+    h.client,
+    {
+      question: 'think',
+      model: 'streamed-thinking',
+      stream: { reasoning: true },
+      thinking: { budgetTokens: 1024 },
+      format: false,
+    },
+    { taskQueue: h.taskQueue },
+  );
+  const live = await collect(subscribeTurn(h.client, handle.workflowId));
+  const result = await handle.result();
+  const reasoning = live.filter((e) => e.type === 'reasoning-delta');
+  expect(reasoning.length).toBeGreaterThan(1);
+  expect(reasoning.map((e) => (e as { delta: string }).delta).join('')).toBe(
+    'The user wants a short answer. I will think in a few words first.',
+  );
+  expect(finalText(live, 'step-1')).toBe('Short answer.');
+  expect(live.find((e) => e.type === 'data-answer')).toMatchObject({
+    response: { conversation: result.response.conversation },
+  });
 });

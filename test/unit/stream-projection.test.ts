@@ -175,3 +175,36 @@ test('the answer: streamed deltas, then the rest of response.conversation, data-
   expect(answer.join('')).toBe('Answer.\n\nNote.');
   expect(events.slice(-2).map((e) => e.type)).toEqual(['data-answer', 'finish']);
 });
+
+test('a full context window: the step is asked again after compacting, and the stream says both', () => {
+  const facts: TurnFact[] = [
+    started,
+    claude('1', 1),
+    reply(
+      '1',
+      [text('partial')],
+      { attempt: 1, first: 1, parts: [['t', 7]] },
+      'model_context_window_exceeded',
+    ),
+    claude('2', 1),
+  ];
+  const events = projectTurn({ facts, live: new Map() });
+  expect(events.map((e) => e.type)).toEqual([
+    'start',
+    'start-step',
+    'text-delta',
+    'data-compaction',
+    'data-retry',
+  ]);
+  expect(events[3]).toMatchObject({ step: 1 });
+});
+
+test('a prompt refused as too long is asked again after compacting', () => {
+  const facts: TurnFact[] = [
+    started,
+    claude('1', 1),
+    { kind: 'activity-ended', activityId: '1', how: 'failed', failureType: 'ClaudePromptTooLong', timeMs: 0 },
+    claude('2', 1),
+  ];
+  expect(types(facts)).toEqual(['start', 'start-step', 'data-compaction', 'data-retry']);
+});
