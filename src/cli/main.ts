@@ -15,6 +15,7 @@ import type * as Run from './commands/run';
 import type * as Server from './commands/server';
 import type * as Show from './commands/show';
 import type * as StubModel from './commands/stub-model';
+import type * as Watch from './commands/watch';
 import type * as Worker from './commands/worker';
 
 /*
@@ -28,6 +29,7 @@ const COMMANDS: Record<string, () => Command> = {
   run: () => (require('./commands/run') as typeof Run).runCommand(),
   chat: () => (require('./commands/chat') as typeof Chat).chatCommand(),
   show: () => (require('./commands/show') as typeof Show).showCommand(),
+  watch: () => (require('./commands/watch') as typeof Watch).watchCommand(),
   batch: () => (require('./commands/batch') as typeof Batch).batchCommand(),
   approvals: () => (require('./commands/approvals') as typeof Approvals).approvalsCommand(),
   approve: () => (require('./commands/decide') as typeof Decide).approveCommand(),

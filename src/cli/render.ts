@@ -1,5 +1,6 @@
 /** Human-readable rendering of turn results and progress for the terminal. */
 import { oneLine } from '../core/text';
+import type { Artifact } from '../core/response';
 import type { ChatTurnResult, ToolCallRecord } from '../core/turn-result';
 
 export function toolCallLine(c: Pick<ToolCallRecord, 'name' | 'step' | 'isError' | 'durationMs'> & Partial<ToolCallRecord>): string {
@@ -9,13 +10,19 @@ export function toolCallLine(c: Pick<ToolCallRecord, 'name' | 'step' | 'isError'
   return `  step ${c.step} · ${c.name}${input} · ${status} · ${c.durationMs} ms${err}`;
 }
 
-export function renderResult(result: ChatTurnResult, uiLink?: string): string {
+/** An artifact's header line and its content (an image as its size). */
+export function artifactLines(a: Artifact): string[] {
+  return [
+    `── artifact ${a.id}: ${a.title} (${a.type}${a.language ? `, ${a.language}` : ''}) ──`,
+    a.type.startsWith('image/') ? `[${a.content.length} base64 characters]` : a.content,
+  ];
+}
+
+/** The result for the terminal; `answer: false` leaves out the answer's text (printed as it streamed). */
+export function renderResult(result: ChatTurnResult, uiLink?: string, { answer = true }: { answer?: boolean } = {}): string {
   const lines: string[] = [];
-  lines.push(result.response.conversation.trim() || '(empty answer)');
-  for (const a of result.response.artifacts) {
-    lines.push('', `── artifact ${a.id}: ${a.title} (${a.type}${a.language ? `, ${a.language}` : ''}) ──`);
-    lines.push(a.type.startsWith('image/') ? `[${a.content.length} base64 characters]` : a.content);
-  }
+  if (answer) lines.push(result.response.conversation.trim() || '(empty answer)');
+  for (const a of result.response.artifacts) lines.push('', ...artifactLines(a));
   lines.push('');
   if (result.toolCalls.length) {
     lines.push(`Tool calls (${result.toolCalls.length}):`);

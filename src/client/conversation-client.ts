@@ -29,6 +29,7 @@ import {
 import { parseChatTurnInput } from '../schemas/turn-input';
 import { forEachEvent, streamedInput, type StreamOption } from './chat-turn-client';
 import { subscribeTurn } from '../stream/subscribe';
+import type { TurnStreamEvent } from '../core/stream-events';
 
 export type ConversationHandle = WorkflowHandle<typeof conversation>;
 
@@ -156,12 +157,22 @@ export async function sendMessage(client: Client, conversationId: string, text: 
   const sent = await submitMessage(client, conversationId, text, opts);
   if (!opts.stream) return sent.outcome();
   let settled = false;
-  const outcome = sent.outcome().finally(() => (settled = true));
+  let streaming = false;
+  // A turn that never starts (the conversation ended first) is not waited for once the outcome is in.
+  const neverStarted = new AbortController();
+  const outcome = sent.outcome().finally(() => {
+    settled = true;
+    if (!streaming) neverStarted.abort();
+  });
+  const onEvent = (event: TurnStreamEvent): void => {
+    streaming = true;
+    opts.stream!.onEvent(event);
+  };
   // A message refused by a run about to continue as new is named by the next run, once it takes it.
   for (let wait = 50; !settled; wait = Math.min(1000, wait * 2)) {
     const turnId = await messageTurnId(client, conversationId, sent.messageId);
     if (turnId) {
-      await forEachEvent(subscribeTurn(client, turnId, { waitForStart: true }), opts.stream.onEvent);
+      await forEachEvent(subscribeTurn(client, turnId, { waitForStart: true, signal: neverStarted.signal }), onEvent);
       break;
     }
     await Promise.race([outcome.catch(() => undefined), new Promise((r) => setTimeout(r, wait))]);

@@ -10,15 +10,16 @@
  */
 import type { Client } from '@temporalio/client';
 import { conversationTurnId } from '../core/conversation';
+import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import type { TurnStreamEvent } from '../core/stream-events';
 import { TurnFeed } from './turn-feed';
 
-const DEFAULT_POLL_MS = 200;
+const DEFAULT_POLL_MS = STREAM_PUBLISH_INTERVAL_MS;
 
 export interface SubscribeOptions {
   /** The first offset wanted. @default 0 */
   fromOffset?: number;
-  /** How often a running Claude call's deltas are looked for. @default 200 */
+  /** How often a running Claude call's deltas are looked for, once it has published. @default its publishing pace (300 ms) */
   pollMs?: number;
   /** Ends the iteration (a `return()` on the iterator does too). */
   signal?: AbortSignal;

@@ -11,6 +11,9 @@ import type { TurnFact } from './turn-facts';
 import { TurnHistory } from './turn-history';
 import { projectTurn } from './turn-projection';
 
+/** How soon a Claude call that has published nothing yet is looked at again. */
+const FIRST_LOOK_MS = 150;
+
 export class TurnFeed {
   /** The turn's events so far, in order; the index is the offset in the turn. */
   readonly events: UnnumberedEvent[] = [];
@@ -54,20 +57,26 @@ export class TurnFeed {
 
   private async follow(): Promise<void> {
     this.following = true;
+    // The long poll is given up when the feed stops, so nothing outlives the last subscriber.
+    const stopped = new AbortController();
     let pendingFacts: Promise<TurnFact[]> | undefined;
     try {
       for (;;) {
         this.project();
         if (this.ended || this.subscribers === 0) break;
-        pendingFacts ??= this.history.next();
+        pendingFacts ??= this.history.next(stopped.signal);
         const woken = new Promise<undefined>((resolve) => (this.wake = () => resolve(undefined)));
-        const timer = claudeCallRunning(this.facts) ? sleep(this.pollMs) : undefined;
+        // A running call is looked at soon after it starts (its first delta is published at once),
+        // then at the pace it publishes.
+        const running = runningClaudeCalls(this.facts);
+        const published = [...running].some((id) => this.live.has(id));
+        const timer = running.size ? sleep(published ? this.pollMs : FIRST_LOOK_MS) : undefined;
         const arrived = await Promise.race([pendingFacts, woken, ...(timer ? [timer] : [])]);
         this.wake = undefined;
         if (arrived) {
           this.facts.push(...arrived);
           pendingFacts = undefined;
-          if (!claudeCallRunning(this.facts)) this.live = new Map();
+          if (!runningClaudeCalls(this.facts).size) this.live = new Map();
         } else if (timer && this.subscribers > 0) {
           this.live = await this.history.liveRecords();
         }
@@ -76,6 +85,7 @@ export class TurnFeed {
       this.failure = err;
       this.ended = true;
     }
+    stopped.abort();
     this.following = false;
     this.onIdle();
     this.notify();
@@ -106,14 +116,14 @@ function signal(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-/** Whether a Claude call of the turn is scheduled and has not ended. */
-function claudeCallRunning(facts: readonly TurnFact[]): boolean {
+/** The activity ids of the turn's Claude calls scheduled and not ended. */
+function runningClaudeCalls(facts: readonly TurnFact[]): Set<string> {
   const open = new Set<string>();
   for (const f of facts) {
     if (f.kind === 'scheduled' && (f.activityType === 'claude' || f.activityType === 'formatResponse')) open.add(f.activityId);
     else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
   }
-  return open.size > 0;
+  return open;
 }
 
 function sleep(ms: number): Promise<undefined> {

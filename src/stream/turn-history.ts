@@ -28,7 +28,7 @@ const RETRY_DELAY_MS = 500;
  * A turn writes its events in bursts (a workflow task, an activity's end), so this bounds the reads
  * per subscriber without delaying text, which comes from the running calls' records.
  */
-const MIN_READ_INTERVAL_MS = 200;
+const MIN_READ_INTERVAL_MS = 300;
 
 export class TurnHistory {
   private nextPageToken: Uint8Array | undefined;
@@ -44,21 +44,26 @@ export class TurnHistory {
     readonly runId?: string,
   ) {}
 
-  /** The facts added since the last call; waits (a long poll) until there are some or the run has closed. */
+  /**
+   * The facts added since the last call; waits (a long poll) until there are some, the run has
+   * closed, or `signal` aborts (then none).
+   */
   async next(signal?: AbortSignal): Promise<TurnFact[]> {
     for (;;) {
-      if (this.closed) return [];
+      if (this.closed || signal?.aborted) return [];
       const wait = this.lastReadAt + MIN_READ_INTERVAL_MS - Date.now();
       if (wait > 0) await sleep(wait);
       this.lastReadAt = Date.now();
       let page: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse;
       try {
-        page = await this.client.workflowService.getWorkflowExecutionHistory({
+        const request = {
           namespace: this.client.options.namespace,
           execution: { workflowId: this.workflowId, ...(this.runId ? { runId: this.runId } : {}) },
           waitNewEvent: true,
           ...(this.nextPageToken ? { nextPageToken: this.nextPageToken } : {}),
-        });
+        };
+        const read = () => this.client.workflowService.getWorkflowExecutionHistory(request);
+        page = await (signal ? this.client.connection.withAbortSignal(signal, read) : read());
       } catch (err) {
         if (signal?.aborted) return [];
         if (isNotFound(err)) throw err;

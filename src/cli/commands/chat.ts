@@ -12,7 +12,14 @@
 import readline from 'node:readline';
 import { Command } from 'commander';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { closeConversation, newConversationId, submitMessage, withTurnResult, type SentMessage } from '../../client/conversation-client';
+import {
+  closeConversation,
+  messageTurnId,
+  newConversationId,
+  submitMessage,
+  withTurnResult,
+  type SentMessage,
+} from '../../client/conversation-client';
 import { workflowUrl } from '../../client/ui-link';
 import { newId } from '../../client/ids';
 import { conversationTurnIndex, DUPLICATE_MESSAGE, type MessageOutcome, type TurnOptions } from '../../core/conversation';
@@ -26,6 +33,9 @@ import { PendingMessages, type PendingMessage } from '../pending-messages';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { openTurnStack, type TurnStack } from '../turn-stack';
 import { toolCallLine } from '../render';
+import { subscribeTurn } from '../../stream/subscribe';
+import type { TurnStreamEvent } from '../../core/stream-events';
+import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
 
 interface ChatOptions {
   id?: string;
@@ -35,6 +45,7 @@ interface ChatOptions {
   maxSteps?: string;
   format: boolean;
   json?: boolean;
+  events?: boolean;
   taskQueue?: string;
   address?: string;
   namespace?: string;
@@ -42,15 +53,20 @@ interface ChatOptions {
   config?: string;
 }
 
-/** The turn options the flags set, sent with every message (so they apply to a resumed conversation too). */
-function turnOptions(opts: ChatOptions): TurnOptions | undefined {
-  const options: TurnOptions = {};
+/** How long a turn's stream may take to reach its end after the message's outcome is in. */
+const STREAM_END_GRACE_MS = 10_000;
+
+/**
+ * The turn options the flags set, sent with every message (so they apply to a resumed conversation
+ * too). Every turn streams (printed as it is written on a terminal, or with --events).
+ */
+function turnOptions(opts: ChatOptions): TurnOptions {
+  const options: TurnOptions = { stream: true };
   if (opts.server) options.servers = opts.server;
   if (opts.model) options.model = opts.model;
   if (opts.system) options.system = opts.system;
   if (opts.maxSteps) options.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
   if (!opts.format) options.format = false;
-  if (!Object.keys(options).length) return undefined;
   asBadInput(() => parseChatTurnInput({ ...options, question: 'options check' }), ChatTurnInputError);
   return options;
 }
@@ -107,16 +123,72 @@ function outcomeFromTurn(client: Client, turnId: string): Promise<MessageOutcome
   return withTurnResult(client, { index: conversationTurnIndex(turnId), turnId });
 }
 
+/** Resolves after `ms`, or at once when `signal` is aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
+
 class Chat {
   private readonly pending: PendingMessages;
+  /** On a terminal (and not --json / --events): the turns' text and tool calls as they are written. */
+  private readonly printer: StreamPrinter | undefined;
 
   constructor(
     private readonly stack: TurnStack,
     private readonly conversationId: string,
     private readonly opts: ChatOptions,
-    private readonly options: TurnOptions | undefined,
+    private readonly options: TurnOptions,
   ) {
     this.pending = new PendingMessages(conversationId);
+    if (!opts.json && !opts.events && process.stdout.isTTY === true)
+      this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format });
+  }
+
+  /** Each event of a followed turn: printed, or (--events) written as a JSON line. */
+  private readonly onEvent = (event: TurnStreamEvent): void => {
+    if (this.printer) this.printer.print(event);
+    else process.stdout.write(eventLine(event));
+  };
+
+  /**
+   * Follows the turn that answers message `messageId`: it is named once the conversation has the
+   * message (a message refused by a run about to continue as new is named by the next run), or by
+   * its outcome; a queued message's turn is waited for. `named` resolves once the turn is known (or
+   * the stream has stopped).
+   *
+   * One query at a time, each answered before the next: while the conversation's task that took the
+   * message is open the server keeps one query for it and refuses a second one (the client retries
+   * that a second or two later, and a retry pending when the connection closes would throw).
+   */
+  private followTurn(messageId: string, outcome: Promise<MessageOutcome>): { stream: FollowedStream; named: Promise<void> } {
+    let known: string | undefined;
+    void outcome.then(
+      (o) => (known = o.turnId),
+      () => undefined,
+    );
+    let setNamed!: () => void;
+    const named = new Promise<void>((resolve) => (setNamed = resolve));
+    const stream = followStream(async (signal) => {
+      try {
+        for (let wait = 50; !signal.aborted; wait = Math.min(1000, wait * 2)) {
+          const turnId = (await messageTurnId(this.client, this.conversationId, messageId).catch(() => undefined)) ?? known;
+          if (turnId) return subscribeTurn(this.client, turnId, { waitForStart: true, signal });
+          await pause(wait, signal);
+        }
+        return undefined;
+      } finally {
+        setNamed();
+      }
+    }, this.onEvent);
+    return { stream, named };
   }
 
   get client(): Client {
@@ -141,7 +213,7 @@ class Chat {
       sent = await this.stack.whileWorking(
         submitMessage(this.client, this.conversationId, message.text, {
           messageId: message.messageId,
-          ...(this.options ? { options: this.options } : {}),
+          options: this.options,
           conversation: { taskQueue: this.stack.taskQueue },
         }),
       );
@@ -155,25 +227,37 @@ class Chat {
       throw await withSearchAttributeFix(err, 'the conversation', this.client, this.stack.address);
     }
     const ended = new AbortController();
-    const progress = followConversation({
-      client: this.client,
-      conversationId: this.conversationId,
-      write: say,
-      signal: ended.signal,
-      approvalsFor: (turnId, signal) =>
-        new ApprovalPrompt({
-          client: this.client,
-          turnId,
-          identity: deciderIdentity(this.opts.as),
-          interactive: process.stdin.isTTY === true,
-          connectionArgs: [...(this.opts.address ? ['--address', this.opts.address] : []), ...(this.opts.namespace ? ['--namespace', this.opts.namespace] : [])],
-          signal,
-        }),
-    });
+    const outcomeOf = this.stack.whileWorking(sent.outcome());
+    const followed = this.printer || this.opts.events ? this.followTurn(message.messageId, outcomeOf) : undefined;
+    const stream = followed?.stream;
+    // The progress (and approvals) after the stream's turn is named: not two queries at once (see followTurn).
+    const named = followed
+      ? Promise.race([followed.named, new Promise<void>((r) => ended.signal.addEventListener('abort', () => r(), { once: true }))])
+      : Promise.resolve();
+    const progress = named.then(() =>
+      followConversation({
+        client: this.client,
+        conversationId: this.conversationId,
+        // On a terminal the stream's lines replace the progress lines.
+        write: this.printer ? () => undefined : say,
+        signal: ended.signal,
+        approvalsFor: (turnId, signal) =>
+          new ApprovalPrompt({
+            client: this.client,
+            turnId,
+            identity: deciderIdentity(this.opts.as),
+            interactive: process.stdin.isTTY === true,
+            connectionArgs: [...(this.opts.address ? ['--address', this.opts.address] : []), ...(this.opts.namespace ? ['--namespace', this.opts.namespace] : [])],
+            signal,
+          }),
+      }),
+    );
     let outcome: MessageOutcome;
     let printedCalls: Set<string>;
+    let answered = false;
     try {
-      outcome = await this.stack.whileWorking(sent.outcome());
+      outcome = await outcomeOf;
+      answered = true;
     } catch (err) {
       const turnId = answeredBy(err);
       if (turnId) outcome = await outcomeFromTurn(this.client, turnId);
@@ -182,16 +266,23 @@ class Chat {
     } finally {
       ended.abort();
       printedCalls = await progress;
+      // The stream ends with the turn: its last events (the answer, the finish) are printed first.
+      await stream?.stop(answered ? STREAM_END_GRACE_MS : 0);
+      this.printer?.endLine();
     }
-    // A turn quicker than the polling: its tool calls from the result.
-    for (const c of outcome.result?.toolCalls ?? []) if (!printedCalls.has(`${outcome.turnId}:${c.id}`)) say(toolCallLine(c));
+    // A turn quicker than the polling: its tool calls from the result (the stream printed them on a terminal).
+    if (!this.printer)
+      for (const c of outcome.result?.toolCalls ?? []) if (!printedCalls.has(`${outcome.turnId}:${c.id}`)) say(toolCallLine(c));
     this.print(message, outcome);
   }
 
   /** Prints an outcome (the answer on stdout) and forgets the pending message. */
   private print(message: PendingMessage, outcome: MessageOutcome): void {
     const result = outcome.result;
-    if (this.opts.json) {
+    if (this.opts.events) {
+      // Only the stream on stdout; how the turn ended, on stderr.
+      say(result ? `  turn ${outcome.turnId} · ${result.stopReason}` : `  turn ${outcome.turnId}: ${outcome.error ?? 'no answer'}`);
+    } else if (this.opts.json) {
       const line = {
         conversationId: this.conversationId,
         messageId: message.messageId,
@@ -206,7 +297,7 @@ class Chat {
       };
       process.stdout.write(`${JSON.stringify(line)}\n`);
     } else if (result) {
-      process.stdout.write(`${result.response.conversation.trim() || '(empty answer)'}\n`);
+      if (!this.printer?.answerShown(outcome.turnId)) process.stdout.write(`${result.response.conversation.trim() || '(empty answer)'}\n`);
       for (const a of result.response.artifacts) process.stdout.write(`── artifact ${a.id}: ${a.title} (${a.type}) ──\n${a.content}\n`);
       const u = result.usage;
       const compacted = result.compaction
@@ -260,12 +351,14 @@ export function chatCommand(): Command {
     .option('--max-steps <n>', 'Claude calls per message in the tool loop')
     .option('--no-format', 'skip the response formatter')
     .option('--json', 'print one JSON line per answered message')
+    .option('--events', "print each message's turn as its stream, one JSON event a line, and nothing else on stdout")
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
     .action(async (opts: ChatOptions) => {
+      if (opts.events && opts.json) throw new CliError('--events and --json: choose one', 2);
       const options = turnOptions(opts);
       const stack = await openTurnStack(opts);
       try {

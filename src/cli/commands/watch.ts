@@ -1,0 +1,146 @@
+/**
+ * `mcp-turns watch <turn|conversation>`: follows a turn's or a conversation's stream from any
+ * offset, live while it runs, whole after it has closed: printed as `run` prints it on a terminal
+ * (the text as it is written, a line per tool call and approval, the answer at the end if it did not
+ * stream), or with `--events` one JSON event a line. A turn's watch ends with the turn (exit 0 when
+ * it completed, 1 otherwise); a conversation's when it closes, or on Ctrl-C (exit 130).
+ */
+import { Command } from 'commander';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { connectOrFail } from '../connect';
+import { CliError } from '../cli-error';
+import { subscribe } from '../../stream/subscribe';
+import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
+import { oneLine } from '../../core/text';
+import { eventLine, StreamPrinter } from '../stream-printer';
+
+interface WatchOptions {
+  from?: string;
+  events?: boolean;
+  address?: string;
+  namespace?: string;
+}
+
+const say = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function parseOffset(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
+    throw new CliError(`--from must be an offset (0 or more), got "${value}"`, 2);
+  return n;
+}
+
+/** How a turn ended, in words. */
+function ending(turnId: string, status: StreamEndStatus | string, error?: string): string {
+  switch (status) {
+    case 'completed':
+      return `turn ${turnId} completed`;
+    case 'failed':
+      return `turn ${turnId} failed${error ? `: ${oneLine(error, 500)}` : ''}`;
+    case 'cancelled':
+      return `turn ${turnId} was cancelled`;
+    case 'terminated':
+      return `turn ${turnId} was terminated`;
+    case 'timed_out':
+      return `turn ${turnId} timed out`;
+    default:
+      return `turn ${turnId} ended: ${status}`;
+  }
+}
+
+/** A completed turn's closing line: its stop reason, tokens and cost. */
+function completedLine(finish: Extract<TurnStreamEvent, { type: 'finish' }>): string {
+  const u = finish.usage;
+  return (
+    `${ending(finish.turnId, finish.status)}` +
+    (finish.stopReason ? ` · ${finish.stopReason}` : '') +
+    (u ? ` · ${u.inputTokens} in / ${u.outputTokens} out tokens` : '') +
+    (finish.costUsd !== undefined ? ` · $${finish.costUsd.toFixed(4)}` : '')
+  );
+}
+
+/** What `id` names: a turn or a conversation; anything else is one clear line, exit 2. */
+async function kindOf(client: Client, id: string): Promise<'turn' | 'conversation'> {
+  let type: string;
+  try {
+    type = (await client.workflow.getHandle(id).describe()).type;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new CliError(`no turn or conversation named ${id}`, 2);
+    throw err;
+  }
+  if (type === 'conversation') return 'conversation';
+  if (type === 'chatTurn') return 'turn';
+  throw new CliError(`${id} is a ${type} workflow, not a turn or a conversation`, 2);
+}
+
+export function watchCommand(): Command {
+  return new Command('watch')
+    .description(
+      "follow a turn's or a conversation's stream: its text as it is written, its tool calls and approvals",
+    )
+    .argument('<id>', 'a turn or a conversation')
+    .option('--from <offset>', 'start at this offset of the stream (default 0: from the start)')
+    .option('--events', 'print each event as one JSON line')
+    .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .action(async (id: string, opts: WatchOptions) => {
+      const fromOffset = opts.from !== undefined ? parseOffset(opts.from) : 0;
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      const printer = opts.events
+        ? undefined
+        : new StreamPrinter({
+            write: (text) => void process.stdout.write(text),
+            questions: true,
+            artifacts: true,
+          });
+      // Ctrl-C: leave quietly (what is watched goes on).
+      process.once('SIGINT', () => {
+        if (printer?.midLine) process.stdout.write('\n');
+        process.exit(130);
+      });
+      try {
+        const kind = await kindOf(client, id);
+        let events: AsyncIterable<TurnStreamEvent>;
+        try {
+          events = await subscribe(client, id, { fromOffset });
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError)
+            throw new CliError(`no turn or conversation named ${id}`, 2);
+          throw err;
+        }
+        let finish: Extract<TurnStreamEvent, { type: 'finish' }> | undefined;
+        let error: string | undefined;
+        for await (const event of events) {
+          if (printer) printer.print(event);
+          else process.stdout.write(eventLine(event));
+          if (event.type === 'error') error = event.errorText;
+          if (event.type !== 'finish') continue;
+          finish = event;
+          if (kind === 'conversation' && !opts.events) {
+            printer?.endLine();
+            say(
+              `  ${event.status === 'completed' ? completedLine(event) : ending(event.turnId, event.status, error)}`,
+            );
+          }
+          error = undefined;
+        }
+        printer?.endLine();
+        if (kind === 'conversation') {
+          if (!opts.events) say(`conversation ${id} has closed`);
+          return;
+        }
+        // A turn: how it ended (a watch from past its end has no finish: the turn's status says).
+        const status: string = finish?.status ?? (await turnStatus(client, id));
+        if (status !== 'completed') throw new CliError(ending(id, status, error), 1);
+        if (!opts.events) say(finish ? completedLine(finish) : ending(id, status));
+      } finally {
+        await client.connection.close();
+      }
+    });
+}
+
+/** A closed turn's status as a stream's end names it. */
+async function turnStatus(client: Client, id: string): Promise<string> {
+  const name = (await client.workflow.getHandle(id).describe()).status.name;
+  return name === 'TIMED_OUT' ? 'timed_out' : name.toLowerCase();
+}
