@@ -62,8 +62,15 @@ export class TurnHistory {
           waitNewEvent: true,
           ...(this.nextPageToken ? { nextPageToken: this.nextPageToken } : {}),
         };
-        const read = () => this.client.workflowService.getWorkflowExecutionHistory(request);
-        page = await (signal ? this.client.connection.withAbortSignal(signal, read) : read());
+        // One signal per read: the SDK listens on it, and the caller's signal lives longer than a read.
+        const thisRead = new AbortController();
+        const abort = (): void => thisRead.abort();
+        signal?.addEventListener('abort', abort, { once: true });
+        try {
+          page = await this.client.connection.withAbortSignal(thisRead.signal, () => this.client.workflowService.getWorkflowExecutionHistory(request));
+        } finally {
+          signal?.removeEventListener('abort', abort);
+        }
       } catch (err) {
         if (signal?.aborted) return [];
         if (isNotFound(err)) throw err;

@@ -22,6 +22,8 @@ import { workflowUrl } from '../../client/ui-link';
 import { DEFAULT_MODEL } from '../../core/resolve-turn';
 import { CliError, parsePort } from '../cli-error';
 import { renderResult } from '../render';
+import { StreamPrinter } from '../stream-printer';
+import { subscribeTurn } from '../../stream/subscribe';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { installTelemetry } from '../../worker/telemetry';
 
@@ -158,10 +160,14 @@ async function runDemoTurn(opts: {
   say(`Running one turn (workflow ${workflowId})…\n`);
   let handle;
   try {
-    handle = await startChatTurn(client, { question: opts.question, model, servers: ['everything'] }, { taskQueue, workflowId });
+    handle = await startChatTurn(client, { question: opts.question, model, servers: ['everything'], stream: true }, { taskQueue, workflowId });
   } catch (err) {
     throw await withSearchAttributeFix(err, 'the turn', client, address);
   }
+  // The turn streams: its text is printed as Claude writes it, a line per tool call.
+  const printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: process.stdout.isTTY === true });
+  for await (const event of subscribeTurn(client, workflowId)) printer.print(event);
+  printer.endLine();
   const result = await Promise.race([handle.result(), running.then(() => Promise.reject(new Error('the worker stopped')))]);
-  say(renderResult(result, workflowUrl(address, 'default', workflowId, opts.uiUrl)));
+  say(`\n${renderResult(result, workflowUrl(address, 'default', workflowId, opts.uiUrl), { answer: !printer.answerShown(workflowId) })}`);
 }
