@@ -18,6 +18,7 @@ import { BIN, runCli } from '../support/cli';
 import { everythingStdio } from '../support/mcp-servers';
 import { testClient, uniqueQueue } from '../support/temporal';
 import { startWorkerProcess } from '../support/worker-process';
+import { finalText } from '../support/stream-events';
 
 jest.setTimeout(60_000);
 
@@ -104,16 +105,6 @@ function runTimed(
       resolve({ code, lines, stderr });
     });
   });
-}
-
-/** The deltas of text id `id` after its last retry, joined. */
-function finalText(events: TurnStreamEvent[], id: string): string {
-  let joined = '';
-  for (const e of events) {
-    if (e.type === 'data-retry' && e.discard.includes(id)) joined = '';
-    if (e.type === 'text-delta' && e.id === id) joined += e.delta;
-  }
-  return joined;
 }
 
 const parse = (lines: readonly string[]): TurnStreamEvent[] =>

@@ -26,6 +26,7 @@ import { everythingStdio } from '../support/mcp-servers';
 import { freePort } from '../support/ports';
 import { testClient, uniqueQueue } from '../support/temporal';
 import { questionOf } from '../support/turn-harness';
+import { collect, deltasOf, expectDense, expectEchoThenReply, finalText } from '../support/stream-events';
 
 jest.setTimeout(80_000);
 
@@ -94,38 +95,6 @@ async function stopWorker(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM
   const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
-}
-
-async function collect(
-  stream: AsyncIterable<TurnStreamEvent>,
-  onEvent?: (e: TurnStreamEvent) => void,
-): Promise<TurnStreamEvent[]> {
-  const events: TurnStreamEvent[] = [];
-  for await (const e of stream) {
-    events.push(e);
-    onEvent?.(e);
-  }
-  return events;
-}
-
-/** The deltas of text id `id` after its last retry, joined. */
-function finalText(events: readonly TurnStreamEvent[], id: string): string {
-  let joined = '';
-  for (const e of events) {
-    if (e.type === 'data-retry' && e.discard.includes(id)) joined = '';
-    if (e.type === 'text-delta' && e.id === id) joined += e.delta;
-  }
-  return joined;
-}
-
-const deltasOf = (events: readonly TurnStreamEvent[], id: string) =>
-  events.filter(
-    (e): e is Extract<TurnStreamEvent, { type: 'text-delta' }> => e.type === 'text-delta' && e.id === id,
-  );
-
-/** Offsets 0..n-1 in order: no gap, no duplicate. */
-function expectDense(events: readonly TurnStreamEvent[]): void {
-  expect(events.map((e) => e.offset)).toEqual(events.map((_, i) => i));
 }
 
 /** What the stub answered for `scenario`'s step 0 asked `question`. */
@@ -288,33 +257,10 @@ test('two worker processes on one task queue: the subscriber, on neither, gets t
   );
   const perWorker: string[] = [];
   for (const { handle, live, result } of perTurn) {
-    expectDense(live);
-    const types = live.map((e) => e.type);
-    expect(types[0]).toBe('start');
-    expect(types.filter((t) => t === 'start-step')).toHaveLength(2);
-    expect(types.filter((t) => t === 'finish-step')).toHaveLength(2);
-    expect(types.slice(-2)).toEqual(['data-answer', 'finish']);
-    expect(types).not.toContain('data-retry');
-    expect(finalText(live, 'step-1')).toBe('Let me echo that first.');
-    expect(finalText(live, 'step-2')).toBe(FORTY_WORDS);
+    expectEchoThenReply(live, result, 'Let me echo that first.', FORTY_WORDS);
+    expect(live.map((e) => e.type)).not.toContain('data-retry');
     expect(deltasOf(live, 'step-2').length).toBeGreaterThan(5);
-    expect(finalText(live, 'answer')).toBe(result.response.conversation);
     expect(result.response.conversation).toBe(`The echo said alpha. ${ANSWER}`);
-    const input = live.find((e) => e.type === 'tool-input-available');
-    expect(input).toMatchObject({
-      toolName: 'everything__echo',
-      server: 'everything',
-      tool: 'echo',
-      input: { message: 'alpha' },
-      step: 1,
-    });
-    const output = live.find((e) => e.type === 'tool-output-available');
-    expect(output).toMatchObject({
-      toolCallId: (input as { toolCallId: string }).toolCallId,
-      isError: false,
-    });
-    expect(types.indexOf('tool-input-available')).toBeLessThan(types.indexOf('tool-output-available'));
-    expect(live[live.length - 1]).toMatchObject({ type: 'finish', status: 'completed', usage: result.usage });
     expect(await collect(subscribeTurn(client, handle.workflowId))).toEqual(live);
 
     // Every task of the turn ran in one of the two worker processes, none in the subscriber's.

@@ -36,6 +36,7 @@ import { toolCallLine } from '../render';
 import { subscribeTurn } from '../../stream/subscribe';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
+import { pause } from '../pause';
 
 interface ChatOptions {
   id?: string;
@@ -123,18 +124,6 @@ function outcomeFromTurn(client: Client, turnId: string): Promise<MessageOutcome
   return withTurnResult(client, { index: conversationTurnIndex(turnId), turnId });
 }
 
-/** Resolves after `ms`, or at once when `signal` is aborted. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done);
-  });
-}
 
 class Chat {
   private readonly pending: PendingMessages;
