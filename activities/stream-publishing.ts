@@ -8,8 +8,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { StreamRecorder } from '../src/claude/stream-recorder';
-import type { StreamRecord, StreamRequest } from '../src/core/stream-record';
-import { isStreamRecord } from '../src/stream/turn-facts';
+import { isStreamRecord, type StreamRecord, type StreamRequest } from '../src/core/stream-record';
 
 /** The failure detail that carries a stream record. */
 export interface StreamDetail {

@@ -60,6 +60,12 @@ export function reasoningText(content: readonly ContentBlock[]): string {
     .join(BLOCK_SEPARATOR);
 }
 
+/** Whether `value` is a stream record (heartbeat details and failure details are untyped). */
+export function isStreamRecord(value: unknown): value is StreamRecord {
+  const r = value as StreamRecord | undefined;
+  return typeof r?.attempt === 'number' && typeof r.first === 'number' && Array.isArray(r.parts);
+}
+
 /** Index just after the last retry part: where the last attempt's parts begin. */
 function lastAttemptStart(parts: readonly StreamPart[]): number {
   for (let i = parts.length - 1; i >= 0; i--) if (parts[i]![0] === 'x') return i + 1;

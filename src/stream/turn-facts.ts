@@ -36,8 +36,3 @@ export interface TurnFacts {
   facts: readonly TurnFact[];
   live: ReadonlyMap<string, StreamRecord>;
 }
-
-export function isStreamRecord(value: unknown): value is StreamRecord {
-  const r = value as StreamRecord | undefined;
-  return typeof r?.attempt === 'number' && typeof r.first === 'number' && Array.isArray(r.parts);
-}

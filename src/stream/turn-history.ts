@@ -16,8 +16,8 @@ import {
 } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import { PENDING_APPROVALS_MEMO, type ApprovalDecision, type PendingApprovalMemo } from '../core/approvals';
-import { isStreamRecord, type TurnFact } from './turn-facts';
-import type { StreamRecord } from '../core/stream-record';
+import type { TurnFact } from './turn-facts';
+import { isStreamRecord, type StreamRecord } from '../core/stream-record';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type IFailure = temporal.api.failure.v1.IFailure;
