@@ -21,23 +21,16 @@ export type GiveUp = (failure: ApplicationFailure, attempt: number) => string | 
  * message also ends with `; attempt N`, and `(gave up: why)` when given up, which makes it
  * non-retryable. Anything else (a cancellation, a failure already stamped) is returned as it is.
  */
-export function stampAttempt(
-  err: unknown,
-  info: Pick<Info, 'attempt' | 'retryPolicy'>,
-  giveUp?: GiveUp,
-): unknown {
+export function stampAttempt(err: unknown, info: Pick<Info, 'attempt' | 'retryPolicy'>, giveUp?: GiveUp): unknown {
   if (!(err instanceof ApplicationFailure) || recordedAttempt(err) !== undefined) return err;
   const { attempt } = info;
   const gaveUp = giveUp?.(err, attempt);
   const nonRetryable = err.nonRetryable === true || gaveUp !== undefined;
   const maximumAttempts = info.retryPolicy?.maximumAttempts;
-  const final =
-    nonRetryable || (maximumAttempts !== undefined && maximumAttempts > 0 && attempt >= maximumAttempts);
+  const final = nonRetryable || (maximumAttempts !== undefined && maximumAttempts > 0 && attempt >= maximumAttempts);
   return ApplicationFailure.create({
     type: err.type ?? undefined,
-    message: final
-      ? `${err.message}; attempt ${attempt}${gaveUp !== undefined ? ` (gave up: ${gaveUp})` : ''}`
-      : err.message,
+    message: final ? `${err.message}; attempt ${attempt}${gaveUp !== undefined ? ` (gave up: ${gaveUp})` : ''}` : err.message,
     nonRetryable,
     details: [...(err.details ?? []), attemptDetail(attempt)],
     ...(err.cause ? { cause: err.cause } : {}),

@@ -10,12 +10,7 @@ import { ClaudeFailureType } from '../src/core/failure-types';
 import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
 import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
-import type {
-  ClaudeCallInput,
-  ClaudeCallOutput,
-  FormatResponseInput,
-  FormatResponseOutput,
-} from '../src/core/contracts';
+import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
 import { joinSegments, type TranscriptSegment } from '../src/core/transcript-segment';
 import type { ClaudeMetrics } from '../src/worker/metrics';
 import { formatResponse as runFormatter } from '../src/claude/response-formatter';
@@ -40,18 +35,10 @@ export interface ClaudeActivityDeps {
  * `maxSpendCapAttempts`, saying why. A streamed call heartbeats its stream record, and a call that
  * ends without a result leaves the record in its failure (./stream-publishing.ts).
  */
-async function claudeCall<T>(
-  maxSpendCapAttempts: number,
-  recorder: StreamRecorder | undefined,
-  fn: () => Promise<T>,
-): Promise<T> {
+async function claudeCall<T>(maxSpendCapAttempts: number, recorder: StreamRecorder | undefined, fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const details = recorder ? () => recorder.record : undefined;
-  return stampingAttempt(
-    ctx,
-    () => keepingRecord(recorder, () => heartbeatingWhile(ctx, fn, details)),
-    spendCapReached(maxSpendCapAttempts),
-  );
+  return stampingAttempt(ctx, () => keepingRecord(recorder, () => heartbeatingWhile(ctx, fn, details)), spendCapReached(maxSpendCapAttempts));
 }
 
 /** Gives up on a 429 without `retry-after` at attempt `maxSpendCapAttempts`. */
@@ -71,10 +58,10 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     const ctx = Context.current();
     return {
       signal: ctx.cancellationSignal,
-      // Stream events are progress too: a long streamed reply keeps heartbeating.
-      onProgress: () => ctx.heartbeat(recorder?.record),
+      // Stream events are progress too: a long streamed reply keeps heartbeating. A recorded call
+      // publishes its deltas itself, and the periodic beat keeps it alive between them.
+      ...(recorder ? { recorder } : { onProgress: () => ctx.heartbeat() }),
       stream: deps.config.stream,
-      ...(recorder ? { recorder } : {}),
       cache: deps.config.promptCaching,
       errorPolicy,
       prices,
@@ -86,14 +73,8 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     async claude(input: ClaudeCallInput, ...segments: TranscriptSegment[]): Promise<ClaudeCallOutput> {
       const { step, stream, ...request } = input;
       const recorder = stream && streamRecorder('step', stream);
-      const out = await claudeCall(deps.config.maxSpendCapAttempts, recorder, () =>
-        callClaude(deps.client, { ...request, ...joinSegments(segments) }, options(recorder)),
-      );
-      if (recorder)
-        out.stream = recorder.finish({
-          t: stepText(out.content),
-          ...(stream.reasoning ? { r: reasoningText(out.content) } : {}),
-        });
+      const out = await claudeCall(deps.config.maxSpendCapAttempts, recorder, () => callClaude(deps.client, { ...request, ...joinSegments(segments) }, options(recorder)));
+      if (recorder) out.stream = recorder.finish({ t: stepText(out.content), ...(stream.reasoning ? { r: reasoningText(out.content) } : {}) });
       deps.metrics?.record('claude', out.model, out.usage, out.stopReason ?? 'none');
       Context.current().log.debug('claude call', {
         step,
@@ -109,18 +90,11 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     },
 
     /** The final, forced `response_formatter` call (with repair and fallbacks). */
-    async formatResponse(
-      input: FormatResponseInput,
-      ...segments: TranscriptSegment[]
-    ): Promise<FormatResponseOutput> {
+    async formatResponse(input: FormatResponseInput, ...segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
       const { stream, ...request } = input;
       const recorder = stream && streamRecorder('formatter', stream);
       const out = await claudeCall(deps.config.maxSpendCapAttempts, recorder, () =>
-        runFormatter(
-          deps.client,
-          { ...request, messages: joinSegments(segments).messages },
-          options(recorder),
-        ),
+        runFormatter(deps.client, { ...request, messages: joinSegments(segments).messages }, options(recorder)),
       );
       if (recorder) out.stream = recorder.finish({ a: buildResponse(out.output).conversation });
       Context.current().log.debug('formatter', { mode: out.mode, calls: out.calls, notes: out.notes });

@@ -15,19 +15,13 @@ const MIN_BEAT_INTERVAL_MS = 100;
  */
 export function keepHeartbeating(ctx: Context, details?: () => unknown): () => void {
   const timeout = ctx.info.heartbeatTimeoutMs;
-  const every = timeout
-    ? Math.max(MIN_BEAT_INTERVAL_MS, Math.min(MAX_BEAT_INTERVAL_MS, Math.floor(timeout / 3)))
-    : MAX_BEAT_INTERVAL_MS;
+  const every = timeout ? Math.max(MIN_BEAT_INTERVAL_MS, Math.min(MAX_BEAT_INTERVAL_MS, Math.floor(timeout / 3))) : MAX_BEAT_INTERVAL_MS;
   const timer = setInterval(() => ctx.heartbeat(details?.()), every);
   return () => clearInterval(timer);
 }
 
 /** Runs `fn` while heartbeating (with `details`, see {@link keepHeartbeating}). */
-export async function heartbeatingWhile<T>(
-  ctx: Context,
-  fn: () => Promise<T>,
-  details?: () => unknown,
-): Promise<T> {
+export async function heartbeatingWhile<T>(ctx: Context, fn: () => Promise<T>, details?: () => unknown): Promise<T> {
   const stop = keepHeartbeating(ctx, details);
   try {
     return await fn();

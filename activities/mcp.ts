@@ -19,8 +19,7 @@ export function makeMcpActivities(pool: McpPool) {
         heartbeatingWhile(ctx, () =>
           pool.callTool(input, {
             signal: ctx.cancellationSignal,
-            onProgress: (p) =>
-              ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) }),
+            onProgress: (p) => ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) }),
           }),
         ),
       );

@@ -26,7 +26,7 @@ export function streamRecorder(call: 'step' | 'formatter', request: StreamReques
     request,
     publish: (record) => ctx.heartbeat(record),
   });
-  ctx.heartbeat(recorder.record); // the retry part, if any, is seen at once
+  if (recorder.record.parts.length) ctx.heartbeat(recorder.record); // a continued record's retry part is seen at once
   return recorder;
 }
 

@@ -14,12 +14,7 @@ function checked(input: unknown): ChatTurnInput {
     return parseChatTurnInput(input);
   } catch (err) {
     if (!(err instanceof ChatTurnInputError)) throw err;
-    throw ApplicationFailure.create({
-      type: INVALID_TURN_INPUT,
-      message: err.message,
-      nonRetryable: true,
-      details: err.problems,
-    });
+    throw ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: err.message, nonRetryable: true, details: err.problems });
   }
 }
 
@@ -35,9 +30,7 @@ export function makeTurnStartActivities({ pool, workerDefaults }: TurnStartDeps)
     // and the SDK keeps the workflow task alive while a local activity runs.
     async prepareTurn(input: unknown): Promise<PreparedTurn> {
       const { servers } = checked(input);
-      const listed = await pool.listTools(servers ? { servers } : {}, {
-        signal: Context.current().cancellationSignal,
-      });
+      const listed = await pool.listTools(servers ? { servers } : {}, { signal: Context.current().cancellationSignal });
       return { ...listed, workerDefaults };
     },
   };

@@ -4,12 +4,7 @@
  * lists them across turns) and, in a batch, the batch is told so it does not count the turn
  * against its window.
  */
-import {
-  getExternalWorkflowHandle,
-  upsertMemo,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { getExternalWorkflowHandle, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   PENDING_APPROVALS_MEMO,
   WAITING_APPROVAL_STATUS,
@@ -30,10 +25,7 @@ const MEMO_INPUT_CHARS = 300;
 export function publishWaitingApprovals(pending: readonly ApprovalRecord[], wasWaiting: boolean): boolean {
   const waiting = pending.length > 0;
   upsertMemo({
-    [PENDING_APPROVALS_MEMO]: pending.map((r): PendingApprovalMemo => ({
-      ...r,
-      input: oneLine(JSON.stringify(r.input ?? {}), MEMO_INPUT_CHARS),
-    })),
+    [PENDING_APPROVALS_MEMO]: pending.map((r): PendingApprovalMemo => ({ ...r, input: oneLine(JSON.stringify(r.input ?? {}), MEMO_INPUT_CHARS) })),
   });
   if (waiting !== wasWaiting) {
     upsertSearchAttributes([{ key: SA_STATUS, value: waiting ? WAITING_APPROVAL_STATUS : 'running' }]);

@@ -27,11 +27,7 @@ export class Approvals {
 
   /** Keeps a call as waiting from `now` (ISO time). */
   add(call: ApprovalRequest, approval: ToolApproval, now: string): ApprovalRecord {
-    const record: ApprovalRecord = {
-      ...call,
-      requestedAt: now,
-      ...(approval.timeoutMs !== undefined ? { timeoutMs: approval.timeoutMs } : {}),
-    };
+    const record: ApprovalRecord = { ...call, requestedAt: now, ...(approval.timeoutMs !== undefined ? { timeoutMs: approval.timeoutMs } : {}) };
     this.kept.push(record);
     return record;
   }
@@ -43,9 +39,7 @@ export class Approvals {
 
   /** Applies a person's decision to the call it names (or every waiting call); answers the decided records. */
   decide(decision: ApprovalDecision, now: string): ApprovalRecord[] {
-    const chosen = this.pending().filter(
-      (r) => decision.callId === undefined || r.callId === decision.callId,
-    );
+    const chosen = this.pending().filter((r) => decision.callId === undefined || r.callId === decision.callId);
     return chosen.map((r) =>
       this.replace({
         ...r,

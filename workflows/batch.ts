@@ -33,16 +33,10 @@ const CHILDREN_PER_RUN = 250;
 
 export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
   if (!input.name || !/^[A-Za-z0-9._-]{1,100}$/.test(input.name)) {
-    throw ApplicationFailure.nonRetryable(
-      `batch name must match [A-Za-z0-9._-]{1,100}, got "${input.name}"`,
-      INVALID_BATCH_INPUT,
-    );
+    throw ApplicationFailure.nonRetryable(`batch name must match [A-Za-z0-9._-]{1,100}, got "${input.name}"`, INVALID_BATCH_INPUT);
   }
   if (!Number.isInteger(input.concurrency) || input.concurrency < 1) {
-    throw ApplicationFailure.nonRetryable(
-      `concurrency must be a positive integer, got ${input.concurrency}`,
-      INVALID_BATCH_INPUT,
-    );
+    throw ApplicationFailure.nonRetryable(`concurrency must be a positive integer, got ${input.concurrency}`, INVALID_BATCH_INPUT);
   }
   const taskQueue = input.taskQueue ?? workflowInfo().taskQueue;
   const progress: BatchProgress = {

@@ -27,10 +27,7 @@ import { workflowTime } from './workflow-clock';
  * @param history the prior conversation as transcript segments (how a conversation passes it: each
  *   segment is stored once and referenced); callers with a plain message list use `input.history`.
  */
-export async function chatTurn(
-  input: ChatTurnInput,
-  ...history: TranscriptSegment[]
-): Promise<ChatTurnResult> {
+export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegment[]): Promise<ChatTurnResult> {
   const approvals = new Approvals();
   let turn: Turn | undefined;
   // Every handler is registered here, before anything awaits, so a query or update right after the start is handled.
@@ -55,23 +52,14 @@ export async function chatTurn(
 }
 
 /** The input check and the tool listing, then the turn's state. A bad input fails the run at once. */
-async function startTurn(
-  input: ChatTurnInput,
-  approvals: Approvals,
-  history: TranscriptSegment[],
-): Promise<Turn> {
+async function startTurn(input: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[]): Promise<Turn> {
   let prepared;
   try {
     prepared = await turnStartActivities('check input, list tools').prepareTurn(input);
   } catch (err) {
     const cause = err instanceof ActivityFailure ? err.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === INVALID_TURN_INPUT) {
-      throw ApplicationFailure.create({
-        type: INVALID_TURN_INPUT,
-        message: cause.message,
-        nonRetryable: true,
-        details: cause.details ?? undefined,
-      });
+      throw ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: cause.message, nonRetryable: true, details: cause.details ?? undefined });
     }
     throw err;
   }
@@ -97,10 +85,7 @@ async function runLoop(turn: Turn): Promise<TurnStopReason> {
     turn.enter('calling-tools');
     const round = await turn.calls.runRound(toolUses(reply.content), step, textOf(reply.content));
     turn.transcript.addToolResults(toolResultsMessage(round.results));
-    const stop = stopAfterToolRound(
-      { ...round, tokensUsed: turn.tokensUsed(), reply: reply.content },
-      turn.input,
-    );
+    const stop = stopAfterToolRound({ ...round, tokensUsed: turn.tokensUsed(), reply: reply.content }, turn.input);
     if (stop) return stop;
   }
 }

@@ -32,18 +32,12 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
   for (;;) {
     let reply: ClaudeCallOutput;
     try {
-      reply = await claudeActivities(`Claude · step ${step}`, {
-        streamed: turn.request.stream !== undefined,
-      }).claude({ ...turn.request, maxTokens, step }, ...transcript.segments({ withTools: true }));
+      reply = await claudeActivities(`Claude · step ${step}`, { streamed: turn.streamed }).claude({ ...turn.request, maxTokens, step }, ...transcript.segments({ withTools: true }));
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
-      if (failureType(err) !== ClaudeFailureType.PromptTooLong)
-        throw turnFailure(err, `Claude call failed at step ${step}`);
+      if (failureType(err) !== ClaudeFailureType.PromptTooLong) throw turnFailure(err, `Claude call failed at step ${step}`);
       if (transcript.compact(compaction)) continue;
-      log.warn('the prompt does not fit the context window and nothing is left to compact', {
-        step,
-        error: failureMessage(err),
-      });
+      log.warn('the prompt does not fit the context window and nothing is left to compact', { step, error: failureMessage(err) });
       return CONTEXT_EXHAUSTED;
     }
     turn.addUsage(reply);

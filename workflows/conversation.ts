@@ -43,10 +43,7 @@ import {
 } from '../src/core/workflow-handlers';
 import type { chatTurn } from './chat-turn';
 
-export async function conversation(
-  input: ConversationInput,
-  ...carried: TranscriptSegment[]
-): Promise<{ turns: number }> {
+export async function conversation(input: ConversationInput, ...carried: TranscriptSegment[]): Promise<{ turns: number }> {
   let history = carried;
   const queue: QueuedMessage[] = [...(input.queue ?? [])];
   const outcomes = new Map<number, MessageAnswered>();
@@ -76,11 +73,9 @@ export async function conversation(
     {
       validator: (message) => {
         if (closing) throw new Error('the conversation is closing: start a new one (another id) to go on');
-        if (typeof message?.text !== 'string' || !message.text.trim())
-          throw new Error('message.text must be a non-empty string');
+        if (typeof message?.text !== 'string' || !message.text.trim()) throw new Error('message.text must be a non-empty string');
         const earlier = message.id !== undefined ? messageIds.get(message.id) : undefined;
-        if (earlier !== undefined)
-          throw new Error(`${DUPLICATE_MESSAGE} ${conversationTurnId(workflowInfo().workflowId, earlier)}`);
+        if (earlier !== undefined) throw new Error(`${DUPLICATE_MESSAGE} ${conversationTurnId(workflowInfo().workflowId, earlier)}`);
         if (draining) throw new Error(CONTINUING_AS_NEW);
       },
     },
@@ -133,18 +128,13 @@ export async function conversation(
     // Continue as new between turns once the run is long, when nothing waits on it: new messages
     // are refused from then on (the client sends them again, to the next run), the queue is
     // answered, and every update delivers its outcome. A close meanwhile ends the run instead.
-    const long =
-      turnsThisRun >= (input.turnsPerRun ?? DEFAULT_TURNS_PER_CONVERSATION_RUN) ||
-      workflowInfo().continueAsNewSuggested;
+    const long = turnsThisRun >= (input.turnsPerRun ?? DEFAULT_TURNS_PER_CONVERSATION_RUN) || workflowInfo().continueAsNewSuggested;
     if (long && !closing) {
       draining = true;
       if (queue.length > 0) continue;
       await condition(() => allHandlersFinished() || closing);
       if (!closing) {
-        await continueAsNew<typeof conversation>(
-          { ...input, queue: [], turns, accepted, messageIds: [...messageIds] },
-          ...history,
-        );
+        await continueAsNew<typeof conversation>({ ...input, queue: [], turns, accepted, messageIds: [...messageIds] }, ...history);
       }
     }
   }
@@ -156,11 +146,7 @@ export async function conversation(
  * The history after a turn: compacted by the stages the turn had to apply (with the turn's own
  * policy), then the turn's messages, grouped (src/core/segment-groups.ts).
  */
-function carryForward(
-  history: TranscriptSegment[],
-  result: ChatTurnResult,
-  policy: CompactionPolicy,
-): TranscriptSegment[] {
+function carryForward(history: TranscriptSegment[], result: ChatTurnResult, policy: CompactionPolicy): TranscriptSegment[] {
   const base = result.compaction ? replayCompaction(history, policy, result.compaction.stages) : history;
   return appendTurn(base, result.messages);
 }

@@ -102,11 +102,7 @@ export class ToolCalls {
       const target = catalog.targets[use.name];
       if (!target) {
         const available = Object.keys(catalog.targets);
-        return this.answerNotRun(
-          use,
-          slot,
-          `Unknown tool "${use.name}". Available tools: ${available.length ? available.join(', ') : 'none'}.`,
-        );
+        return this.answerNotRun(use, slot, `Unknown tool "${use.name}". Available tools: ${available.length ? available.join(', ') : 'none'}.`);
       }
       if (budget !== undefined && this.executed >= budget) {
         refused = true;
@@ -121,21 +117,12 @@ export class ToolCalls {
     return { results, repeated, overBudget: refused || (budget !== undefined && this.executed >= budget) };
   }
 
-  private async run(
-    use: ToolUseBlock,
-    { server, tool }: ToolTarget,
-    step: number,
-    text: string,
-    slot: number,
-  ): Promise<ToolResultEntry> {
+  private async run(use: ToolUseBlock, { server, tool }: ToolTarget, step: number, text: string, slot: number): Promise<ToolResultEntry> {
     const started = workflowNow();
     const approval = this.options.approvalFor(use.name);
     if (approval) {
       this.setState(slot, 'waiting-approval');
-      const decided = await this.options.waitForApproval(
-        { callId: use.id, name: use.name, server, tool, input: use.input, step, text },
-        approval,
-      );
+      const decided = await this.options.waitForApproval({ callId: use.id, name: use.name, server, tool, input: use.input, step, text }, approval);
       if (decided.outcome !== 'approved') {
         const denial = denialText(decided);
         this.end(slot, { isError: true, error: denial, durationMs: workflowNow() - started });
@@ -155,37 +142,23 @@ export class ToolCalls {
       });
       content = out.content;
       this.found.push(...out.artifacts);
-      const error = out.isError
-        ? textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, RECORD_ERROR_CHARS)
-        : undefined;
+      const error = out.isError ? textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, RECORD_ERROR_CHARS) : undefined;
       ended = { isError: out.isError, attempts: out.attempt ?? 1, ...(error !== undefined ? { error } : {}) };
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: not a tool failure for Claude to see
       // Retries are exhausted or the error cannot succeed on retry: Claude sees the failure as data.
       const message = failureMessage(err);
       content = errorText(`Tool ${server}/${tool} failed: ${message}`);
-      ended = {
-        isError: true,
-        error: message.slice(0, RECORD_ERROR_CHARS),
-        attempts: failedAttempt(err) ?? policy.retry.maximumAttempts,
-      };
+      ended = { isError: true, error: message.slice(0, RECORD_ERROR_CHARS), attempts: failedAttempt(err) ?? policy.retry.maximumAttempts };
     }
     this.end(slot, { ...ended, durationMs: workflowNow() - started });
     return { toolUseId: use.id, content, isError: ended.isError };
   }
 
-  private async answerRepeated(
-    use: ToolUseBlock,
-    slot: number,
-    earlier: Promise<ToolResultEntry>,
-  ): Promise<ToolResultEntry> {
+  private async answerRepeated(use: ToolUseBlock, slot: number, earlier: Promise<ToolResultEntry>): Promise<ToolResultEntry> {
     const first = await earlier;
     this.end(slot, { repeated: true, isError: first.isError });
-    return {
-      toolUseId: use.id,
-      isError: first.isError,
-      content: [{ type: 'text', text: REPEATED_NOTE }, ...first.content],
-    };
+    return { toolUseId: use.id, isError: first.isError, content: [{ type: 'text', text: REPEATED_NOTE }, ...first.content] };
   }
 
   private async answerNotRun(use: ToolUseBlock, slot: number, text: string): Promise<ToolResultEntry> {

@@ -3,13 +3,7 @@
  * sandbox loads none of them): renaming an implementation without its use here fails to compile.
  * One set of options per kind of call.
  */
-import {
-  ActivityCancellationType,
-  proxyActivities,
-  proxyLocalActivities,
-  workflowInfo,
-  type ActivityOptions,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { ClaudeActivities } from '../activities/claude';
 import type { McpActivities } from '../activities/mcp';
 import type { TurnStartActivities } from '../activities/turn-start';
@@ -23,22 +17,14 @@ import { claudeTaskQueue } from '../src/core/task-queues';
  * call is waited for when its turn is cancelled: it ends with what it streamed in its details
  * (activities/stream-publishing.ts), which history then keeps before the turn's end.
  */
-export function claudeActivities(
-  summary: string,
-  { streamed = false }: { streamed?: boolean } = {},
-): ClaudeActivities {
+export function claudeActivities(summary: string, { streamed }: { streamed: boolean }): ClaudeActivities {
   return proxyActivities<ClaudeActivities>({
     summary,
     ...(streamed ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
     taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: 10,
-    },
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   });
 }
 

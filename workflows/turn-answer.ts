@@ -17,26 +17,19 @@ export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<Tu
   const { output, formatMode } = await answerOutput(turn, stopReason);
   const note = turn.unavailable.length && !turn.hadTools ? toolsUnavailableNote(turn.unavailable) : undefined;
   // The note follows the answer's text, before the tools' artifacts.
-  const withNote = note
-    ? { ...output, conversation: [...output.conversation, { type: 'text' as const, content: note }] }
-    : output;
+  const withNote = note ? { ...output, conversation: [...output.conversation, { type: 'text' as const, content: note }] } : output;
   return { response: buildResponse(withNote, turn.calls.artifacts), ...(formatMode ? { formatMode } : {}) };
 }
 
 /** The answer's text and artifacts as the formatter's output, and how it was written. */
-async function answerOutput(
-  turn: Turn,
-  stopReason: TurnStopReason,
-): Promise<{ output: FormatterOutput; formatMode?: FormatMode }> {
+async function answerOutput(turn: Turn, stopReason: TurnStopReason): Promise<{ output: FormatterOutput; formatMode?: FormatMode }> {
   if (stopReason === 'context_window') return { output: textOutput(CONTEXT_WINDOW_ANSWER) };
   if (!turn.input.format || stopReason === 'refusal') {
     const lastText = lastAssistantText(turn.transcript.ownMessages());
     return { output: textOutput(lastText || `(no answer: the turn stopped with ${stopReason})`) };
   }
   turn.enter('formatting');
-  const formatted = await claudeActivities('format response', {
-    streamed: turn.formatRequest.stream !== undefined,
-  }).formatResponse(turn.formatRequest, ...turn.transcript.segments({ withTools: false }));
+  const formatted = await claudeActivities('format response', { streamed: turn.streamed }).formatResponse(turn.formatRequest, ...turn.transcript.segments({ withTools: false }));
   turn.addUsage(formatted);
   return { output: formatted.output, formatMode: formatted.mode };
 }

@@ -16,6 +16,7 @@ import type {
   ToolApproval,
 } from '../src/core/contracts';
 import { turnSystemPrompt } from '../src/core/prompts';
+import { streamRequest } from '../src/core/stream-record';
 import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
 import type { TurnResponse } from '../src/core/response';
 import { buildToolCatalog, type DroppedTool } from '../src/core/tool-naming';
@@ -62,6 +63,8 @@ export class Turn {
   readonly droppedTools: readonly DroppedTool[];
   /** Claude was offered at least one tool. */
   readonly hadTools: boolean;
+  /** The turn streams: its Claude calls publish what they write. */
+  readonly streamed: boolean;
   private phase: TurnProgress['phase'] = 'listing-tools';
   private steps = 0;
   private usage: TokenUsage = ZERO_USAGE;
@@ -74,19 +77,9 @@ export class Turn {
    * defaults); `history` is prior conversation passed as segments (a conversation's turns), after
    * `input.history`.
    */
-  constructor(
-    input: ChatTurnInput,
-    prepared: PreparedTurn,
-    private readonly approvals: Approvals,
-    history: TranscriptSegment[] = [],
-  ) {
+  constructor(input: ChatTurnInput, prepared: PreparedTurn, private readonly approvals: Approvals, history: TranscriptSegment[] = []) {
     this.input = resolveTurn(input, prepared.workerDefaults);
-    const catalog = buildToolCatalog(
-      prepared.tools,
-      this.input.tools ?? {},
-      this.input.maxToolsPerRequest,
-      prepared.unusableTools,
-    );
+    const catalog = buildToolCatalog(prepared.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest, prepared.unusableTools);
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
     this.hadTools = catalog.tools.length > 0;
@@ -94,10 +87,7 @@ export class Turn {
       ...prepared.unavailable,
       ...prepared.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
     ];
-    this.transcript = new TurnTranscript(
-      [...(this.input.history ? [segment(this.input.history)] : []), ...history],
-      this.input.question,
-    );
+    this.transcript = new TurnTranscript([...(this.input.history ? [segment(this.input.history)] : []), ...history], this.input.question);
     this.transcript.offerTools(catalog.tools);
     this.calls = new ToolCalls({
       catalog,
@@ -107,32 +97,14 @@ export class Turn {
       waitForApproval: (call, approval) => this.waitForApproval(call, approval),
     });
     const { model, maxTokensPerCall: maxTokens } = this.input;
-    const thinking: ThinkingConfigParam | undefined = this.input.thinking
-      ? { type: 'enabled', budget_tokens: this.input.thinking.budgetTokens }
-      : undefined;
+    const thinking: ThinkingConfigParam | undefined = this.input.thinking ? { type: 'enabled', budget_tokens: this.input.thinking.budgetTokens } : undefined;
     const loopSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'loop' });
     const formatterSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'formatter' });
-    const stream = this.input.stream
-      ? {
-          stream: {
-            reasoning: typeof this.input.stream === 'object' && this.input.stream.reasoning === true,
-          },
-        }
-      : {};
-    this.request = {
-      model,
-      maxTokens,
-      ...(loopSystem !== undefined ? { system: loopSystem } : {}),
-      ...(thinking ? { thinking } : {}),
-      ...stream,
-    };
-    this.formatRequest = {
-      model,
-      maxTokens,
-      ...(formatterSystem !== undefined ? { system: formatterSystem } : {}),
-      ...(thinking ? { thinking } : {}),
-      ...stream,
-    };
+    const stream = streamRequest(this.input.stream);
+    this.streamed = stream !== undefined;
+    const streaming = stream ? { stream } : {};
+    this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
+    this.formatRequest = { model, maxTokens, ...(formatterSystem !== undefined ? { system: formatterSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
   }
 
   /** Claude calls of the loop so far. */
@@ -208,12 +180,8 @@ export class Turn {
    * history as it is. History passed as segments (by a conversation) is not echoed back.
    */
   private finalMessages(response: TurnResponse): ChatTurnResult['messages'] {
-    const messages = [
-      ...(this.input.history ? this.transcript.priorMessages() : []),
-      ...this.transcript.ownMessages(),
-    ];
-    if (messages[messages.length - 1]?.role === 'user')
-      messages.push({ role: 'assistant', content: response.conversation || '(no answer)' });
+    const messages = [...(this.input.history ? this.transcript.priorMessages() : []), ...this.transcript.ownMessages()];
+    if (messages[messages.length - 1]?.role === 'user') messages.push({ role: 'assistant', content: response.conversation || '(no answer)' });
     return messages;
   }
 
@@ -226,8 +194,7 @@ export class Turn {
     this.approvalsChanged();
     const decided = (): boolean => this.approvals.current(call.callId)?.outcome !== undefined;
     if (approval.timeoutMs === undefined) await condition(decided);
-    else if (!(await condition(decided, approval.timeoutMs)))
-      this.approvals.timeOut(call.callId, workflowTime());
+    else if (!(await condition(decided, approval.timeoutMs))) this.approvals.timeOut(call.callId, workflowTime());
     this.approvalsChanged();
     return this.approvals.current(call.callId)!;
   }

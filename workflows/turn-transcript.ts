@@ -6,12 +6,7 @@
  * history records what each step adds, not the whole conversation once per call.
  */
 import { log } from '@temporalio/workflow';
-import {
-  addReports,
-  compactSegments,
-  type CompactionPolicy,
-  type CompactionReport,
-} from '../src/core/compaction';
+import { addReports, compactSegments, type CompactionPolicy, type CompactionReport } from '../src/core/compaction';
 import type { ContentBlock, MessageParam, Tool } from '../src/core/contracts';
 import { stepSegments } from '../src/core/segment-groups';
 import { toolsSegment, type TranscriptSegment } from '../src/core/transcript-segment';

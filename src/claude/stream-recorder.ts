@@ -77,13 +77,15 @@ export class StreamRecorder {
 
   /** A new Claude call of this activity (the formatter's repair or fallback): its earlier deltas are void. */
   beginCall(reason: string): void {
-    this.flushPending();
-    if (this.partsOfCall > 0) this.parts.push(['x', this.options.attempt, reason]);
+    const discards = this.partsOfCall > 0;
     this.partsOfCall = 0;
     this.blocks = { t: 0, r: 0 };
     this.answer = '';
     this.formatterJson = '';
     this.formatterIndex = undefined;
+    if (!discards) return;
+    this.flushPending();
+    this.parts.push(['x', this.options.attempt, reason]);
     this.publishNow();
   }
 

@@ -10,7 +10,6 @@ import type { TurnProgress } from '../core/turn-result';
 import { conversationStatusQuery, turnProgressQuery } from '../core/workflow-handlers';
 import type { ApprovalPrompt } from './approval-prompt';
 import { ProgressLines } from './progress-lines';
-import { pause } from './pause';
 
 /** How often the queries are asked. */
 const POLL_MS = 300;
@@ -28,6 +27,18 @@ export interface ConversationProgressOptions {
   signal: AbortSignal;
 }
 
+/** Resolves after `ms`, or at once when `signal` is aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}
 
 /**
  * The query's answer, or undefined when it fails, takes too long or `signal` ends the wait. The

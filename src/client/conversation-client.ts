@@ -27,7 +27,7 @@ import {
   turnOfMessageQuery,
 } from '../core/workflow-handlers';
 import { parseChatTurnInput } from '../schemas/turn-input';
-import { forEachEvent, streamedInput, type StreamOption } from './chat-turn-client';
+import { streamedInput, type StreamOption } from './chat-turn-client';
 import { subscribeTurn } from '../stream/subscribe';
 import type { TurnStreamEvent } from '../core/stream-events';
 
@@ -156,28 +156,52 @@ export async function withTurnResult(client: Client, answered: MessageAnswered):
 export async function sendMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<MessageOutcome> {
   const sent = await submitMessage(client, conversationId, text, opts);
   if (!opts.stream) return sent.outcome();
-  let settled = false;
   let streaming = false;
   // A turn that never starts (the conversation ended first) is not waited for once the outcome is in.
   const neverStarted = new AbortController();
   const outcome = sent.outcome().finally(() => {
-    settled = true;
     if (!streaming) neverStarted.abort();
   });
-  const onEvent = (event: TurnStreamEvent): void => {
+  for await (const event of messageTurnEvents(client, conversationId, sent.messageId, outcome, neverStarted.signal)) {
     streaming = true;
-    opts.stream!.onEvent(event);
-  };
-  // A message refused by a run about to continue as new is named by the next run, once it takes it.
-  for (let wait = 50; !settled; wait = Math.min(1000, wait * 2)) {
-    const turnId = await messageTurnId(client, conversationId, sent.messageId);
-    if (turnId) {
-      await forEachEvent(subscribeTurn(client, turnId, { waitForStart: true, signal: neverStarted.signal }), onEvent);
-      break;
-    }
-    await Promise.race([outcome.catch(() => undefined), new Promise((r) => setTimeout(r, wait))]);
+    opts.stream.onEvent(event);
   }
   return outcome;
+}
+
+/**
+ * The stream of the turn that answers message `messageId`: the conversation names the turn once it
+ * has the message (a message refused by a run about to continue as new is named by the next run,
+ * once it takes it), else the message's `outcome` does; a queued message's turn is waited for. Ends
+ * without events when `signal` aborts first, or when the outcome is in and names no turn.
+ */
+export async function* messageTurnEvents(
+  client: Client,
+  conversationId: string,
+  messageId: string,
+  outcome: Promise<MessageOutcome>,
+  signal?: AbortSignal,
+): AsyncGenerator<TurnStreamEvent> {
+  let known: string | undefined;
+  let settled = false;
+  const settling = outcome.then(
+    (o) => {
+      known = o.turnId;
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  for (let wait = 50; !signal?.aborted; wait = Math.min(1000, wait * 2)) {
+    const turnId = (await messageTurnId(client, conversationId, messageId).catch(() => undefined)) ?? known;
+    if (turnId) {
+      yield* subscribeTurn(client, turnId, { waitForStart: true, ...(signal ? { signal } : {}) });
+      return;
+    }
+    if (settled) return;
+    await Promise.race([settling, new Promise((r) => setTimeout(r, wait))]);
+  }
 }
 
 /** The turn that answers message `messageId`, once the conversation has the message. */

@@ -19,22 +19,13 @@ import type { Artifact } from './response';
 import type { FormatterOutput } from '../schemas/response-formatter-tool';
 import type { StreamRecord, StreamRequest } from './stream-record';
 
-export type {
-  ContentBlock,
-  ContentBlockParam,
-  MessageParam,
-  Tool,
-  ToolChoice,
-  StopReason,
-  ThinkingConfigParam,
-};
+export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason, ThinkingConfigParam };
 
 /** A JSON Schema object as MCP servers publish it in `inputSchema`. */
-export type JsonSchemaObject = {
-  type: 'object';
-  properties?: Record<string, unknown>;
-  required?: string[];
-} & Record<string, unknown>;
+export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; required?: string[] } & Record<
+  string,
+  unknown
+>;
 
 /** A tool a server lists that cannot be offered to Claude (its input schema, for one), and why. */
 export interface UnusableTool {
@@ -84,12 +75,7 @@ export interface ServerCallPolicy {
   startToCloseTimeoutMs: number;
   /** Heartbeat timeout (progress notifications and a periodic beat keep it alive). */
   heartbeatTimeoutMs: number;
-  retry: {
-    maximumAttempts: number;
-    initialIntervalMs: number;
-    backoffCoefficient: number;
-    maximumIntervalMs: number;
-  };
+  retry: { maximumAttempts: number; initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number };
 }
 
 /** The tools of a set of servers, as the worker's MCP pool lists them. */
@@ -213,3 +199,4 @@ export interface FormatResponseOutput {
   /** What the call streamed, when the turn streams. */
   stream?: StreamRecord;
 }
+

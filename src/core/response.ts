@@ -34,10 +34,7 @@ export function artifactReference(a: Pick<Artifact, 'id' | 'title'>): string {
  * Builds the final response from the formatter's output plus artifacts that tools produced (images),
  * keeping artifact ids unique.
  */
-export function buildResponse(
-  output: FormatterOutput,
-  toolArtifacts: readonly Artifact[] = [],
-): TurnResponse {
+export function buildResponse(output: FormatterOutput, toolArtifacts: readonly Artifact[] = []): TurnResponse {
   const parts: string[] = [];
   const artifacts: Artifact[] = [];
   const used = new Set<string>();

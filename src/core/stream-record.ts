@@ -41,6 +41,12 @@ export interface StreamRequest {
  */
 export const STREAM_PUBLISH_INTERVAL_MS = 300;
 
+/** What a turn's `stream` option asks its Claude calls for; undefined: the turn does not stream. */
+export function streamRequest(option: boolean | { reasoning?: boolean } | undefined): StreamRequest | undefined {
+  if (!option) return undefined;
+  return { reasoning: typeof option === 'object' && option.reasoning === true };
+}
+
 /** Separates two text (or two thinking) blocks of one reply in its streamed text. */
 export const BLOCK_SEPARATOR = '\n\n';
 

@@ -60,10 +60,7 @@ export const ChatTurnInputSchema = z
      */
     stream: z.union([z.boolean(), z.object({ reasoning: z.boolean().optional() }).strict()]).optional(),
     /** Extended thinking budget; when set, thinking blocks are kept and sent back unchanged. */
-    thinking: z
-      .object({ budgetTokens: z.number().int().min(1024) })
-      .strict()
-      .optional(),
+    thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
     /** How prior history is compacted when the conversation does not fit the model's context window. */
     compaction: z
       .object({

@@ -33,7 +33,14 @@ export function subscribeTurn(
   workflowId: string,
   options: SubscribeOptions = {},
 ): AsyncIterable<TurnStreamEvent> {
-  return { [Symbol.asyncIterator]: () => turnEvents(client, workflowId, options.fromOffset ?? 0, options) };
+  return {
+    [Symbol.asyncIterator]: async function* () {
+      const runId = options.waitForStart
+        ? await startedRun(client, workflowId, options)
+        : (await client.workflow.getHandle(workflowId).describe()).runId;
+      if (runId !== undefined) yield* turnEvents(client, workflowId, runId, options.fromOffset ?? 0, options);
+    },
+  };
 }
 
 /**
@@ -60,17 +67,15 @@ export async function subscribe(
     : subscribeTurn(client, id, options);
 }
 
+/** Run `runId` of turn `workflowId`'s events from `fromOffset`, numbered from `base`; answers the next number. */
 async function* turnEvents(
   client: Client,
   workflowId: string,
+  runId: string,
   fromOffset: number,
   options: SubscribeOptions,
   base = 0,
 ): AsyncGenerator<TurnStreamEvent, number> {
-  const runId = options.waitForStart
-    ? await waitUntilStarted(client, workflowId, options)
-    : (await client.workflow.getHandle(workflowId).describe()).runId;
-  if (runId === undefined) return base;
   const feed = feedOf(client, workflowId, runId, options.pollMs ?? DEFAULT_POLL_MS);
   const leave = feed.join();
   const aborted = new Promise<void>((resolve) => options.signal?.addEventListener('abort', () => resolve(), { once: true }));
@@ -117,8 +122,9 @@ async function* conversationEvents(
   let base = 0;
   for (let index = 0; ; index++) {
     const turnId = conversationTurnId(conversationId, index);
-    if (!(await waitForTurn(client, conversationId, turnId, options))) return;
-    const turn = turnEvents(client, turnId, fromOffset, options, base);
+    const runId = await startedRun(client, turnId, options, () => closed(client, conversationId));
+    if (runId === undefined) return;
+    const turn = turnEvents(client, turnId, runId, fromOffset, options, base);
     for (;;) {
       const next = await turn.next();
       if (next.done) {
@@ -131,46 +137,40 @@ async function* conversationEvents(
   }
 }
 
-/** Waits until turn `turnId` exists: true, or false once the conversation has closed without it. */
-async function waitForTurn(
+/**
+ * The run id of `workflowId` once it exists; undefined when `signal` aborts first, or when
+ * `stopWaiting` answers true and it still does not exist.
+ */
+async function startedRun(
   client: Client,
-  conversationId: string,
-  turnId: string,
+  workflowId: string,
   options: SubscribeOptions,
-): Promise<boolean> {
-  for (;;) {
-    if (options.signal?.aborted) return false;
-    try {
-      await client.workflow.getHandle(turnId).describe();
-      return true;
-    } catch (err) {
-      if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
-    }
-    const conversation = await client.workflow.getHandle(conversationId).describe();
-    if (conversation.status.name !== 'RUNNING' && conversation.status.name !== 'CONTINUED_AS_NEW') {
-      // Closed: the turn may still have been started just before; look once more.
-      try {
-        await client.workflow.getHandle(turnId).describe();
-        return true;
-      } catch {
-        return false;
-      }
-    }
-    await sleep(Math.max(250, options.pollMs ?? DEFAULT_POLL_MS));
-  }
-}
-
-/** The run id of `workflowId` once it exists (undefined: aborted first). */
-async function waitUntilStarted(client: Client, workflowId: string, options: SubscribeOptions): Promise<string | undefined> {
+  stopWaiting?: () => Promise<boolean>,
+): Promise<string | undefined> {
   while (!options.signal?.aborted) {
-    try {
-      return (await client.workflow.getHandle(workflowId).describe()).runId;
-    } catch (err) {
-      if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
-    }
+    const runId = await runIdOf(client, workflowId);
+    if (runId !== undefined) return runId;
+    // A turn started just before its conversation closed is looked for once more.
+    if (stopWaiting && (await stopWaiting())) return runIdOf(client, workflowId);
     await sleep(Math.max(250, options.pollMs ?? DEFAULT_POLL_MS));
   }
   return undefined;
+}
+
+/** The current run of `workflowId`, or undefined when there is none. */
+async function runIdOf(client: Client, workflowId: string): Promise<string | undefined> {
+  try {
+    return (await client.workflow.getHandle(workflowId).describe()).runId;
+  } catch (err) {
+    if ((err as Error).name === 'WorkflowNotFoundError') return undefined;
+    throw err;
+  }
+}
+
+/** Whether the conversation has closed (a run continued as new goes on). */
+async function closed(client: Client, conversationId: string): Promise<boolean> {
+  const { status } = await client.workflow.getHandle(conversationId).describe();
+  return status.name !== 'RUNNING' && status.name !== 'CONTINUED_AS_NEW';
 }
 
 function sleep(ms: number): Promise<void> {

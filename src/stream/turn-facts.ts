@@ -36,3 +36,13 @@ export interface TurnFacts {
   facts: readonly TurnFact[];
   live: ReadonlyMap<string, StreamRecord>;
 }
+
+/** The activity ids of the turn's Claude calls (loop steps and the formatter) scheduled and not ended. */
+export function runningClaudeCalls(facts: readonly TurnFact[]): Set<string> {
+  const open = new Set<string>();
+  for (const f of facts) {
+    if (f.kind === 'scheduled' && (f.activityType === 'claude' || f.activityType === 'formatResponse')) open.add(f.activityId);
+    else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
+  }
+  return open;
+}

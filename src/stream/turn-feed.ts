@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import type { UnnumberedEvent } from '../core/stream-events';
 import type { StreamRecord } from '../core/stream-record';
-import type { TurnFact } from './turn-facts';
+import { runningClaudeCalls, type TurnFact } from './turn-facts';
 import { TurnHistory } from './turn-history';
 import { projectTurn } from './turn-projection';
 
@@ -114,16 +114,6 @@ function signal(): { promise: Promise<void>; resolve: () => void } {
   let resolve = (): void => undefined;
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
-}
-
-/** The activity ids of the turn's Claude calls scheduled and not ended. */
-function runningClaudeCalls(facts: readonly TurnFact[]): Set<string> {
-  const open = new Set<string>();
-  for (const f of facts) {
-    if (f.kind === 'scheduled' && (f.activityType === 'claude' || f.activityType === 'formatResponse')) open.add(f.activityId);
-    else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
-  }
-  return open;
 }
 
 function sleep(ms: number): Promise<undefined> {

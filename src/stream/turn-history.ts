@@ -175,37 +175,12 @@ export class TurnHistory {
         : [];
       const record = values.map((v) => (v as { stream?: unknown } | null)?.stream).find(isStreamRecord);
       const failureType = failed.failure?.applicationFailureInfo?.type ?? undefined;
-      return {
-        kind: 'activity-ended',
-        activityId: this.activityId(failed.scheduledEventId),
-        how: 'failed',
-        ...(record ? { record } : {}),
-        ...(failureType ? { failureType } : {}),
-        timeMs,
-      };
+      return { ...this.ended(failed.scheduledEventId, 'failed', record, timeMs), ...(failureType ? { failureType } : {}) };
     }
     const cancelled = event.activityTaskCanceledEventAttributes;
-    if (cancelled) {
-      const record = await this.first(cancelled.details?.payloads);
-      return {
-        kind: 'activity-ended',
-        activityId: this.activityId(cancelled.scheduledEventId),
-        how: 'cancelled',
-        ...(isStreamRecord(record) ? { record } : {}),
-        timeMs,
-      };
-    }
+    if (cancelled) return this.ended(cancelled.scheduledEventId, 'cancelled', await this.first(cancelled.details?.payloads), timeMs);
     const timedOut = event.activityTaskTimedOutEventAttributes;
-    if (timedOut) {
-      const record = await this.first(lastHeartbeatDetails(timedOut.failure));
-      return {
-        kind: 'activity-ended',
-        activityId: this.activityId(timedOut.scheduledEventId),
-        how: 'timed_out',
-        ...(isStreamRecord(record) ? { record } : {}),
-        timeMs,
-      };
-    }
+    if (timedOut) return this.ended(timedOut.scheduledEventId, 'timed_out', await this.first(lastHeartbeatDetails(timedOut.failure)), timeMs);
     const memo =
       event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[PENDING_APPROVALS_MEMO];
     if (memo)
@@ -237,6 +212,11 @@ export class TurnHistory {
     if (event.workflowExecutionTimedOutEventAttributes) return { kind: 'closed', how: 'timed_out' };
     if (event.workflowExecutionContinuedAsNewEventAttributes) return { kind: 'closed', how: 'continued' };
     return undefined;
+  }
+
+  /** An activity that ended without a result, with the stream record it left, if it left one. */
+  private ended(scheduledEventId: Long | number | null | undefined, how: 'failed' | 'cancelled' | 'timed_out', record: unknown, timeMs: number): TurnFact {
+    return { kind: 'activity-ended', activityId: this.activityId(scheduledEventId), how, ...(isStreamRecord(record) ? { record } : {}), timeMs };
   }
 
   private activityId(scheduledEventId: Long | number | null | undefined): string {

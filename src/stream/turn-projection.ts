@@ -45,7 +45,7 @@ import {
 import { buildToolCatalog, type ToolCatalog } from '../core/tool-naming';
 import { toolUses, type ToolUseBlock } from '../core/transcript';
 import type { ChatTurnInput } from '../schemas/turn-input';
-import type { TurnFact, TurnFacts } from './turn-facts';
+import { runningClaudeCalls, type TurnFact, type TurnFacts } from './turn-facts';
 
 type ClaudeCall = { kind: 'step'; step: number } | { kind: 'formatter' };
 
@@ -80,23 +80,14 @@ class Projection {
   private answerStreamed: string | undefined;
 
   run(facts: readonly TurnFact[], live: ReadonlyMap<string, StreamRecord>): UnnumberedEvent[] {
-    const open = new Set<string>();
-    for (const fact of facts) {
-      if (fact.kind === 'scheduled' && this.isClaude(fact.activityType)) open.add(fact.activityId);
-      if (fact.kind === 'activity-completed' || fact.kind === 'activity-ended') open.delete(fact.activityId);
-      this.apply(fact);
-    }
+    for (const fact of facts) this.apply(fact);
     // Claude calls still running: what they have published so far.
-    for (const activityId of open) {
+    for (const activityId of runningClaudeCalls(facts)) {
       const record = live.get(activityId);
       const call = this.claudeCalls.get(activityId);
       if (record && call) this.emitRecord(call, record, {});
     }
     return this.out;
-  }
-
-  private isClaude(activityType: string): boolean {
-    return activityType === 'claude' || activityType === 'formatResponse';
   }
 
   private apply(fact: TurnFact): void {

@@ -29,8 +29,7 @@ export interface Answer {
   streamDelayMs: number;
 }
 
-const contentBlocks = (m: Message): Block[] =>
-  typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+const contentBlocks = (m: Message): Block[] => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content);
 
 function resultText(b: Block): string {
   if (typeof b.content === 'string') return b.content;
@@ -41,12 +40,7 @@ function resultText(b: Block): string {
 }
 
 const textOf = (m: Message | undefined): string =>
-  m
-    ? contentBlocks(m)
-        .filter((b) => b.type === 'text')
-        .map((b) => String(b.text))
-        .join('\n')
-    : '';
+  m ? contentBlocks(m).filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n') : '';
 
 export function questionOf(messages: Message[]): string {
   return textOf(messages[0]);
@@ -65,16 +59,9 @@ function currentQuestionIndex(messages: Message[]): number {
  * The step a request asks for and the question it keys on: per turn (the scenario's `perTurn`),
  * counted from the current question; otherwise over the whole request, with the first message.
  */
-export function turnPosition(
-  messages: Message[],
-  perTurn: boolean,
-): { step: number; question: string; from: number } {
+export function turnPosition(messages: Message[], perTurn: boolean): { step: number; question: string; from: number } {
   const from = perTurn ? currentQuestionIndex(messages) : 0;
-  return {
-    step: messages.slice(from).filter((m) => m.role === 'assistant').length,
-    question: textOf(messages[from]),
-    from,
-  };
+  return { step: messages.slice(from).filter((m) => m.role === 'assistant').length, question: textOf(messages[from]), from };
 }
 
 export function requestKind(body: Record<string, unknown>): 'step' | 'formatter' {
@@ -88,25 +75,17 @@ export function requestKind(body: Record<string, unknown>): 'step' | 'formatter'
 /** Texts of the tool_results in the request, leaving out the formatter's own repair results. */
 function toolResultTexts(messages: Message[], lastOnly: boolean): string[] {
   const formatterIds = new Set(
-    messages
-      .flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : []))
-      .filter((b) => b.type === 'tool_use' && b.name === FORMATTER)
-      .map((b) => String(b.id)),
+    messages.flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : [])).filter((b) => b.type === 'tool_use' && b.name === FORMATTER).map((b) => String(b.id)),
   );
   const users = messages.filter((m) => m.role === 'user');
   const scope = lastOnly ? users.slice(-1) : users;
-  return scope
-    .flatMap((m) => contentBlocks(m))
-    .filter((b) => b.type === 'tool_result' && !formatterIds.has(String(b.tool_use_id)))
-    .map(resultText);
+  return scope.flatMap((m) => contentBlocks(m)).filter((b) => b.type === 'tool_result' && !formatterIds.has(String(b.tool_use_id))).map(resultText);
 }
 
 function expand(value: unknown, vars: Record<string, string>): unknown {
-  if (typeof value === 'string')
-    return value.replace(/\{\{(\w+)\}\}/g, (all, name: string) => vars[name] ?? all);
+  if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (all, name: string) => vars[name] ?? all);
   if (Array.isArray(value)) return value.map((v) => expand(v, vars));
-  if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, vars)]));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, vars)]));
   return value;
 }
 
@@ -118,9 +97,7 @@ export function estimateInputTokens(body: Record<string, unknown>): number {
 
 /** A request part without its cache_control markers: the cache keys on content, not on markers. */
 function unmarked(value: unknown): unknown {
-  return JSON.parse(
-    JSON.stringify(value ?? null, (key, v: unknown) => (key === 'cache_control' ? undefined : v)),
-  );
+  return JSON.parse(JSON.stringify(value ?? null, (key, v: unknown) => (key === 'cache_control' ? undefined : v)));
 }
 
 const marked = (value: unknown): boolean => JSON.stringify(value ?? null).includes('"cache_control"');
@@ -137,26 +114,17 @@ function usageFor(body: Record<string, unknown>, content: Block[], cache: Set<st
   const total = estimateInputTokens(body);
   const messages = (body.messages ?? []) as Message[];
   // A string is the same content as one text block (the last message is sent as blocks to carry a marker).
-  const asBlocks = (content: unknown): unknown =>
-    typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+  const asBlocks = (content: unknown): unknown => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
   const head = { tools: unmarked(body.tools), system: unmarked(asBlocks(body.system)) };
   const plain = messages.map((m) => ({ role: m.role, content: unmarked(asBlocks(m.content)) }));
   const key = (count: number): string =>
-    createHash('sha1')
-      .update(JSON.stringify({ head, messages: plain.slice(0, count) }))
-      .digest('hex');
+    createHash('sha1').update(JSON.stringify({ head, messages: plain.slice(0, count) })).digest('hex');
   const size = (count: number): number => tokens({ ...head, messages: plain.slice(0, count) });
   // Prefix k: the tools and system, and the first k messages. Markers end prefixes.
   const ends: number[] = [];
   if (marked(body.tools) || marked(body.system)) ends.push(0);
   messages.forEach((m, i) => marked(m.content) && ends.push(i + 1));
-  if (!ends.length)
-    return {
-      input_tokens: total,
-      output_tokens: tokens(content),
-      cache_read_input_tokens: 0,
-      cache_creation_input_tokens: 0,
-    };
+  if (!ends.length) return { input_tokens: total, output_tokens: tokens(content), cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
   const last = ends[ends.length - 1]!;
   let read = 0;
   for (let k = last; k >= 0; k--) {
@@ -175,12 +143,7 @@ function usageFor(body: Record<string, unknown>, content: Block[], cache: Set<st
   };
 }
 
-export function answer(
-  scenarioName: string,
-  scenario: ParsedScenario,
-  body: Record<string, unknown>,
-  cache: Set<string>,
-): Answer {
+export function answer(scenarioName: string, scenario: ParsedScenario, body: Record<string, unknown>, cache: Set<string>): Answer {
   const messages = body.messages as Message[];
   const { step, question, from } = turnPosition(messages, scenario.perTurn);
   const vars = {
@@ -192,33 +155,17 @@ export function answer(
     `toolu_${createHash('sha1').update(`${scenarioName}|${step}|${i}|${salt}|${question}`).digest('hex').slice(0, 24)}`;
 
   if (requestKind(body) === 'formatter') {
-    const attempt = messages
-      .flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : []))
-      .filter((b) => b.type === 'tool_use' && b.name === FORMATTER).length;
+    const attempt = messages.flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : [])).filter((b) => b.type === 'tool_use' && b.name === FORMATTER).length;
     const forced = (body.tool_choice as { type?: string } | undefined)?.type === 'tool';
     let content: Block[];
     if (!forced && scenario.formatterAutoText !== undefined) {
       content = [{ type: 'text', text: String(expand(scenario.formatterAutoText, vars)), citations: null }];
     } else {
       const f = scenario.formatter;
-      const input = Array.isArray(f)
-        ? f[Math.min(attempt, f.length - 1)]
-        : (f ?? {
-            conversation: [{ type: 'text', content: vars.lastToolResult || '(no formatter scripted)' }],
-          });
-      content = [
-        { type: 'tool_use', id: id(attempt, 'formatter'), name: FORMATTER, input: expand(input, vars) },
-      ];
+      const input = Array.isArray(f) ? f[Math.min(attempt, f.length - 1)] : (f ?? { conversation: [{ type: 'text', content: vars.lastToolResult || '(no formatter scripted)' }] });
+      content = [{ type: 'tool_use', id: id(attempt, 'formatter'), name: FORMATTER, input: expand(input, vars) }];
     }
-    return {
-      kind: 'formatter',
-      step,
-      content,
-      stopReason: forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn',
-      usage: usageFor(body, content, cache),
-      latencyMs: scenario.latencyMs,
-      streamDelayMs: scenario.formatterStreamDelayMs ?? scenario.streamDelayMs,
-    };
+    return { kind: 'formatter', step, content, stopReason: forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn', usage: usageFor(body, content, cache), latencyMs: scenario.latencyMs, streamDelayMs: scenario.formatterStreamDelayMs ?? scenario.streamDelayMs };
   }
 
   const scripted = scenario.steps[step] ?? scenario.steps[scenario.steps.length - 1]!;
@@ -227,30 +174,19 @@ export function answer(
     ? [{ type: 'text', text: '(scenario exhausted)', citations: null }]
     : scripted.content.map((b, i) => {
         if (b.type === 'text') return { type: 'text', text: String(expand(b.text, vars)), citations: null };
-        if (b.type === 'tool_use')
-          return { type: 'tool_use', id: b.id ?? id(i, 'tool'), name: b.name, input: expand(b.input, vars) };
+        if (b.type === 'tool_use') return { type: 'tool_use', id: b.id ?? id(i, 'tool'), name: b.name, input: expand(b.input, vars) };
         if (b.type === 'thinking') {
           const thinking = String(expand(b.thinking, vars));
           return { type: 'thinking', thinking, signature: thinkingSignature(thinking) };
         }
         return { type: 'redacted_thinking', data: redactedData.make(`${scenarioName}|${step}|${i}`) };
       });
-  let stopReason = exhausted
-    ? 'end_turn'
-    : (scripted.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'));
+  let stopReason = exhausted ? 'end_turn' : (scripted.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'));
   if (!exhausted && scripted.minMaxTokens && Number(body.max_tokens) < scripted.minMaxTokens) {
     const last = content.map((b) => b.type).lastIndexOf('tool_use');
     if (last >= 0) content = [...content.slice(0, last), { ...content[last]!, input: {} }];
     stopReason = 'max_tokens';
   }
   const usage = !exhausted && scripted.usage ? { ...scripted.usage } : usageFor(body, content, cache);
-  return {
-    kind: 'step',
-    step,
-    content,
-    stopReason,
-    usage,
-    latencyMs: scripted.latencyMs ?? scenario.latencyMs,
-    streamDelayMs: scripted.streamDelayMs ?? scenario.streamDelayMs,
-  };
+  return { kind: 'step', step, content, stopReason, usage, latencyMs: scripted.latencyMs ?? scenario.latencyMs, streamDelayMs: scripted.streamDelayMs ?? scenario.streamDelayMs };
 }

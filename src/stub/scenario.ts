@@ -36,15 +36,7 @@ const StepSchema = z
     content: z.array(BlockSchema).min(1),
     /** Default: `tool_use` when the content has a tool_use, else `end_turn`. */
     stopReason: z
-      .enum([
-        'end_turn',
-        'tool_use',
-        'max_tokens',
-        'pause_turn',
-        'refusal',
-        'model_context_window_exceeded',
-        'stop_sequence',
-      ])
+      .enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'refusal', 'model_context_window_exceeded', 'stop_sequence'])
       .optional(),
     usage: UsageSchema.optional(),
     /** A request with a smaller max_tokens gets the content cut before its last tool_use, stop `max_tokens`. */
@@ -74,9 +66,7 @@ export const ScenarioSchema = z
   .object({
     steps: z.array(StepSchema).min(1),
     /** The response_formatter input; an array gives one per attempt (the last repeats). */
-    formatter: z
-      .union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown())).min(1)])
-      .optional(),
+    formatter: z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown())).min(1)]).optional(),
     /** Forced tool_choice gets a 400, as some models answer. */
     formatterRefusesForcedTool: z.boolean().default(false),
     /** With tool_choice auto, answer this text instead of calling the formatter. */
@@ -131,9 +121,7 @@ export function loadScenarioFile(file: string): Scenario {
   try {
     raw = /\.ya?ml$/i.test(path.extname(file)) ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
-    throw new ScenarioError(
-      `${file}: not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`,
-    );
+    throw new ScenarioError(`${file}: not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
   }
   parseScenario(raw, file);
   return raw as Scenario;

@@ -21,12 +21,7 @@ export interface RecordedRequest {
   body: any;
   status: number;
   stream: boolean;
-  usage?: {
-    input_tokens: number;
-    output_tokens: number;
-    cache_read_input_tokens: number;
-    cache_creation_input_tokens: number;
-  };
+  usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number };
   error?: string;
   startedAt: number;
   endedAt: number;
@@ -68,8 +63,7 @@ const MAX_BODY = 32 * 1024 * 1024;
 
 export async function startStubModel(opts: StubModelOptions): Promise<StubModel> {
   const scenarios = new Map<string, ParsedScenario>();
-  for (const [name, s] of Object.entries(opts.scenarios))
-    scenarios.set(name, parseScenario(s, `scenario ${name}`));
+  for (const [name, s] of Object.entries(opts.scenarios)) scenarios.set(name, parseScenario(s, `scenario ${name}`));
   const faultCounts = new Map<string, number>();
   const cachePrefixes = new Set<string>();
   let requestCounter = 0;
@@ -86,11 +80,10 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
       faultCounts.clear();
       cachePrefixes.clear();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
   };
 
   function pick(body: Record<string, unknown>): { name: string; scenario: ParsedScenario } | string {
@@ -98,8 +91,7 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
     if (scenarios.has(model)) return { name: model, scenario: scenarios.get(model)! };
     const marker = /\[\[scenario:([^\]]+)\]\]/.exec(questionOf((body.messages ?? []) as never[]))?.[1];
     const name = marker ?? opts.defaultScenario;
-    if (!name)
-      return `model: no scenario named "${model}" (and no [[scenario:NAME]] marker or default scenario)`;
+    if (!name) return `model: no scenario named "${model}" (and no [[scenario:NAME]] marker or default scenario)`;
     const scenario = scenarios.get(name);
     return scenario ? { name, scenario } : `no scenario named "${name}"`;
   }
@@ -107,17 +99,7 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
   const server = http.createServer((req, res) => {
     const requestId = `req_stub_${(++requestCounter).toString().padStart(6, '0')}`;
     const startedAt = Date.now();
-    const record: RecordedRequest = {
-      path: req.url ?? '',
-      scenario: '',
-      kind: 'step',
-      step: 0,
-      body: undefined,
-      status: 0,
-      stream: false,
-      startedAt,
-      endedAt: 0,
-    };
+    const record: RecordedRequest = { path: req.url ?? '', scenario: '', kind: 'step', step: 0, body: undefined, status: 0, stream: false, startedAt, endedAt: 0 };
     const finish = (status: number, payload: unknown, headers: Record<string, string> = {}): void => {
       record.status = status;
       record.endedAt = Date.now();
@@ -126,15 +108,7 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
       res.end(JSON.stringify(payload));
     };
     const fail = (status: number, message: string, headers: Record<string, string> = {}): void =>
-      finish(
-        status,
-        {
-          type: 'error',
-          error: { type: ERROR_TYPES[status] ?? 'api_error', message },
-          request_id: requestId,
-        },
-        headers,
-      );
+      finish(status, { type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message }, request_id: requestId }, headers);
 
     res.once('close', () => {
       if (!res.writableFinished) {
@@ -167,16 +141,13 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
         return fail(400, 'There was an issue with the format of the request body: not valid JSON');
       }
       record.body = body;
-      record.step = Array.isArray(body.messages)
-        ? (body.messages as Array<{ role?: string }>).filter((m) => m?.role === 'assistant').length
-        : 0;
+      record.step = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string }>).filter((m) => m?.role === 'assistant').length : 0;
       const countOnly = path === '/v1/messages/count_tokens';
       const invalid = validateRequest(body, { countTokens: countOnly });
       const picked = pick(body);
       if (typeof picked !== 'string') {
         record.scenario = picked.name;
-        if (picked.scenario.perTurn && Array.isArray(body.messages))
-          record.step = turnPosition(body.messages as never[], true).step;
+        if (picked.scenario.perTurn && Array.isArray(body.messages)) record.step = turnPosition(body.messages as never[], true).step;
       }
       if (countOnly) {
         record.kind = 'count_tokens';
@@ -208,17 +179,9 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
         }
         if (scenario.contextWindowTokens !== undefined) {
           const estimate = estimateInputTokens(body);
-          if (estimate > scenario.contextWindowTokens)
-            return fail(
-              400,
-              `prompt is too long: ${estimate} tokens > ${scenario.contextWindowTokens} maximum`,
-            );
+          if (estimate > scenario.contextWindowTokens) return fail(400, `prompt is too long: ${estimate} tokens > ${scenario.contextWindowTokens} maximum`);
         }
-        if (
-          record.kind === 'formatter' &&
-          scenario.formatterRefusesForcedTool &&
-          (body.tool_choice as { type?: string } | undefined)?.type === 'tool'
-        ) {
+        if (record.kind === 'formatter' && scenario.formatterRefusesForcedTool && (body.tool_choice as { type?: string } | undefined)?.type === 'tool') {
           return fail(400, "tool_choice of type 'tool' is not supported with this model; use 'auto'");
         }
         const a = answer(name, scenario, body, cachePrefixes);
@@ -231,23 +194,12 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
           content: a.content,
           stop_reason: a.stopReason,
           stop_sequence: null,
-          usage: {
-            ...a.usage,
-            cache_creation: null,
-            inference_geo: null,
-            output_tokens_details: null,
-            server_tool_use: null,
-            service_tier: 'standard',
-          },
+          usage: { ...a.usage, cache_creation: null, inference_geo: null, output_tokens_details: null, server_tool_use: null, service_tier: 'standard' },
         };
         record.usage = a.usage;
         if (record.stream) {
           record.status = 200;
-          res.writeHead(200, {
-            'content-type': 'text/event-stream',
-            'cache-control': 'no-cache',
-            'request-id': requestId,
-          });
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': requestId });
           await writeSse(res, message, { delayMs: a.streamDelayMs });
           if (!record.aborted) record.endedAt = Date.now();
           return;

@@ -14,7 +14,7 @@ import { Command } from 'commander';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
   closeConversation,
-  messageTurnId,
+  messageTurnEvents,
   newConversationId,
   submitMessage,
   withTurnResult,
@@ -33,10 +33,8 @@ import { PendingMessages, type PendingMessage } from '../pending-messages';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { openTurnStack, type TurnStack } from '../turn-stack';
 import { toolCallLine } from '../render';
-import { subscribeTurn } from '../../stream/subscribe';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
-import { pause } from '../pause';
 
 interface ChatOptions {
   id?: string;
@@ -148,35 +146,29 @@ class Chat {
   };
 
   /**
-   * Follows the turn that answers message `messageId`: it is named once the conversation has the
-   * message (a message refused by a run about to continue as new is named by the next run), or by
-   * its outcome; a queued message's turn is waited for. `named` resolves once the turn is known (or
-   * the stream has stopped).
+   * Follows the turn that answers message `messageId` (`messageTurnEvents`). `named` resolves with
+   * the turn's first event (or once the stream has stopped).
    *
    * One query at a time, each answered before the next: while the conversation's task that took the
    * message is open the server keeps one query for it and refuses a second one (the client retries
    * that a second or two later, and a retry pending when the connection closes would throw).
    */
   private followTurn(messageId: string, outcome: Promise<MessageOutcome>): { stream: FollowedStream; named: Promise<void> } {
-    let known: string | undefined;
-    void outcome.then(
-      (o) => (known = o.turnId),
-      () => undefined,
-    );
     let setNamed!: () => void;
     const named = new Promise<void>((resolve) => (setNamed = resolve));
-    const stream = followStream(async (signal) => {
-      try {
-        for (let wait = 50; !signal.aborted; wait = Math.min(1000, wait * 2)) {
-          const turnId = (await messageTurnId(this.client, this.conversationId, messageId).catch(() => undefined)) ?? known;
-          if (turnId) return subscribeTurn(this.client, turnId, { waitForStart: true, signal });
-          await pause(wait, signal);
+    const { client, conversationId } = this;
+    const stream = followStream(async (signal) =>
+      (async function* () {
+        try {
+          for await (const event of messageTurnEvents(client, conversationId, messageId, outcome, signal)) {
+            setNamed();
+            yield event;
+          }
+        } finally {
+          setNamed();
         }
-        return undefined;
-      } finally {
-        setNamed();
-      }
-    }, this.onEvent);
+      })(),
+    this.onEvent);
     return { stream, named };
   }
 

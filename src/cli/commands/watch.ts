@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { CliError } from '../cli-error';
-import { subscribe } from '../../stream/subscribe';
+import { subscribeConversation, subscribeTurn } from '../../stream/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { eventLine, StreamPrinter } from '../stream-printer';
@@ -100,14 +100,8 @@ export function watchCommand(): Command {
       });
       try {
         const kind = await kindOf(client, id);
-        let events: AsyncIterable<TurnStreamEvent>;
-        try {
-          events = await subscribe(client, id, { fromOffset });
-        } catch (err) {
-          if (err instanceof WorkflowNotFoundError)
-            throw new CliError(`no turn or conversation named ${id}`, 2);
-          throw err;
-        }
+        const events =
+          kind === 'conversation' ? subscribeConversation(client, id, { fromOffset }) : subscribeTurn(client, id, { fromOffset });
         let finish: Extract<TurnStreamEvent, { type: 'finish' }> | undefined;
         let error: string | undefined;
         for await (const event of events) {
