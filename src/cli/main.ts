@@ -5,9 +5,12 @@ import { Command } from 'commander';
 import { packageRoot, stateDir } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
+import { EXIT_CODES_HELP } from './exit-codes';
 import type * as Approvals from './commands/approvals';
 import type * as Auth from './commands/auth';
 import type * as Batch from './commands/batch';
+import type * as Cancel from './commands/cancel';
+import type * as Ls from './commands/ls';
 import type * as Chat from './commands/chat';
 import type * as Decide from './commands/decide';
 import type * as Demo from './commands/demo';
@@ -31,6 +34,8 @@ const COMMANDS: Record<string, () => Command> = {
   show: () => (require('./commands/show') as typeof Show).showCommand(),
   watch: () => (require('./commands/watch') as typeof Watch).watchCommand(),
   batch: () => (require('./commands/batch') as typeof Batch).batchCommand(),
+  ls: () => (require('./commands/ls') as typeof Ls).lsCommand(),
+  cancel: () => (require('./commands/cancel') as typeof Cancel).cancelCommand(),
   approvals: () => (require('./commands/approvals') as typeof Approvals).approvalsCommand(),
   approve: () => (require('./commands/decide') as typeof Decide).approveCommand(),
   deny: () => (require('./commands/decide') as typeof Decide).denyCommand(),
@@ -59,6 +64,7 @@ export function buildProgram(argv?: string[]): Command {
   const program = new Command('mcp-turns')
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
     .version(version())
+    .addHelpText('after', `\n${EXIT_CODES_HELP}`)
     .option('--state-dir <dir>', `where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else ${stateDir()})`)
     .hook('preAction', (cmd) => {
       const dir = (cmd.opts() as { stateDir?: string }).stateDir;
@@ -66,7 +72,7 @@ export function buildProgram(argv?: string[]): Command {
     });
   // Only the invoked command is loaded; without one (help, a typo), all are, for the listing.
   const invoked = argv && invokedCommand(argv);
-  for (const [name, make] of Object.entries(COMMANDS)) if (!invoked || name === invoked) program.addCommand(make());
+  for (const [name, make] of Object.entries(COMMANDS)) if (!invoked || name === invoked) program.addCommand(make().addHelpText('after', `\n${EXIT_CODES_HELP}`));
   return program;
 }
 

@@ -2,6 +2,29 @@
 import { oneLine } from '../core/text';
 import type { Artifact } from '../core/response';
 import type { ChatTurnResult, ToolCallRecord } from '../core/turn-result';
+import type { DroppedTool } from '../core/tool-naming';
+
+const OVER_LIMIT = /^over maxToolsPerRequest \((\d+)\)$/;
+
+/**
+ * The tools Claude was not offered, as one line, or undefined when none was left out by a limit
+ * or as unusable (tools a turn's own allow/deny lists leave out are its choice, not news). Tools
+ * over the per-request limit come with the flag that offers them all.
+ */
+export function droppedToolsLine(dropped: readonly DroppedTool[]): string | undefined {
+  const overLimit = dropped.filter((d) => OVER_LIMIT.test(d.reason));
+  const unusable = dropped.filter((d) => !OVER_LIMIT.test(d.reason) && d.reason !== 'not in tools.allow' && d.reason !== 'in tools.deny');
+  const parts: string[] = [];
+  if (overLimit.length) {
+    const limit = Number(OVER_LIMIT.exec(overLimit[0]!.reason)![1]);
+    parts.push(
+      `${overLimit.length} over the limit of ${limit} per request (${overLimit.map((d) => d.name).join(', ')}; ` +
+        `--max-tools ${limit + overLimit.length} offers them)`,
+    );
+  }
+  if (unusable.length) parts.push(`${unusable.length} unusable (${unusable.map((d) => `${d.name}: ${d.reason}`).join('; ')})`);
+  return parts.length ? `Tools not offered to Claude: ${parts.join('; ')}` : undefined;
+}
 
 export function toolCallLine(c: Pick<ToolCallRecord, 'name' | 'step' | 'isError' | 'durationMs'> & Partial<ToolCallRecord>): string {
   const status = c.repeated ? 'repeated' : c.isError ? 'error' : 'ok';
@@ -40,6 +63,8 @@ export function renderResult(result: ChatTurnResult, uiLink?: string, { answer =
   if (result.unavailableServers.length) {
     lines.push(`Unavailable servers: ${result.unavailableServers.map((s) => `${s.server} (${s.reason})`).join(', ')}`);
   }
+  const dropped = droppedToolsLine(result.droppedTools ?? []);
+  if (dropped) lines.push(dropped);
   if (uiLink) lines.push(`Temporal UI: ${uiLink}`);
   return lines.join('\n');
 }

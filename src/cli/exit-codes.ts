@@ -1,0 +1,40 @@
+/**
+ * The exit codes of every mcp-turns command: one table, printed by `--help` and in the README.
+ * A script can trust them: 0 only when the turn (or every query of a batch) was answered in full.
+ */
+import type { ChatTurnResult } from '../core/turn-result';
+
+export const EXIT = {
+  /** The turn was answered (a batch: every query was). */
+  answered: 0,
+  /** The turn or a batch query failed, or the command could not do its work (a server down). */
+  failed: 1,
+  /** Bad input: a flag, a file, a config, a question. Nothing was started. */
+  badInput: 2,
+  /** The turn stopped before a full answer: a budget, the context window, a repeated call or a refusal. */
+  partial: 3,
+  /** A tool call was denied by a person, or its approval timed out. */
+  notApproved: 4,
+  /** Interrupted (Ctrl-C) while the turn goes on: `mcp-turns watch ID` follows it, `cancel ID` stops it. */
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The table `--help` prints after each command's own help, and the README repeats. */
+export const EXIT_CODES_HELP = [
+  'Exit codes (every command):',
+  '  0    answered (batch: every query answered)',
+  '  1    the turn or a query failed, or the command could not do its work',
+  '  2    bad input (a flag, a file, a config, an empty question): nothing was started',
+  '  3    partial answer: stopped by a budget (--max-steps, tokens, tool calls), the context window,',
+  '       a repeated call or a refusal',
+  '  4    a tool call was denied or its approval timed out',
+  '  130  interrupted by Ctrl-C while the turn goes on (watch ID follows it, cancel ID stops it)',
+].join('\n');
+
+/** The exit code a finished turn's result calls for: a denial first, then a partial answer. */
+export function exitCodeOf(result: Pick<ChatTurnResult, 'stopReason' | 'approvals'>): ExitCode {
+  if ((result.approvals ?? []).some((a) => a.outcome === 'denied' || a.outcome === 'timed_out')) return EXIT.notApproved;
+  return result.stopReason === 'completed' ? EXIT.answered : EXIT.partial;
+}
