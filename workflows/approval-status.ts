@@ -1,22 +1,13 @@
 /**
  * What a turn tells the world about its waiting calls: while any call waits, the turn's status
  * search attribute is `waiting-approval`, its memo lists the waiting calls (so one visibility query
- * lists them across turns) and, in a batch, the batch is told so it does not count the turn
- * against its window.
+ * lists them across turns; arguments over a size limit shortened, src/core/approvals.ts) and, in a
+ * batch, the batch is told so it does not count the turn against its window.
  */
 import { getExternalWorkflowHandle, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import {
-  PENDING_APPROVALS_MEMO,
-  WAITING_APPROVAL_STATUS,
-  type ApprovalRecord,
-  type PendingApprovalMemo,
-} from '../src/core/approvals';
+import { PENDING_APPROVALS_MEMO, WAITING_APPROVAL_STATUS, pendingApprovalMemo, type ApprovalRecord } from '../src/core/approvals';
 import { SA_STATUS } from '../src/core/search-attributes';
-import { oneLine } from '../src/core/text';
 import { turnWaitingSignal } from '../src/core/workflow-handlers';
-
-/** Arguments shown per waiting call in the memo. */
-const MEMO_INPUT_CHARS = 300;
 
 /**
  * Publishes the calls waiting now; `wasWaiting` is whether any waited when last published. Answers
@@ -25,7 +16,7 @@ const MEMO_INPUT_CHARS = 300;
 export function publishWaitingApprovals(pending: readonly ApprovalRecord[], wasWaiting: boolean): boolean {
   const waiting = pending.length > 0;
   upsertMemo({
-    [PENDING_APPROVALS_MEMO]: pending.map((r): PendingApprovalMemo => ({ ...r, input: oneLine(JSON.stringify(r.input ?? {}), MEMO_INPUT_CHARS) })),
+    [PENDING_APPROVALS_MEMO]: pending.map(pendingApprovalMemo),
   });
   if (waiting !== wasWaiting) {
     upsertSearchAttributes([{ key: SA_STATUS, value: waiting ? WAITING_APPROVAL_STATUS : 'running' }]);

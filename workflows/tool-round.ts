@@ -118,17 +118,19 @@ export class ToolCalls {
   }
 
   private async run(use: ToolUseBlock, { server, tool }: ToolTarget, step: number, text: string, slot: number): Promise<ToolResultEntry> {
-    const started = workflowNow();
     const approval = this.options.approvalFor(use.name);
     if (approval) {
       this.setState(slot, 'waiting-approval');
       const decided = await this.options.waitForApproval({ callId: use.id, name: use.name, server, tool, input: use.input, step, text }, approval);
       if (decided.outcome !== 'approved') {
+        // Nothing ran: no duration (the wait is the approval record's requestedAt to decidedAt).
         const denial = denialText(decided);
-        this.end(slot, { isError: true, error: denial, durationMs: workflowNow() - started });
+        this.end(slot, { isError: true, error: denial });
         return { toolUseId: use.id, content: errorText(denial), isError: true };
       }
     }
+    // The call's duration counts from here: a person's time to decide is not the tool's.
+    const started = workflowNow();
     this.setState(slot, 'running');
     const policy = this.options.policies[server] ?? DEFAULT_TOOL_CALL_POLICY;
     let content: ToolResultContent[];

@@ -1,11 +1,12 @@
 /**
  * What `mcp-turns show <conversation id>` prints: the conversation's status (from its status query
  * while it runs, its result once it has ended), one line per turn (the question, the answer or the
- * error, tool calls, tokens) read from the child turns, and a summary of the transcript those turns
- * make up. Turns are found by their ids (`<conversation>-turn-<n>`), so nothing depends on
- * visibility being up to date.
+ * error, tool calls, tokens; its approvals) read from the child turns, and a summary of the
+ * transcript those turns make up. Turns are found by their ids (`<conversation>-turn-<n>`), so
+ * nothing depends on visibility being up to date.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { ApprovalRecord } from '../core/approvals';
 import { conversationTurnId, type ConversationStatus } from '../core/conversation';
 import { oneLine } from '../core/text';
 import type { ChatTurnResult } from '../core/turn-result';
@@ -30,6 +31,8 @@ export interface ConversationTurnSummary {
   toolCalls?: number;
   usage?: TokenUsage;
   costUsd?: number;
+  /** The calls that waited for approval, with their decisions; while it runs, the calls waiting now. */
+  approvals?: ApprovalRecord[];
   /** While it runs: its phase and step. */
   now?: string;
   error?: string;
@@ -77,6 +80,7 @@ function summarizeResult(turn: ConversationTurnSummary, result: ChatTurnResult):
   turn.toolCalls = result.toolCalls.length;
   turn.usage = result.usage;
   turn.costUsd = result.costUsd;
+  if (result.approvals?.length) turn.approvals = result.approvals;
   turn.messages = result.messages.length;
   turn.toolResults = result.messages.reduce((n, m) => n + (typeof m.content === 'string' ? 0 : m.content.filter((b) => b.type === 'tool_result').length), 0);
   turn.bytes = Buffer.byteLength(JSON.stringify(result.messages));
@@ -90,7 +94,10 @@ async function summarizeTurn(client: Client, conversationId: string, index: numb
     turn.status = t.status;
     if (t.question) turn.question = t.question;
     if (t.result) summarizeResult(turn, t.result);
-    if (t.progress) turn.now = `${t.progress.phase}, step ${t.progress.step}`;
+    if (t.progress) {
+      turn.now = `${t.progress.phase}, step ${t.progress.step}`;
+      if (t.progress.pendingApprovals.length) turn.approvals = t.progress.pendingApprovals;
+    }
     if (t.error) turn.error = t.error;
   } catch (err) {
     turn.error = oneLine((err as Error).message, 300);

@@ -1,9 +1,10 @@
 /**
  * Tool calls waiting for a person's approval, from code: list them across turns and batches, and
- * approve or deny one call (or every waiting call of a turn). Listing reads only visibility (one
- * list call over the `waiting-approval` status, each turn's waiting calls from its memo), so it
- * costs the same for 1 or 200 waiting turns and asks no worker; deciding is the turn's `decide`
- * update, which the turn refuses for an unknown call id or a call already decided.
+ * approve or deny one call (or every waiting call of a turn). Listing reads visibility (one list
+ * call over the `waiting-approval` status, each turn's waiting calls from its memo), so it costs the
+ * same for 1 or 200 waiting turns; only arguments too large for the memo are read from their turn
+ * (its pending-approvals query, which a worker answers). Deciding is the turn's `decide` update,
+ * which the turn refuses for an unknown call id or a call already decided.
  */
 import {
   WorkflowNotFoundError,
@@ -13,9 +14,14 @@ import {
 } from '@temporalio/client';
 import { PENDING_APPROVALS_MEMO, WAITING_APPROVAL_STATUS, type ApprovalRecord, type PendingApprovalMemo } from '../core/approvals';
 import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
-import { decideUpdate } from '../core/workflow-handlers';
+import { decideUpdate, pendingApprovalsQuery } from '../core/workflow-handlers';
 
-/** One call waiting for approval, as {@link listPendingApprovals} lists it. */
+/**
+ * One call waiting for approval, as {@link listPendingApprovals} lists it: `input` is the object
+ * Claude gave. Only when its arguments were too large for the turn's memo and the turn could not be
+ * asked for them (no worker answered in time, or `fullInput: false`) is `input` absent, with
+ * `inputTruncated: true` and their JSON shortened to one line in `inputPreview`.
+ */
 export interface PendingApproval extends PendingApprovalMemo {
   /** The turn's workflow id: what {@link approveToolCall} and {@link denyToolCall} take. */
   turnId: string;
@@ -26,7 +32,16 @@ export interface PendingApproval extends PendingApprovalMemo {
 export interface ListPendingApprovalsOptions {
   /** Only turns of this batch (its `McpTurnsBatch` search attribute). */
   batch?: string;
+  /**
+   * Read arguments too large for the memo from their turn (its pending-approvals query; a worker
+   * answers it, within {@link INPUT_QUERY_TIMEOUT_MS}); `false` leaves them shortened.
+   * @default true
+   */
+  fullInput?: boolean;
 }
+
+/** A turn asked for the full arguments of its waiting calls that has not answered after this long is left shortened. */
+const INPUT_QUERY_TIMEOUT_MS = 5000;
 
 /** Who decides and why; recorded with the decision in the turn's result. */
 export interface DecisionOptions {
@@ -75,15 +90,40 @@ function pendingOf(execution: WorkflowExecutionInfo): PendingApproval[] {
 /**
  * Every call waiting for approval now, oldest first: one visibility list call over the turns whose
  * status is `waiting-approval` (in one batch when `batch` is given), each turn's waiting calls read
- * from its memo. Visibility trails the turns by a moment: a call that started to wait a few
- * milliseconds ago may not be listed yet.
+ * from its memo, and arguments too large for the memo from the turn itself (unless `fullInput` is
+ * false). Visibility trails the turns by a moment: a call that started to wait a few milliseconds
+ * ago may not be listed yet.
  */
 export async function listPendingApprovals(client: Client, options: ListPendingApprovalsOptions = {}): Promise<PendingApproval[]> {
-  const pending: PendingApproval[] = [];
+  let pending: PendingApproval[] = [];
   for await (const execution of client.workflow.list({ query: pendingApprovalsVisibilityQuery(options) })) {
     pending.push(...pendingOf(execution));
   }
+  if (options.fullInput !== false) pending = await withFullInputs(client, pending);
   return pending.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt) || a.turnId.localeCompare(b.turnId));
+}
+
+/**
+ * `pending` with the arguments the memo shortened read from their turns, one query per such turn,
+ * all at once. A turn that does not answer (no worker in time, or it has just ended) leaves its
+ * calls shortened.
+ */
+async function withFullInputs(client: Client, pending: PendingApproval[]): Promise<PendingApproval[]> {
+  const turns = [...new Set(pending.filter((p) => p.inputTruncated).map((p) => p.turnId))];
+  if (!turns.length) return pending;
+  const full = new Map<string, ApprovalRecord>();
+  await Promise.all(
+    turns.map(async (turnId) => {
+      const records = await client
+        .withDeadline(Date.now() + INPUT_QUERY_TIMEOUT_MS, () => client.workflow.getHandle(turnId).query(pendingApprovalsQuery))
+        .catch(() => [] as ApprovalRecord[]);
+      for (const r of records) full.set(`${turnId}\u0000${r.callId}`, r);
+    }),
+  );
+  return pending.map((p) => {
+    const record = p.inputTruncated ? full.get(`${p.turnId}\u0000${p.callId}`) : undefined;
+    return record ? { ...record, turnId: p.turnId, ...(p.batch !== undefined ? { batch: p.batch } : {}) } : p;
+  });
 }
 
 async function decide(

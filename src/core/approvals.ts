@@ -7,6 +7,7 @@
 import type { McpToolDescriptor, ToolApproval } from './contracts';
 import type { ToolTarget } from './tool-naming';
 import { matchesToolPattern } from './tool-patterns';
+import { oneLine } from './text';
 
 /** Approval requirements a turn adds to the worker's. */
 export interface TurnApprovalInput {
@@ -52,8 +53,35 @@ export const WAITING_APPROVAL_STATUS = 'waiting-approval';
  */
 export const PENDING_APPROVALS_MEMO = 'pendingApprovals';
 
-/** A waiting call as the turn's memo lists it: the arguments as one shortened line of JSON. */
-export type PendingApprovalMemo = Omit<ApprovalRecord, 'input'> & { input: string };
+/**
+ * The largest arguments (their JSON, in UTF-8 bytes) the memo keeps as the object Claude gave. Every
+ * change of the waiting calls writes the whole list into the turn's history and the visibility
+ * store, and arguments can be a whole file Claude writes: larger ones are kept as a shortened line.
+ */
+export const MEMO_INPUT_BYTES = 2048;
+
+/** The shortened line of JSON the memo keeps for arguments over {@link MEMO_INPUT_BYTES}. */
+const MEMO_PREVIEW_CHARS = 300;
+
+/**
+ * A waiting call as the turn's memo lists it: the arguments as Claude gave them, or, when their JSON
+ * is over {@link MEMO_INPUT_BYTES}, `inputTruncated` and a shortened line of that JSON instead.
+ */
+export interface PendingApprovalMemo extends Omit<ApprovalRecord, 'input'> {
+  /** The arguments Claude gave; absent when `inputTruncated`. */
+  input?: unknown;
+  /** The arguments were too large for the memo: `inputPreview` has their JSON shortened to one line. */
+  inputTruncated?: true;
+  inputPreview?: string;
+}
+
+/** What the memo lists for a waiting call: small arguments as they are, large ones shortened. */
+export function pendingApprovalMemo(record: ApprovalRecord): PendingApprovalMemo {
+  const json = JSON.stringify(record.input ?? {});
+  if (new TextEncoder().encode(json).length <= MEMO_INPUT_BYTES) return { ...record };
+  const { input: _large, ...rest } = record;
+  return { ...rest, inputTruncated: true, inputPreview: oneLine(json, MEMO_PREVIEW_CHARS) };
+}
 
 /** The `decide` update's argument: one call, or every call waiting now. */
 export interface ApprovalDecision {
@@ -96,13 +124,17 @@ function stricter(a: ToolApproval | undefined, b: ToolApproval | undefined): Too
   return timeouts.length ? { timeoutMs: Math.min(...timeouts) } : {};
 }
 
-/** What Claude receives for a call that was denied or timed out. */
+/**
+ * What Claude receives for a call that was denied or timed out: a denial names who denied (the
+ * identity the decision came with; "a person" without one), so Claude does not take an operator's
+ * decision for the user's.
+ */
 export function denialText(record: Pick<ApprovalRecord, 'name' | 'outcome' | 'reason' | 'decidedBy' | 'timeoutMs'>): string {
   if (record.outcome === 'timed_out') {
     return `Not run: the call to ${record.name} needed a person's approval and none came within ${Math.round((record.timeoutMs ?? 0) / 1000)} s, so it was denied.`;
   }
   const reason = record.reason ? ` Reason: ${record.reason}` : '';
-  return `Not run: the user denied the call to ${record.name}.${reason}`;
+  return `Not run: ${record.decidedBy ?? 'a person'} denied the call to ${record.name}.${reason}`;
 }
 
 /** Why a decision cannot be applied, or undefined when it can. */

@@ -1,8 +1,10 @@
 /**
  * Approvals end to end: a real dev server, the real server-filesystem (its write_file needs approval
  * in the worker's config), the counting server with an injected secret, the real Anthropic SDK to
- * the scripted stub, and the real `mcp-turns` CLI. A waiting write is approved with the CLI (and at
- * a terminal by `run`), denied with a reason Claude receives, or times out; a second decision and
+ * the scripted stub, and the real `mcp-turns` CLI. A waiting write is listed with its arguments as
+ * Claude gave them (read from the turn when too large for its memo), approved with the CLI (and at
+ * a terminal by `run`), denied with a reason Claude receives with who denied (and `show` prints the
+ * decision), or times out; a second decision and
  * an unknown call id are refused; a free call of the same step runs while the other waits; a
  * waiting turn survives a SIGKILLed worker and a restarted dev server, and the decision made after
  * is applied once; cancelling a waiting turn ends it cancelled; no history holds a secret.
@@ -15,6 +17,7 @@ import { CancelledFailure, Client, Connection, WorkflowFailedError, type Workflo
 import type { temporal } from '@temporalio/proto';
 import { ApprovalDecisionError, approveToolCall, denyToolCall, listPendingApprovals, type PendingApproval } from '../../src/client/approvals';
 import { cancelTurn, getTurnProgress, startChatTurn } from '../../src/client/chat-turn-client';
+import { MEMO_INPUT_BYTES } from '../../src/core/approvals';
 import { SA_STATUS } from '../../src/core/search-attributes';
 import { oneLine } from '../../src/core/text';
 import type { McpToolDescriptor } from '../../src/core/contracts';
@@ -56,17 +59,21 @@ const text = (t: string) => ({ type: 'text' as const, text: t });
 const use = (id: string, name: string, input: Record<string, unknown>) => ({ type: 'tool_use' as const, id, name, input });
 const target = (name: string) => path.join(files, `${name}.txt`);
 
+/** What `<name>.txt` is written with. */
+const contentOf = (name: string) => (name === 'approve' ? `content of ${name} `.repeat(200) : `content of ${name}`);
+
 /** Claude writes `<name>.txt` (call id `toolu_<name>`), then answers with the tool's result. */
 function writeScenario(name: string, lastStepLatencyMs = 0): Scenario {
   return {
     steps: [
-      { content: [text(`I will write ${name}.txt.`), use(`toolu_${name}`, 'files__write_file', { path: target(name), content: `content of ${name}` })] },
+      { content: [text(`I will write ${name}.txt.`), use(`toolu_${name}`, 'files__write_file', { path: target(name), content: contentOf(name) })] },
       { content: [text('Outcome: {{toolResults}}')], latencyMs: lastStepLatencyMs },
     ],
   };
 }
 
 const scenarios: Record<string, Scenario> = {
+  // Its arguments (about 4 KB) are too large for the turn's memo: the listing reads them from the turn.
   approve: writeScenario('approve'),
   deny: writeScenario('deny'),
   timeout: writeScenario('timeout'),
@@ -171,11 +178,19 @@ function listedTools(history: temporal.api.history.v1.IHistory): McpToolDescript
 
 const common = ['--address', address];
 
-it('lists a waiting write_file, runs it once `mcp-turns approve` approves it, and records who decided', async () => {
+it('lists a waiting write_file with its arguments as given, runs it once `mcp-turns approve` approves it, and records who decided', async () => {
   const handle = await start('approve');
   const pending = await listed(handle.workflowId);
   expect(pending).toMatchObject({ callId: 'toolu_approve', name: 'files__write_file', server: 'files', tool: 'write_file', step: 1, text: 'I will write approve.txt.' });
-  expect(JSON.parse(pending.input)).toEqual({ path: target('approve'), content: 'content of approve' });
+  const input = { path: target('approve'), content: contentOf('approve') };
+  expect(JSON.stringify(input).length).toBeGreaterThan(MEMO_INPUT_BYTES);
+  expect(pending.input).toEqual(input);
+  expect(pending).not.toHaveProperty('inputTruncated');
+  // The memo keeps arguments that large shortened; the listing read them from the turn.
+  expect((await handle.describe()).memo?.pendingApprovals).toEqual([expect.objectContaining({ inputTruncated: true, inputPreview: expect.stringMatching(/^\{"path":/) })]);
+  const json = await runCli(['approvals', '--json', '--batch', batch, ...common]);
+  expect(json.code).toBe(0);
+  expect((JSON.parse(json.stdout) as PendingApproval[]).find((p) => p.turnId === handle.workflowId)).toMatchObject({ callId: 'toolu_approve', input });
   expect((await getTurnProgress(handle)).toolCalls.map((c) => c.status)).toEqual(['waiting-approval']);
   expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('waiting-approval');
   expect(fs.existsSync(target('approve'))).toBe(false);
@@ -190,12 +205,15 @@ it('lists a waiting write_file, runs it once `mcp-turns approve` approves it, an
   expect(approved.stderr).toBe('');
   expect(approved.stdout.trim()).toBe(`approved files__write_file (call toolu_approve) of turn ${handle.workflowId} as alice@test`);
   const result = (await handle.result()) as ChatTurnResult;
-  expect(fs.readFileSync(target('approve'), 'utf8')).toBe('content of approve');
+  expect(fs.readFileSync(target('approve'), 'utf8')).toBe(contentOf('approve'));
   expect(result.response.conversation).toMatch(/Outcome: Successfully wrote to .*approve\.txt/);
   expect(result.approvals).toEqual([
     expect.objectContaining({ callId: 'toolu_approve', outcome: 'approved', decidedBy: 'alice@test', decidedAt: expect.any(String), requestedAt: expect.any(String) }),
   ]);
   expect(result.toolCalls.map((c) => [c.tool, c.isError])).toEqual([['write_file', false]]);
+  // The write is timed from the decision: the time the CLI runs above took is the approval's wait.
+  const [approval] = result.approvals;
+  expect(result.toolCalls[0]!.durationMs).toBeLessThan(Date.parse(approval!.decidedAt!) - Date.parse(approval!.requestedAt));
   // Written once: one callTool activity, one attempt. The listing the turn recorded carries the policy.
   const history = await handle.fetchHistory();
   expect(toolActivities(history)).toEqual([{ tool: 'write_file', attempts: 1 }]);
@@ -206,9 +224,10 @@ it('lists a waiting write_file, runs it once `mcp-turns approve` approves it, an
   expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('completed');
 });
 
-it('denies with a reason that Claude receives as an is_error result; nothing is written', async () => {
+it('denies with a reason that Claude receives as an is_error result naming who denied; nothing is written; `show` prints the decision', async () => {
   const handle = await start('deny');
-  await listed(handle.workflowId);
+  // Small arguments: listed from the memo as the object Claude gave.
+  expect((await listed(handle.workflowId)).input).toEqual({ path: target('deny'), content: 'content of deny' });
   const denied = await runCli(['deny', handle.workflowId, 'toolu_deny', '--reason', 'not on a Friday', '--as', 'bob@test', ...common]);
   expect(denied.stdout.trim()).toBe(`denied files__write_file (call toolu_deny) of turn ${handle.workflowId} as bob@test`);
   const result = (await handle.result()) as ChatTurnResult;
@@ -216,10 +235,19 @@ it('denies with a reason that Claude receives as an is_error result; nothing is 
   const request = resultsRequest('deny please')!;
   const toolResult = request.body.messages[2].content[0];
   expect(toolResult).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_deny', is_error: true });
-  expect(JSON.stringify(toolResult.content)).toContain('the user denied the call to files__write_file. Reason: not on a Friday');
+  expect(JSON.stringify(toolResult.content)).toContain('Not run: bob@test denied the call to files__write_file. Reason: not on a Friday');
   expect(result.approvals[0]).toMatchObject({ outcome: 'denied', reason: 'not on a Friday', decidedBy: 'bob@test' });
-  expect(result.toolCalls[0]).toMatchObject({ isError: true, error: expect.stringContaining('not on a Friday') });
+  expect(result.toolCalls[0]).toMatchObject({ isError: true, error: expect.stringContaining('not on a Friday'), durationMs: 0 });
   expect(toolActivities(await handle.fetchHistory())).toEqual([]);
+
+  const shown = await runCli(['show', handle.workflowId, ...common]);
+  expect(shown.code).toBe(0);
+  const { requestedAt, decidedAt } = result.approvals[0]!;
+  const waited = (Date.parse(decidedAt!) - Date.parse(requestedAt)) / 1000;
+  expect(shown.stdout.split('\n')).toContain('Approvals (1):');
+  expect(shown.stdout.split('\n')).toContain(
+    `  step 1 · files__write_file · denied by bob@test at ${decidedAt} (waited ${Number(waited.toFixed(1))} s) · reason "not on a Friday"`,
+  );
 });
 
 it('denies a call no one decides within the turn\'s 5 s timeout', async () => {

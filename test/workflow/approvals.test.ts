@@ -4,7 +4,7 @@
  * scripted activities. End to end, with a real MCP server and the CLI: test/integration/approvals.e2e.test.ts.
  */
 import { CancelledFailure, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { ApprovalDecision } from '../../src/core/approvals';
+import { denialText, type ApprovalDecision } from '../../src/core/approvals';
 import { batchChildId, batchWorkflowId } from '../../src/core/batch';
 import type { ContentBlockParam, MessageParam } from '../../src/core/contracts';
 import { SA_STATUS } from '../../src/core/search-attributes';
@@ -55,27 +55,34 @@ function toolResults(message: MessageParam | undefined): ToolResultBlock[] {
 const resultText = (b: ToolResultBlock | undefined) =>
   (Array.isArray(b?.content) ? b.content : []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
-it('a call the worker marks for approval waits, listed with what Claude wrote; approved, it runs once', async () => {
+it('a call the worker marks for approval waits, listed with what Claude wrote; approved, it runs once, timed from the decision', async () => {
   const t = await turns.start({ question: 'write it' }, writeScript());
   const [waiting] = await pending(t.handle);
   expect(waiting).toMatchObject({ callId: 'call-w', name: 'fs__write_file', server: 'fs', tool: 'write_file', input: { path: '/tmp/a.txt' }, step: 1, text: 'I will write the file.' });
   expect(t.toolCalls).toHaveLength(0);
   expect((await t.handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('waiting-approval');
-  expect((await t.handle.describe()).memo?.pendingApprovals).toEqual([expect.objectContaining({ callId: 'call-w', input: '{"path":"/tmp/a.txt"}' })]);
+  // The memo keeps small arguments as the object Claude gave.
+  expect((await t.handle.describe()).memo?.pendingApprovals).toEqual([expect.objectContaining({ callId: 'call-w', input: { path: '/tmp/a.txt' } })]);
   const progress = await t.handle.query(turnProgressQuery);
   expect(progress.toolCalls).toEqual([expect.objectContaining({ id: 'call-w', status: 'waiting-approval' })]);
 
+  const thinking = 600; // the person takes their time
+  await new Promise((r) => setTimeout(r, thinking));
   const decided = await decide(t.handle, { approve: true, callId: 'call-w', identity: 'alice@test' });
   expect(decided).toEqual([expect.objectContaining({ callId: 'call-w', outcome: 'approved', decidedBy: 'alice@test' })]);
   const result = await t.result();
   expect(t.toolCalls.map((c) => c.tool)).toEqual(['write_file']);
   expect(result.approvals).toEqual([expect.objectContaining({ callId: 'call-w', outcome: 'approved', decidedBy: 'alice@test', decidedAt: expect.any(String) })]);
   expect(result.toolCalls[0]).toMatchObject({ id: 'call-w', isError: false, attempts: 1 });
+  // The wait is the approval's (requestedAt to decidedAt); the call's duration counts from the decision.
+  const [approval] = result.approvals;
+  expect(Date.parse(approval!.decidedAt!) - Date.parse(approval!.requestedAt)).toBeGreaterThanOrEqual(thinking);
+  expect(result.toolCalls[0]!.durationMs).toBeLessThan(thinking);
   expect(resultText(toolResults(t.claude[1]!.messages.at(-1))[0])).toBe('wrote /tmp/a.txt');
   expect((await t.handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('completed');
 });
 
-it('denied with a reason: not run, and Claude receives an is_error result with the reason', async () => {
+it('denied with a reason: not run, and Claude receives an is_error result naming who denied, with the reason', async () => {
   const t = await turns.start({ question: 'write it' }, writeScript());
   await pending(t.handle);
   await decide(t.handle, { approve: false, callId: 'call-w', reason: 'not on Fridays', identity: 'bob' });
@@ -83,9 +90,12 @@ it('denied with a reason: not run, and Claude receives an is_error result with t
   expect(t.toolCalls).toHaveLength(0);
   const [denied] = toolResults(t.claude[1]!.messages.at(-1));
   expect(denied).toMatchObject({ tool_use_id: 'call-w', is_error: true });
-  expect(resultText(denied)).toBe('Not run: the user denied the call to fs__write_file. Reason: not on Fridays');
+  expect(resultText(denied)).toBe('Not run: bob denied the call to fs__write_file. Reason: not on Fridays');
   expect(result.approvals[0]).toMatchObject({ outcome: 'denied', reason: 'not on Fridays', decidedBy: 'bob' });
-  expect(result.toolCalls[0]).toMatchObject({ id: 'call-w', isError: true, attempts: 0 });
+  // Nothing ran: no attempts and no duration (the wait is the approval record's).
+  expect(result.toolCalls[0]).toMatchObject({ id: 'call-w', isError: true, attempts: 0, durationMs: 0 });
+  // A decision that came without an identity was a person's, not necessarily the user's.
+  expect(denialText({ name: 'fs__write_file', outcome: 'denied' })).toBe('Not run: a person denied the call to fs__write_file.');
 });
 
 it('no decision within the timeout is a denial', async () => {

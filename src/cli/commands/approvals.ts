@@ -30,7 +30,7 @@ export function approvalsTable(pending: PendingApproval[], now = Date.now()): st
       p.turnId,
       p.callId,
       p.name,
-      oneLine(p.input, INPUT_CHARS),
+      oneLine(p.inputPreview ?? JSON.stringify(p.input ?? {}), INPUT_CHARS),
       `${p.requestedAt} (${waitedFor(p.requestedAt, now)} ago${p.timeoutMs !== undefined ? `, denied after ${Math.round(p.timeoutMs / 1000)}s` : ''})`,
     ]),
   ];
@@ -42,13 +42,14 @@ export function approvalsCommand(): Command {
   return new Command('approvals')
     .description('list the tool calls waiting for approval, across turns and batches')
     .option('--batch <name>', 'only the turns of this batch')
-    .option('--json', 'print the waiting calls as JSON')
+    .option('--json', 'print the waiting calls as JSON, each with its arguments as Claude gave them (`input`)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
     .action(async (opts: ApprovalsOptions) => {
       const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
       try {
-        const pending = await listPendingApprovals(client, opts.batch !== undefined ? { batch: opts.batch } : {});
+        // The table shows the arguments shortened: arguments too large for the memo are read from their turn only for --json.
+        const pending = await listPendingApprovals(client, { ...(opts.batch !== undefined ? { batch: opts.batch } : {}), fullInput: opts.json === true });
         if (opts.json) console.log(JSON.stringify(pending, null, 2));
         else if (!pending.length) console.log(`no tool call waits for approval${opts.batch !== undefined ? ` in batch ${opts.batch}` : ''}`);
         else console.log(approvalsTable(pending));

@@ -9,6 +9,7 @@ import { renderResult, toolCallLine } from '../render';
 import { getConversationSummary, type ConversationSummary } from '../conversation-summary';
 import { formatBytes } from '../../storage/stored-payload';
 import { oneLine } from '../../core/text';
+import { approvalBlock, approvalLine } from '../approval-lines';
 
 /** A conversation for the terminal: status, one line per turn, the transcript in figures. */
 function renderConversation(c: ConversationSummary, link: string): string {
@@ -31,6 +32,7 @@ function renderConversation(c: ConversationSummary, link: string): string {
     else tail = `· ${t.error ? oneLine(t.error, 100) : 'no answer'}`;
     lines.push(`#${t.number} ${t.status.toLowerCase()} · ${question} ${tail}`);
     lines.push(`   ${t.turnId}`);
+    for (const a of t.approvals ?? []) lines.push(`   approval: ${approvalLine(a)}`);
   }
   const tr = c.transcript;
   lines.push('', `Transcript: ${tr.messages} messages in ${c.turns.length} turns, ${tr.toolResults} tool results, ${formatBytes(tr.bytes)} (the turns' own messages, before any compaction)`);
@@ -69,11 +71,14 @@ export function showCommand(): Command {
         const lines = [`Turn ${t.workflowId} · ${t.status} · started ${t.startTime}${t.closeTime ? ` · closed ${t.closeTime}` : ''}`];
         if (t.question) lines.push(`Question: ${t.question}`, '');
         if (t.result) {
-          lines.push(renderResult(t.result, workflowUrl(address, namespace, workflowId, readDevServerRecord(address)?.uiUrl)));
+          // The approvals go after the result, before its link (renderResult's last line when given one).
+          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address)?.uiUrl);
+          lines.push(renderResult(t.result), ...approvalBlock(t.result.approvals ?? []), `Temporal UI: ${link}`);
         } else if (t.progress) {
           const p = t.progress;
           lines.push(`Now: ${p.phase}, step ${p.step} · ${p.usage.inputTokens} in / ${p.usage.outputTokens} out tokens`);
           for (const c of p.toolCalls) lines.push(`${toolCallLine(c)}${c.status === 'running' ? ' (running)' : ''}`);
+          lines.push(...approvalBlock(p.pendingApprovals));
         } else if (t.error) lines.push(`Failed: ${t.error}`);
         console.log(lines.join('\n'));
       } finally {
