@@ -46,22 +46,49 @@ export function questionOf(messages: Message[]): string {
   return textOf(messages[0]);
 }
 
-/** Index of the request's current question: its last user message without a tool_result (0 if none). */
-function currentQuestionIndex(messages: Message[]): number {
-  for (let i = messages.length - 1; i >= 0; i--) {
+const hasToolResult = (m: Message): boolean => contentBlocks(m).some((b) => b.type === 'tool_result');
+
+const callsFormatter = (m: Message | undefined): boolean =>
+  m?.role === 'assistant' && contentBlocks(m).some((b) => b.type === 'tool_use' && b.name === FORMATTER);
+
+/**
+ * Index of a formatter request's ask: the user message the response formatter
+ * (src/claude/response-formatter.ts) adds after the turn's transcript, or whose end it extends. It is
+ * the last message, or the one before a repair round (the assistant's formatter call and the user's
+ * results for it). The ask is not a question; the tool_results it carries are the turn's.
+ */
+function formatterAskIndex(messages: Message[]): number {
+  const last = messages.length - 1;
+  return last >= 2 && callsFormatter(messages[last - 1]) ? last - 2 : last;
+}
+
+/**
+ * Index of the request's current question: its last user message without a tool_result, before
+ * `end` (0 if none).
+ */
+function currentQuestionIndex(messages: Message[], end: number): number {
+  for (let i = end - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role === 'user' && !contentBlocks(m).some((b) => b.type === 'tool_result')) return i;
+    if (m.role === 'user' && !hasToolResult(m)) return i;
   }
   return 0;
 }
 
 /**
- * The step a request asks for and the question it keys on: per turn (the scenario's `perTurn`),
- * counted from the current question; otherwise over the whole request, with the first message.
+ * The step a request asks for, the question it keys on, and the turn's transcript
+ * (`messages.slice(from, to)`, what templates read). Per turn (the scenario's `perTurn`) the turn
+ * starts at the current question; otherwise at the first message, which is the question. The step
+ * counts the assistant messages after `from`. A formatter request's transcript ends with the ask,
+ * leaving out the formatter's repair round.
  */
-export function turnPosition(messages: Message[], perTurn: boolean): { step: number; question: string; from: number } {
-  const from = perTurn ? currentQuestionIndex(messages) : 0;
-  return { step: messages.slice(from).filter((m) => m.role === 'assistant').length, question: textOf(messages[from]), from };
+export function turnPosition(
+  messages: Message[],
+  perTurn: boolean,
+  kind: 'step' | 'formatter',
+): { step: number; question: string; from: number; to: number } {
+  const to = kind === 'formatter' ? formatterAskIndex(messages) + 1 : messages.length;
+  const from = perTurn ? currentQuestionIndex(messages, kind === 'formatter' ? to - 1 : to) : 0;
+  return { step: messages.slice(from).filter((m) => m.role === 'assistant').length, question: textOf(messages[from]), from, to };
 }
 
 export function requestKind(body: Record<string, unknown>): 'step' | 'formatter' {
@@ -72,16 +99,48 @@ export function requestKind(body: Record<string, unknown>): 'step' | 'formatter'
   return 'step';
 }
 
-/** Texts of the tool_results in the request, leaving out the formatter's own repair results. */
-function toolResultTexts(messages: Message[], lastOnly: boolean): string[] {
+/** Texts of the tool_results in `messages`, leaving out the formatter's own repair results. */
+function toolResultTexts(messages: Message[], lastRoundOnly: boolean): string[] {
   const formatterIds = new Set(
     messages.flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : [])).filter((b) => b.type === 'tool_use' && b.name === FORMATTER).map((b) => String(b.id)),
   );
-  const users = messages.filter((m) => m.role === 'user');
-  const scope = lastOnly ? users.slice(-1) : users;
-  return scope.flatMap((m) => contentBlocks(m)).filter((b) => b.type === 'tool_result' && !formatterIds.has(String(b.tool_use_id))).map(resultText);
+  const results = (m: Message): Block[] =>
+    contentBlocks(m).filter((b) => b.type === 'tool_result' && !formatterIds.has(String(b.tool_use_id)));
+  const rounds = messages.filter((m) => m.role === 'user').map(results).filter((r) => r.length > 0);
+  return (lastRoundOnly ? rounds.slice(-1) : rounds).flat().map(resultText);
 }
 
+/** The last text Claude wrote in `messages`: its last assistant message with non-blank text. */
+function lastText(messages: Message[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const text = messages[i]!.role === 'assistant' ? textOf(messages[i]) : '';
+    if (text.trim()) return text;
+  }
+  return '';
+}
+
+/**
+ * The formatter's input when the scenario scripts none: the last text Claude wrote in the turn, as
+ * a real formatter would turn it into the answer; the last tool round's results when it wrote none.
+ */
+function defaultFormatterInput(turn: Message[]): Record<string, unknown> {
+  const content = lastText(turn) || toolResultTexts(turn, true).join('\n') || '(no text in the turn)';
+  return { conversation: [{ type: 'text', content }] };
+}
+
+/**
+ * The `{{name}}` templates of a scenario's strings: the turn's question, the texts of every tool
+ * result of the turn (in order, one per line), and those of its last tool round.
+ */
+export function templateVars(turn: Message[], question: string): Record<string, string> {
+  return {
+    question,
+    toolResults: toolResultTexts(turn, false).join('\n'),
+    lastToolResult: toolResultTexts(turn, true).join('\n'),
+  };
+}
+
+/** Replaces each `{{name}}` in the strings of `value` (nested too); an unknown name is left as written. */
 function expand(value: unknown, vars: Record<string, string>): unknown {
   if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (all, name: string) => vars[name] ?? all);
   if (Array.isArray(value)) return value.map((v) => expand(v, vars));
@@ -145,16 +204,14 @@ function usageFor(body: Record<string, unknown>, content: Block[], cache: Set<st
 
 export function answer(scenarioName: string, scenario: ParsedScenario, body: Record<string, unknown>, cache: Set<string>): Answer {
   const messages = body.messages as Message[];
-  const { step, question, from } = turnPosition(messages, scenario.perTurn);
-  const vars = {
-    toolResults: toolResultTexts(messages.slice(from), false).join('\n'),
-    lastToolResult: toolResultTexts(messages.slice(from), true).join('\n'),
-    question,
-  };
+  const kind = requestKind(body);
+  const { step, question, from, to } = turnPosition(messages, scenario.perTurn, kind);
+  const turn = messages.slice(from, to);
+  const vars = templateVars(turn, question);
   const id = (i: number, salt: string): string =>
     `toolu_${createHash('sha1').update(`${scenarioName}|${step}|${i}|${salt}|${question}`).digest('hex').slice(0, 24)}`;
 
-  if (requestKind(body) === 'formatter') {
+  if (kind === 'formatter') {
     const attempt = messages.flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : [])).filter((b) => b.type === 'tool_use' && b.name === FORMATTER).length;
     const forced = (body.tool_choice as { type?: string } | undefined)?.type === 'tool';
     let content: Block[];
@@ -162,8 +219,8 @@ export function answer(scenarioName: string, scenario: ParsedScenario, body: Rec
       content = [{ type: 'text', text: String(expand(scenario.formatterAutoText, vars)), citations: null }];
     } else {
       const f = scenario.formatter;
-      const input = Array.isArray(f) ? f[Math.min(attempt, f.length - 1)] : (f ?? { conversation: [{ type: 'text', content: vars.lastToolResult || '(no formatter scripted)' }] });
-      content = [{ type: 'tool_use', id: id(attempt, 'formatter'), name: FORMATTER, input: expand(input, vars) }];
+      const input = f === undefined ? defaultFormatterInput(turn) : expand(Array.isArray(f) ? f[Math.min(attempt, f.length - 1)] : f, vars);
+      content = [{ type: 'tool_use', id: id(attempt, 'formatter'), name: FORMATTER, input }];
     }
     return { kind: 'formatter', step, content, stopReason: forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn', usage: usageFor(body, content, cache), latencyMs: scenario.latencyMs, streamDelayMs: scenario.formatterStreamDelayMs ?? scenario.streamDelayMs };
   }

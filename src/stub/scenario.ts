@@ -39,7 +39,7 @@ const StepSchema = z
       .enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'refusal', 'model_context_window_exceeded', 'stop_sequence'])
       .optional(),
     usage: UsageSchema.optional(),
-    /** A request with a smaller max_tokens gets the content cut before its last tool_use, stop `max_tokens`. */
+    /** A request with a smaller max_tokens gets the content cut at its last tool_use (left with input `{}`), stop `max_tokens`. */
     minMaxTokens: z.number().int().min(1).optional(),
     /** Milliseconds before answering; default: the scenario's. */
     latencyMs: z.number().int().min(0).optional(),

@@ -147,7 +147,7 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
       const picked = pick(body);
       if (typeof picked !== 'string') {
         record.scenario = picked.name;
-        if (picked.scenario.perTurn && Array.isArray(body.messages)) record.step = turnPosition(body.messages as never[], true).step;
+        if (picked.scenario.perTurn && Array.isArray(body.messages)) record.step = turnPosition(body.messages as never[], true, requestKind(body)).step;
       }
       if (countOnly) {
         record.kind = 'count_tokens';
@@ -163,7 +163,7 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
       stub.inFlight++;
       stub.maxConcurrent = Math.max(stub.maxConcurrent, stub.inFlight);
       try {
-        const { question } = turnPosition(body.messages as never[], scenario.perTurn);
+        const { question } = turnPosition(body.messages as never[], scenario.perTurn, record.kind);
         for (const fault of scenario.faults) {
           if (fault.step !== record.step || fault.kind !== record.kind) continue;
           const key = `${name}|${fault.step}|${fault.kind}|${fault.status}|${question}`;

@@ -64,6 +64,7 @@ function copySources(to: string): void {
     'src',
     'workflows',
     'activities',
+    'docs',
   ]) {
     fs.cpSync(path.join(repo, entry), path.join(to, entry), { recursive: true });
   }
@@ -181,6 +182,14 @@ export const plugin = McpTurnsPlugin;
 `,
 };
 
+/** The TypeScript block between the README's client-example markers. */
+function readmeClientExample(): string {
+  const readme = fs.readFileSync(path.join(repo, 'README.md'), 'utf8');
+  const block = /<!-- client-example -->\s*```ts\n([\s\S]*?)```\s*<!-- \/client-example -->/.exec(readme);
+  if (!block) throw new Error('README.md has no client example between <!-- client-example --> markers');
+  return block[1]!;
+}
+
 function tsconfig(files: string[]): string {
   return JSON.stringify({
     compilerOptions: {
@@ -223,6 +232,7 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
   expect(listed).toContain('package/dist/workflow-bundle.js');
   expect(listed).toContain('package/dist/src/entry/worker.d.ts');
   expect(listed).toContain('package/LICENSE');
+  expect(listed).toContain('package/docs/stub-scenarios.md');
   expect(
     listed.filter((f) =>
       /\.map$|\.test\.|^package\/(test|bench|src|workflows|activities)\/|\/dist\/(test|bench)\//.test(f),
@@ -271,6 +281,8 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
 
   // 4. The programs type-check against the installed types; wrong uses do not.
   for (const [name, text] of Object.entries(PROGRAMS)) fs.writeFileSync(path.join(app, name), text);
+  // The README's client example, as a user copies it into their project.
+  fs.writeFileSync(path.join(app, 'readme-client.ts'), readmeClientExample());
   const everything = path.join(
     app,
     'node_modules',
@@ -287,7 +299,7 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
   );
   fs.writeFileSync(
     path.join(app, 'tsconfig.json'),
-    tsconfig(['team-workflows.ts', 'team-worker.cjs', 'client.mjs', 'client.cjs']),
+    tsconfig(['team-workflows.ts', 'team-worker.cjs', 'client.mjs', 'client.cjs', 'readme-client.ts']),
   );
   fs.writeFileSync(path.join(app, 'tsconfig.wrong.json'), tsconfig(['wrong.mjs']));
   const checked = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app });

@@ -1,6 +1,7 @@
 /** The scripted Claude, through the real Anthropic SDK over HTTP. */
 import Anthropic from '@anthropic-ai/sdk';
 import { startStubModel, type StubModel } from '../../src/stub';
+import { FINAL_ANSWER_REQUEST, withFinalRequest } from '../../src/claude/response-formatter';
 
 const TEN_WORDS = 'one two three four five six seven eight nine ten';
 
@@ -63,6 +64,23 @@ beforeAll(async () => {
       faulty: {
         steps: [{ content: [{ type: 'text', text: 'fine' }] }],
         faults: [{ step: 0, status: 529, times: 2, retryAfter: 1 }],
+      },
+      unformatted: {
+        steps: [
+          { content: [{ type: 'text', text: 'Let me echo.' }, { type: 'tool_use', name: 'everything__echo', input: { message: 'hi' } }] },
+          { content: [{ type: 'text', text: 'The echo said: {{toolResults}}' }] },
+        ],
+      },
+      'formatted-turns': {
+        perTurn: true,
+        steps: [
+          { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: '{{question}}' } }] },
+          { content: [{ type: 'text', text: 'answer to {{question}}' }] },
+        ],
+        formatter: [
+          { conversation: [{ type: 'text', content: 'first {{question}}: {{toolResults}}' }] },
+          { conversation: [{ type: 'text', content: 'repaired {{question}}: {{toolResults}}' }] },
+        ],
       },
     },
   });
@@ -408,4 +426,70 @@ it('plays a perTurn scenario once per turn of a conversation, keyed on the curre
     .map((b) => (b as { id: string }).id);
   expect(new Set(ids).size).toBe(2);
   expect(stub.requests.filter((r) => r.scenario === 'conversation').map((r) => r.step)).toEqual([0, 1, 0, 1]);
+});
+
+/**
+ * One turn of the tool loop against scenario `model`: the question, step 0's reply, the echo
+ * tool's result (`Echo: <message>`), step 1's reply. Returns the history with the turn added.
+ */
+async function playTurn(model: string, history: Anthropic.MessageParam[], question: string): Promise<Anthropic.MessageParam[]> {
+  const asked: Anthropic.MessageParam[] = [...history, { role: 'user', content: question }];
+  const first = await client.messages.create({ model, max_tokens: 100, tools, messages: asked });
+  const use = first.content.find((c) => c.type === 'tool_use')!;
+  const results: Anthropic.MessageParam = {
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: use.id, content: `Echo: ${(use.input as { message: string }).message}` }],
+  };
+  const withResults = [...asked, { role: 'assistant' as const, content: first.content }, results];
+  const second = await client.messages.create({ model, max_tokens: 100, tools, messages: withResults });
+  return [...withResults, { role: 'assistant', content: second.content }];
+}
+
+const formatterTools = [{ name: 'response_formatter', input_schema: { type: 'object' as const } }];
+
+/** The response formatter's forced call over a transcript, as src/claude/response-formatter.ts sends it. */
+const formatterCall = (model: string, messages: Anthropic.MessageParam[]) =>
+  client.messages.create({
+    model,
+    max_tokens: 100,
+    tools: formatterTools,
+    tool_choice: { type: 'tool', name: 'response_formatter' },
+    messages,
+  });
+
+it("answers the formatter with the turn's last text when the scenario scripts none", async () => {
+  const transcript = await playTurn('unformatted', [], 'q');
+  const formatted = await formatterCall('unformatted', withFinalRequest(transcript, FINAL_ANSWER_REQUEST));
+  expect(formatted.content).toMatchObject([
+    { type: 'tool_use', name: 'response_formatter', input: { conversation: [{ type: 'text', content: 'The echo said: Echo: hi' }] } },
+  ]);
+
+  // A turn stopped after a tool call (max steps): the last text written, from the step before.
+  const stopped = await client.messages.create({ model: 'unformatted', max_tokens: 100, tools, messages: [{ role: 'user', content: 'q' }] });
+  const cut = withFinalRequest([{ role: 'user', content: 'q' }, { role: 'assistant', content: stopped.content }], FINAL_ANSWER_REQUEST);
+  expect((await formatterCall('unformatted', cut)).content).toMatchObject([
+    { type: 'tool_use', input: { conversation: [{ type: 'text', content: 'Let me echo.' }] } },
+  ]);
+});
+
+it("perTurn: the formatter's {{question}} and {{toolResults}} are the current turn's, in its repair call too", async () => {
+  const afterOne = await playTurn('formatted-turns', [], 'one');
+  const afterTwo = await playTurn('formatted-turns', afterOne, 'two');
+  const base = withFinalRequest(afterTwo, FINAL_ANSWER_REQUEST);
+  const first = await formatterCall('formatted-turns', base);
+  expect(first.content).toMatchObject([
+    { type: 'tool_use', name: 'response_formatter', input: { conversation: [{ type: 'text', content: 'first two: Echo: two' }] } },
+  ]);
+  // The repair round the response formatter adds: its call sent back with an is_error result.
+  const repair: Anthropic.MessageParam[] = [
+    ...base,
+    { role: 'assistant', content: first.content },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: (first.content[0] as Anthropic.ToolUseBlock).id, is_error: true, content: 'invalid' }] },
+  ];
+  expect((await formatterCall('formatted-turns', repair)).content).toMatchObject([
+    { type: 'tool_use', input: { conversation: [{ type: 'text', content: 'repaired two: Echo: two' }] } },
+  ]);
+  // Steps count in the turn: the formatter after a 2-step turn is step 2, its repair step 3.
+  const formatterSteps = stub.requests.filter((r) => r.scenario === 'formatted-turns' && r.kind === 'formatter').map((r) => r.step);
+  expect(formatterSteps).toEqual([2, 3]);
 });
