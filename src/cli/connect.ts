@@ -1,16 +1,111 @@
+/**
+ * Reaching the Temporal server from a CLI command, and the one line that says why not. On this
+ * machine a port nobody listens on is known at once (a refused TCP connection), so the command fails
+ * in well under a second instead of waiting out the gRPC connect deadline; the line names the dev
+ * server that mcp-turns recorded at that port, if any, and the exact command that starts it again.
+ */
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { connectClient, loadConnectConfig, type ConnectOverrides } from '../temporal/connection';
+import { connectionRefused } from '../temporal/dev-server';
+import {
+  isLoopbackAddress,
+  lastDevServerRecord,
+  recordedServerRuns,
+  splitAddress,
+  uiPortOf,
+  type DevServerRecord,
+} from '../temporal/dev-server-record';
 import { CliError } from './cli-error';
+import { EXIT } from './exit-codes';
 import { StorageConfigError } from '../storage/storage-config';
+import { dataConverterFromEnv } from '../storage/data-converter';
 
-/** A client for CLI commands; an unreachable server is one clear line. */
+/** `s` as one shell word: quoted only when it needs to be. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The `mcp-turns server …` that starts the recorded server again: its address, Web UI port and database. */
+export function restartCommand(record: Pick<DevServerRecord, 'address' | 'uiUrl' | 'dbFile'>): string {
+  const { host, port } = splitAddress(record.address)!;
+  const uiPort = uiPortOf(record) ?? port + 1000;
+  return [
+    `mcp-turns server --port ${port}`,
+    ...(host === '127.0.0.1' ? [] : [`--ip ${shellWord(host)}`]),
+    ...(uiPort === port + 1000 ? [] : [`--ui-port ${uiPort}`]),
+    ...(record.dbFile ? [`--db ${shellWord(record.dbFile)}`] : []),
+  ].join(' ');
+}
+
+/** "(database /x.db, pid N)" */
+function serverIdentity(record: DevServerRecord): string {
+  return `(database ${record.dbFile ?? 'none: in memory'}, pid ${record.pid})`;
+}
+
+/**
+ * The line for a recorded dev server that does not answer: not running, with the command that
+ * starts it; or running but not answering yet (starting up, or stuck: its log says).
+ */
+export function recordedServerDownLine(record: DevServerRecord): string {
+  const server = `the Temporal dev server on ${record.address} ${serverIdentity(record)}`;
+  if (recordedServerRuns(record))
+    return `${server} runs but does not answer yet: try again in a moment${record.logFile ? ` (its log: ${record.logFile})` : ''}`;
+  return `${server} is not running: start it with \`${restartCommand(record)}\``;
+}
+
+/** The line for a loopback address nobody listens on: the server recorded there, else how to start one. */
+function nothingListensLine(address: string): string {
+  const record = lastDevServerRecord(address);
+  if (record) return recordedServerDownLine(record);
+  const { host, port } = splitAddress(address)!;
+  const flags = [
+    ...(port === 7233 ? [] : [`--port ${port}`]),
+    ...(['127.0.0.1', 'localhost'].includes(host) ? [] : [`--ip ${shellWord(host)}`]),
+  ];
+  return `cannot reach Temporal at ${address}: nothing listens there; start a server with \`${['mcp-turns server', ...flags].join(' ')}\``;
+}
+
+/** True when the address is on this machine and refuses connections (see the file comment). */
+export async function nothingListensAt(address: string): Promise<boolean> {
+  const parts = isLoopbackAddress(address) ? splitAddress(address) : undefined;
+  return !!parts && (await connectionRefused(parts.host, parts.port));
+}
+
+/**
+ * Whether a command may start a dev server with database `dbFile` at `address`, where no Temporal
+ * answers. The rule: never on top of another database. The server mcp-turns last recorded there
+ * holds its workflows (and any batch under way) in its own database; one started on another would
+ * find none of them and run that work again. So when the recorded server used another database, or
+ * runs but does not answer yet, the command fails with the line that names it and how to start it.
+ * With no record, or a record of a server on the same database, starting here loses nothing.
+ */
+export function assertMayStartDevServer(address: string, dbFile: string): DevServerRecord | undefined {
+  const record = lastDevServerRecord(address);
+  if (!record) return undefined;
+  const sameDatabase = !!record.dbFile && path.resolve(record.dbFile) === path.resolve(dbFile);
+  if (!sameDatabase || recordedServerRuns(record)) throw new CliError(recordedServerDownLine(record), EXIT.failed);
+  return record;
+}
+
+/**
+ * A client for CLI commands; an unreachable server is one clear line (see the file comment). A bad
+ * MCP_TURNS_STORAGE is bad input (exit 2), told before the server is looked for.
+ */
 export async function connectOrFail(overrides: ConnectOverrides): Promise<{ client: Client; address: string; namespace: string }> {
   const { connectionOptions, namespace } = loadConnectConfig(overrides);
   const address = connectionOptions.address ?? '';
+  let dataConverter;
   try {
-    return { client: await connectClient(overrides), address, namespace };
+    dataConverter = dataConverterFromEnv();
   } catch (err) {
-    if (err instanceof StorageConfigError) throw new CliError(err.message, 2);
-    throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
+    if (err instanceof StorageConfigError) throw new CliError(err.message, EXIT.badInput);
+    throw err;
+  }
+  if (await nothingListensAt(address)) throw new CliError(nothingListensLine(address), EXIT.failed);
+  try {
+    return { client: await connectClient(overrides, dataConverter), address, namespace };
+  } catch (err) {
+    throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`, EXIT.failed);
   }
 }

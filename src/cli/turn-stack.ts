@@ -1,8 +1,10 @@
 /**
  * What `run`, `batch` and `chat` need before they start work, in one command: a Temporal server
  * (the one configured; on this machine, started in the background when none answers, and left
- * running for the next command) and a worker (one already polling the task queue, else one in this
- * process for the command's duration). Each step says on stderr what it found or started.
+ * running for the next command, unless the server recorded at that address keeps its data in
+ * another database: then the command names that server and how to start it) and a worker (one
+ * already polling the task queue, else one in this process for the command's duration). Each step
+ * says on stderr what it found or started.
  */
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -14,11 +16,13 @@ import {
   readDevServerRecord,
   removeDevServerRecord,
   splitAddress,
+  uiPortOf,
   writeDevServerRecord,
+  type DevServerRecord,
 } from '../temporal/dev-server-record';
 import { stateDir } from '../temporal/project-paths';
 import { CliError } from './cli-error';
-import { connectOrFail } from './connect';
+import { assertMayStartDevServer, connectOrFail, nothingListensAt } from './connect';
 import { taskQueueFromEnv } from './task-queue';
 import {
   inProcessWorkerSetup,
@@ -49,23 +53,45 @@ export interface TurnStack {
   close(): Promise<void>;
 }
 
-/** Starts the dev server in the background at `address`, records it and says so. */
+/** The database of a dev server started in the background: the state directory's. */
+function backgroundDbFile(): string {
+  return path.join(stateDir(), 'temporal.db');
+}
+
+/**
+ * Starts the dev server in the background at `address` on the state directory's database, records
+ * it and says so. `dead`, the record of the server that ran there on that same database, is started
+ * again with its Web UI port.
+ */
 async function startBackgroundDevServer(
   address: string,
   namespace: string,
+  dead: DevServerRecord | undefined,
   say: (line: string) => void,
 ): Promise<{ stop(): Promise<void> }> {
   const { host, port } = splitAddress(address)!;
   const ip = host === 'localhost' || host === '0.0.0.0' ? '127.0.0.1' : host;
+  const dbFile = backgroundDbFile();
+  const logFile = path.join(stateDir(), 'temporal-server.log');
   if (await portIsOpen(ip, port))
     throw new CliError(`port ${port} on ${ip} is in use by something that is not a Temporal server`);
-  const dir = stateDir();
-  const dbFile = path.join(dir, 'temporal.db');
-  const logFile = path.join(dir, 'temporal-server.log');
-  say(`No Temporal server answers on ${address}: starting the dev server in the background…`);
+  const uiPort = (dead && uiPortOf(dead)) ?? port + 1000;
+  say(
+    dead
+      ? `The Temporal dev server on ${address} (database ${dbFile}, pid ${dead.pid}) is not running: starting it again in the background…`
+      : `No Temporal server answers on ${address}: starting the dev server in the background…`,
+  );
   let server;
   try {
-    server = await startDevServer({ ip, port, namespace, dbFile, background: { logFile }, onLog: say });
+    server = await startDevServer({
+      ip,
+      port,
+      uiPort,
+      namespace,
+      dbFile,
+      background: { logFile },
+      onLog: say,
+    });
   } catch (err) {
     if (err instanceof DevServerError) throw new CliError(err.message);
     throw err;
@@ -102,10 +128,14 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
   const plain = !connectionOptions.tls && !connectionOptions.apiKey;
   let setup: InProcessWorkerSetup | undefined;
   let startedServer: { stop(): Promise<void> } | undefined;
-  if (plain && isLoopbackAddress(address) && !(await temporalAnswers(address))) {
+  const local = plain && isLoopbackAddress(address);
+  // Nothing listening is known at once; only a listener is worth a gRPC health check.
+  if (local && ((await nothingListensAt(address)) || !(await temporalAnswers(address)))) {
+    // Refused before anything else is looked at when the server recorded here keeps another database.
+    const dead = assertMayStartDevServer(address, backgroundDbFile());
     // A fresh server has no worker: check the worker's config before starting anything.
     if (runWorker) setup = inProcessWorkerSetup(opts.config);
-    startedServer = await startBackgroundDevServer(address, namespace, say);
+    startedServer = await startBackgroundDevServer(address, namespace, dead, say);
   }
   let client: Client | undefined;
   let worker: InProcessWorker | undefined;

@@ -67,6 +67,28 @@ export function portIsOpen(host: string, port: number, timeoutMs = 1000): Promis
   });
 }
 
+/**
+ * True when a TCP connection to host:port is refused: nothing listens there. On this machine that is
+ * known at once, where a gRPC connect keeps trying until its deadline. A timeout or another error
+ * is not a refusal.
+ */
+export function connectionRefused(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (refused: boolean): void => {
+      socket.destroy();
+      resolve(refused);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(false));
+    socket.once('error', (err: NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] }) => {
+      // With several addresses for the host (localhost: ::1 and 127.0.0.1), every one must refuse.
+      const codes = err.errors?.length ? err.errors.map((e) => e.code) : [err.code];
+      done(codes.every((code) => code === 'ECONNREFUSED'));
+    });
+  });
+}
+
 /** True when a Temporal frontend answers gRPC health checks at the address. */
 export async function temporalAnswers(address: string, timeoutMs = 3000): Promise<boolean> {
   let connection: Connection | undefined;

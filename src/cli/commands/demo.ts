@@ -2,6 +2,9 @@
  * `mcp-turns demo`: everything on one machine in one command: the dev server (started or reused),
  * a worker, server-everything over stdio, and, without ANTHROPIC_API_KEY, the scripted Claude with
  * the bundled demo scenario. Runs one turn and prints the answer, the tool calls and the UI link.
+ * A dev server the demo started and does not keep (output not a terminal, or `--keep` not given
+ * there) is stopped at the end: then no link is printed as if it worked, but the command that brings
+ * the server back with the run's history, and the link to open once it runs.
  */
 import path from 'node:path';
 import { Command } from 'commander';
@@ -21,6 +24,7 @@ import { startChatTurn } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
 import { DEFAULT_MODEL } from '../../core/resolve-turn';
 import { CliError, parsePort } from '../cli-error';
+import { assertMayStartDevServer, restartCommand } from '../connect';
 import { renderResult } from '../render';
 import { StreamPrinter } from '../stream-printer';
 import { subscribeTurn } from '../../stream/subscribe';
@@ -65,6 +69,7 @@ export function demoCommand(): Command {
       // Resolved first: a missing MCP server must fail before anything is started.
       const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
+      const dbFile = path.join(stateDir(), 'temporal.db');
       let server: DevServer | undefined;
       let uiUrl: string | undefined;
       if (await temporalAnswers(address)) {
@@ -72,8 +77,8 @@ export function demoCommand(): Command {
         uiUrl = uiPort === undefined ? readDevServerRecord(address)?.uiUrl : `http://127.0.0.1:${uiPort}`;
       } else if (await portIsOpen('127.0.0.1', port)) throw new CliError(`port ${port} is in use by something that is not a Temporal server`);
       else {
+        assertMayStartDevServer(address, dbFile);
         say('Starting the Temporal dev server…');
-        const dbFile = path.join(stateDir(), 'temporal.db');
         try {
           server = await startDevServer({
             port,
@@ -97,9 +102,11 @@ export function demoCommand(): Command {
           removeDevServerRecord(address);
         });
       }
+      const keep = !server || (opts.keep ?? process.stdout.isTTY === true);
+      let workflowId: string;
       try {
-        await runDemoTurn({ address, uiUrl, model: opts.model, question: opts.question, everything, say, started });
-        if (server && (opts.keep ?? process.stdout.isTTY)) {
+        workflowId = await runDemoTurn({ address, uiUrl, link: keep, model: opts.model, question: opts.question, everything, say, started });
+        if (server && keep) {
           say(`\nThe dev server keeps running so you can open the UI (${server.uiUrl}); Ctrl-C stops it.`);
           await new Promise<void>((resolve) => {
             process.once('SIGINT', () => resolve());
@@ -109,19 +116,28 @@ export function demoCommand(): Command {
       } finally {
         await started.stopAll();
       }
+      if (server && !keep) {
+        const again = restartCommand({ address, uiUrl: server.uiUrl, dbFile });
+        say(
+          `\nThe dev server this demo started is stopped now (--keep keeps it running). Its database keeps the run: ` +
+            `\`${again}\` brings it back, then Temporal UI: ${workflowUrl(address, 'default', workflowId, server.uiUrl)}`,
+        );
+      }
     });
 }
 
-/** The demo's turn: Claude (real or the stub), server-everything and a worker in this process, each added to `started`. */
+/** The demo's turn: Claude (real or the stub), server-everything and a worker in this process, each added to `started`; its workflow id. */
 async function runDemoTurn(opts: {
   address: string;
   uiUrl: string | undefined;
+  /** Print the turn's Web UI link (its server goes on running). */
+  link: boolean;
   model: string | undefined;
   question: string;
   everything: string;
   say: (line: string) => void;
   started: Started;
-}): Promise<void> {
+}): Promise<string> {
   const { address, say, started } = opts;
   let claudeClient;
   let model: string;
@@ -169,5 +185,7 @@ async function runDemoTurn(opts: {
   for await (const event of subscribeTurn(client, workflowId)) printer.print(event);
   printer.endLine();
   const result = await Promise.race([handle.result(), running.then(() => Promise.reject(new Error('the worker stopped')))]);
-  say(`\n${renderResult(result, workflowUrl(address, 'default', workflowId, opts.uiUrl), { answer: !printer.answerShown(workflowId) })}`);
+  const link = opts.link ? workflowUrl(address, 'default', workflowId, opts.uiUrl) : undefined;
+  say(`\n${renderResult(result, link, { answer: !printer.answerShown(workflowId) })}`);
+  return workflowId;
 }

@@ -1,16 +1,38 @@
+/**
+ * `mcp-turns server`: the Temporal dev server in the foreground, recorded for later commands. On a
+ * port where a Temporal server already answers it is reused only when it keeps its data in the same
+ * database; a server on another database is an error (exit 1), since the work this one's database
+ * holds would not be found there.
+ */
 import path from 'node:path';
 import { Command } from 'commander';
 import { startDevServer, portIsOpen, temporalAnswers, DevServerError } from '../../temporal/dev-server';
 import { stateDir } from '../../temporal/project-paths';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
-import { readDevServerRecord, removeDevServerRecord, writeDevServerRecord } from '../../temporal/dev-server-record';
+import {
+  lastDevServerRecord,
+  listeningDevServer,
+  readDevServerRecord,
+  recordedServerRuns,
+  removeDevServerRecord,
+  writeDevServerRecord,
+} from '../../temporal/dev-server-record';
 import { processAlive } from '../../temporal/process-alive';
 import { CliError, parsePort } from '../cli-error';
+import { EXIT } from '../exit-codes';
 
-/** Stops the dev server mcp-turns started at `address` (SIGTERM, then SIGKILL after 15 s). */
+/**
+ * Stops the dev server mcp-turns started at `address` (SIGTERM, then SIGKILL after 15 s) and forgets
+ * its record; a recorded server that is already down is only forgotten.
+ */
 async function stopRecordedServer(address: string): Promise<void> {
-  const record = readDevServerRecord(address);
+  const record = lastDevServerRecord(address);
   if (!record) throw new CliError(`no dev server started by mcp-turns runs on ${address} (records in ${stateDir()})`);
+  if (!recordedServerRuns(record)) {
+    removeDevServerRecord(address);
+    console.log(`The Temporal dev server on ${address} (pid ${record.pid}) was not running; its record is removed and its database ${record.dbFile ?? ''} kept.`);
+    return;
+  }
   process.kill(record.pid, 'SIGTERM');
   const deadline = Date.now() + 15_000;
   while (processAlive(record.pid)) {
@@ -19,6 +41,30 @@ async function stopRecordedServer(address: string): Promise<void> {
   }
   removeDevServerRecord(address);
   console.log(`Stopped the Temporal dev server on ${address} (pid ${record.pid}); its database ${record.dbFile ?? ''} is kept.`);
+}
+
+/**
+ * The Temporal server answering at `address` is reused when it keeps its data in `dbFile`. Which
+ * database it uses is read from the process listening on the port (Linux), else from the record of
+ * the live server mcp-turns started there; when neither tells, it is reused and the line says so.
+ */
+function reuseAnsweringServer(address: string, port: number, dbFile: string): void {
+  const record = readDevServerRecord(address);
+  const running = listeningDevServer(port) ?? (record && { pid: record.pid, dbFile: record.dbFile });
+  if (!running) {
+    console.log(`A Temporal server already answers on ${address}; reusing it (which database it uses cannot be told).`);
+    return;
+  }
+  if (running.dbFile && path.resolve(running.dbFile) === dbFile) {
+    console.log(`A Temporal server already answers on ${address}; reusing it.`);
+    return;
+  }
+  const stop = record?.pid === running.pid ? `\`mcp-turns server --stop --port ${port}\`` : `\`kill ${running.pid}\``;
+  throw new CliError(
+    `the Temporal dev server on ${address} (pid ${running.pid}) uses another database (${running.dbFile ?? 'none: in memory'}), not ${dbFile}: ` +
+      `stop it first (${stop}) or choose another --port`,
+    EXIT.failed,
+  );
 }
 
 export function serverCommand(): Command {
@@ -38,14 +84,14 @@ export function serverCommand(): Command {
         await stopRecordedServer(address);
         return;
       }
+      const dbFile = path.resolve(opts.db ?? path.join(stateDir(), 'temporal.db'));
       if (await portIsOpen(opts.ip, port)) {
-        if (await temporalAnswers(address)) {
-          console.log(`A Temporal server already answers on ${address}; reusing it.`);
-          return;
-        }
+        if (await temporalAnswers(address)) return reuseAnsweringServer(address, port, dbFile);
         throw new CliError(`port ${port} on ${opts.ip} is in use by something that is not a Temporal server`);
       }
-      const dbFile = path.resolve(opts.db ?? path.join(stateDir(), 'temporal.db'));
+      const previous = lastDevServerRecord(address);
+      if (previous?.dbFile && path.resolve(previous.dbFile) !== dbFile)
+        console.error(`Note: the dev server mcp-turns last started on ${address} used another database, ${previous.dbFile}.`);
       let server;
       try {
         server = await startDevServer({
@@ -68,12 +114,16 @@ export function serverCommand(): Command {
         if (stopping) return;
         stopping = true;
         console.log(`${signal}: stopping the Temporal dev server`);
-        void server.stop().then(() => process.exit(0));
+        void server.stop().then(() => {
+          removeDevServerRecord(server.address);
+          process.exit(0);
+        });
       };
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
       const code = await server.exited;
-      removeDevServerRecord(server.address);
+      // A server that died keeps its record: later commands name it (and its database) instead of
+      // starting another one on its port.
       if (!stopping) throw new CliError(`the Temporal dev server exited unexpectedly (code ${code})`);
     });
 }
