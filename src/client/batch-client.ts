@@ -32,7 +32,10 @@ export interface RunBatchOptions {
   alreadyReported?: Iterable<string>;
   /** Called once per item as it finishes, in completion order. */
   onResult: (outcome: BatchItemOutcome) => void | Promise<void>;
-  /** Called on every poll with the batch's progress. */
+  /**
+   * Called after every poll (each `pollIntervalMs`) with the batch's progress, summed over its
+   * shards, once at least one shard has answered: not while none can be asked (no worker yet).
+   */
   onProgress?: (progress: BatchProgress) => void;
   /** @default 500 */
   pollIntervalMs?: number;

@@ -72,6 +72,23 @@ beforeAll(async () => {
         formatter: { conversation: [{ type: 'text', content: 'second time lucky: {{question}}' }] },
         faults: [{ step: 0, status: 400, times: 1, message: 'flaky upstream' }],
       },
+      // Two Claude calls of 1.5 s each (the step, then the formatter): a turn takes ~3 s.
+      slow: {
+        latencyMs: 1500,
+        steps: [{ content: [{ type: 'text', text: 'slow' }] }],
+        formatter: { conversation: [{ type: 'text', content: 'slow answer: {{question}}' }] },
+      },
+      // The same, each question's first Claude call overloaded twice (retried after 1, then 2 s).
+      'slow-overloaded': {
+        latencyMs: 1500,
+        steps: [{ content: [{ type: 'text', text: 'slow' }] }],
+        formatter: { conversation: [{ type: 'text', content: 'slow answer: {{question}}' }] },
+        faults: [{ step: 0, status: 529, times: 2, message: 'overloaded, try later' }],
+      },
+      'always-400': {
+        steps: [{ content: [{ type: 'text', text: 'never' }] }],
+        faults: [{ step: 0, status: 400, times: -1, message: 'always refused' }],
+      },
     },
   });
   worker = await startWorkerProcess({
@@ -138,13 +155,14 @@ it('200 queries: the CLI killed at 60 results, run again to the end; no query ru
   // Both bad lines were reported by number while the rest ran (60 results already exist).
   expect(firstStderr).toMatch(new RegExp(`^${escape(input)}:51: not JSON: .*\\(skipped\\)$`, 'm'));
   expect(firstStderr).toMatch(new RegExp(`^${escape(input)}:122: question: .*\\(skipped\\)$`, 'm'));
-  expect(firstStderr).toContain(`batch ${name}: ${QUERIES} queries (0 already in ${out}), concurrency 20`);
+  expect(firstStderr).toContain(`batch ${name}: ${QUERIES} queries to run; concurrency 20; results in ${out}\n`);
 
   const second = await runCli(args, { timeoutMs: 90_000 });
   const firstTwo = Date.now() - t0;
   expect(second.code).toBe(0);
-  expect(second.stderr).toMatch(
-    new RegExp(`batch ${name}: ${QUERIES} queries \\(\\d+ already in ${escape(out)}\\)`),
+  // The rerun says what it found: every line written before the kill is kept, the rest is run.
+  expect(second.stderr).toContain(
+    `batch ${name}: ${QUERIES} queries; ${atKill} already completed in ${out} (kept), ${QUERIES - atKill} to run; concurrency 20\n`,
   );
   const results = readLines(out);
   expect(results).toHaveLength(QUERIES);
@@ -163,7 +181,9 @@ it('200 queries: the CLI killed at 60 results, run again to the end; no query ru
   expect(second.stdout).toMatch(
     /^tokens: [1-9]\d* in, [1-9]\d* out, \d+ cache read, \d+ cache write · cost \$\d+\.\d{4}$/m,
   );
-  expect(second.stdout).toMatch(/^turn time: p50 \d+\.\d\d s, p95 \d+\.\d\d s$/m);
+  expect(second.stdout).toMatch(
+    new RegExp(`^turn time \\(${QUERIES} completed turns\\): p50 \\d+\\.\\d\\d s, p95 \\d+\\.\\d\\d s$`, 'm'),
+  );
   const [, p50, p95] = /p50 (\S+) s, p95 (\S+) s/.exec(second.stdout)!;
   expect(Number(p50)).toBeGreaterThan(0);
   expect(Number(p95)).toBeGreaterThanOrEqual(Number(p50));
@@ -193,7 +213,7 @@ it('200 queries: the CLI killed at 60 results, run again to the end; no query ru
   const third = await runCli(args, { timeoutMs: 30_000 });
   const thirdMs = Date.now() - t3;
   expect(third.code).toBe(0);
-  expect(third.stderr).toContain(`${QUERIES} queries (${QUERIES} already in ${out})`);
+  expect(third.stderr).toContain(`${QUERIES} queries; ${QUERIES} already completed in ${out} (kept), 0 to run;`);
   expect(third.stdout).toMatch(new RegExp(`^${QUERIES} results in .*: ${QUERIES} completed, 0 failed$`, 'm'));
   expect(readLines(out)).toHaveLength(QUERIES);
   expect(stub.requests.length).toBe(before);
@@ -229,13 +249,21 @@ it('a failed query is run again by the next run, and its line is replaced by the
   ];
 
   const first = await runCli(args);
-  expect(first.code).toBe(0);
+  // Any failed query makes the batch fail, and its last line says how to retry; no turn time of failed turns.
+  expect(first.code).toBe(1);
   expect(first.stdout).toMatch(/^3 results in .*: 0 completed, 3 failed$/m);
+  expect(first.stdout).toMatch(/^turn time: no completed turn$/m);
+  expect(first.stdout.trimEnd().split('\n').pop()).toBe(
+    `3 of 3 queries failed: see ${out} (status "failed") — run the same command again to retry them`,
+  );
   const failed = readLines(out);
   expect(failed.map((l) => l.status)).toEqual(['failed', 'failed', 'failed']);
   expect(failed[0]!.error).toMatch(/Claude API 400 invalid_request_error: flaky upstream \(request-id req_/);
 
   const second = await runCli(args);
+  expect(second.stderr).toContain(
+    `batch ${name}: 3 queries; 0 already completed in ${out} (kept), 3 failed before (run again), 0 to run; concurrency 3\n`,
+  );
   expect(second.code).toBe(0);
   const results = readLines(out);
   expect(results.map((l) => l.id).sort()).toEqual(['f1', 'f2', 'f3']);
@@ -347,4 +375,68 @@ it('a results file that cannot be written ends the CLI with one line, not a stac
     new RegExp(`^mcp-turns: EISDIR: illegal operation on a directory, open '${escape(out)}'$`),
   );
   expect(stderr).not.toMatch(/\n\s+at /);
+});
+
+/** Runs the CLI to its end, noting when each stderr line came (ms since the start). */
+function runTimed(args: string[]): Promise<{ code: number | null; stdout: string; stderr: Array<{ at: number; line: string }>; ms: number }> {
+  const t0 = Date.now();
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let partial = '';
+  const stderr: Array<{ at: number; line: string }> = [];
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => {
+    const parts = (partial + d.toString()).split('\n');
+    partial = parts.pop()!;
+    for (const line of parts) stderr.push({ at: Date.now() - t0, line });
+  });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - t0 })));
+}
+
+it('without a terminal, a slow batch prints progress at least every 10 s; one failed query fails it; a rerun says what is done and runs the failed one again', async () => {
+  const input = path.join(dir, 'slow.jsonl');
+  const out = path.join(dir, 'slow.results.jsonl');
+  const name = `slow-${Date.now().toString(36)}`;
+  const rows = ['s1', 's2', 'bad', 's3', 's4', 's5'].map((id) =>
+    JSON.stringify({ id, question: `slow ${id}`, model: { bad: 'always-400', s1: 'slow-overloaded' }[id] ?? 'slow' }),
+  );
+  fs.writeFileSync(input, rows.join('\n'));
+  const args = ['batch', input, '--concurrency', '2', '--out', out, '--name', name, '--task-queue', taskQueue, '--address', address];
+
+  // Two at a time, ~3 s a turn (s1's ~10 s), about 12 s.
+  const first = await runTimed(args);
+  const lines = first.stderr.map((l) => l.line);
+  const start = lines.indexOf(`batch ${name}: 6 queries to run; concurrency 2; results in ${out}`);
+  expect(start).toBeGreaterThanOrEqual(0);
+  const progress = lines.filter((l) => /^batch \S+: \d\/6 done · [01] failed · [0-2] running · \d+\.\d\/s( · ETA .+)?$/.test(l));
+  expect(progress.length).toBeGreaterThanOrEqual(1);
+  // From the start line to the exit, never more than 10 s without a line.
+  const times = [...first.stderr.slice(start).map((l) => l.at), first.ms];
+  const gaps = times.slice(1).map((t, i) => t - times[i]!);
+  expect(Math.max(...gaps)).toBeLessThanOrEqual(10_000);
+  // The running turn whose Claude call fails says why and which attempt, prefixed with its query id.
+  expect(lines).toContainEqual(expect.stringMatching(/^s1: Claude call failing: 529 overloaded_error: overloaded, try later.*, attempt [12], (next in \d+ s|retrying now)$/));
+
+  expect(first.code).toBe(1);
+  expect(first.stdout).toMatch(/^6 results in .*: 5 completed, 1 failed$/m);
+  // The failed turn is not in the turn time.
+  expect(first.stdout).toMatch(/^turn time \(5 completed turns\): p50 [1-9]\.\d\d s, p95 \d+\.\d\d s$/m);
+  expect(first.stdout.trimEnd().split('\n').pop()).toBe(
+    `1 of 6 queries failed: see ${out} (status "failed") — run the same command again to retry them`,
+  );
+  expect(readLines(out).find((l) => l.id === 'bad')!.error).toMatch(/Claude API 400 invalid_request_error: always refused/);
+
+  const second = await runTimed(args);
+  expect(second.stderr.map((l) => l.line)).toContain(
+    `batch ${name}: 6 queries; 5 already completed in ${out} (kept), 1 failed before (run again), 0 to run; concurrency 2`,
+  );
+  expect(second.code).toBe(1);
+  expect(second.stdout).toMatch(/^6 results in .*: 5 completed, 1 failed$/m);
+  // The failed query really ran again (Claude saw it twice), the completed ones did not.
+  const asked = (q: string): number => stub.requests.filter((r) => r.kind === 'step' && questionOf(r) === q).length;
+  expect(asked('slow bad')).toBe(2);
+  expect(asked('slow s2')).toBe(1);
+  console.log(
+    `slow batch: ${(first.ms / 1000).toFixed(1)} s, gaps ${gaps.map((g) => (g / 1000).toFixed(1)).join(' ')} s; rerun ${(second.ms / 1000).toFixed(1)} s`,
+  );
 });

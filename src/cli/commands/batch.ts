@@ -1,11 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import { SingleBar, Presets } from 'cli-progress';
 import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
+import type { BatchProgress } from '../../core/batch';
 import { parseBatchLines } from '../../schemas/batch-lines';
 import { CliError, parsePositiveInt } from '../cli-error';
-import { batchSummary, resultLine, type ResultLine } from '../batch-results';
+import { batchSummary, earlierResults, resultLine, startLine, type ApprovalCounts, type ResultLine } from '../batch-results';
+import { BatchProgressView } from '../batch-progress';
+import { EXIT } from '../exit-codes';
+import { FailingCalls } from '../failing-calls';
+import { RunningTurnFailures } from '../running-turn-failures';
 import { openTurnStack } from '../turn-stack';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 
@@ -63,32 +67,30 @@ export function batchCommand(): Command {
       if (!items.length) throw new CliError(`${file}: no valid query lines`, 2);
 
       const out = opts.out ?? `${file.replace(/\.jsonl?$/, '')}.results.jsonl`;
-      const known = new Set(items.map((i) => i.id));
       // Only completed lines are kept: the batch workflow starts a failed query's id again
       // (ALLOW_DUPLICATE_FAILED_ONLY), so its line is fetched anew instead of staying stale.
-      const lines: ResultLine[] = readResults(out).filter((l) => known.has(l.id) && l.status === 'completed');
+      const earlier = earlierResults(readResults(out), new Set(items.map((i) => i.id)));
+      const lines: ResultLine[] = [...earlier.kept];
       const reported = new Set(lines.map((l) => l.id));
       // Rewrite the file with whole lines only, so a line cut short by a crash does not linger.
       fs.writeFileSync(out, lines.map((l) => JSON.stringify(l) + '\n').join(''));
 
       const stack = await openTurnStack(opts);
       const { client, taskQueue } = stack;
-      const tty = process.stderr.isTTY;
-      const bar = tty
-        ? new SingleBar(
-            {
-              format: 'batch {bar} {value}/{total} · {failed} failed · {running} running{waiting} · {rate}/s · ETA {eta_formatted}',
-              hideCursor: true,
-            },
-            Presets.shades_classic,
-          )
-        : undefined;
+      console.error(startLine({ name, total: items.length, earlier, out, concurrency }));
       const started = Date.now();
-      bar?.start(items.length, reported.size, { failed: 0, running: 0, waiting: '', rate: '0.0' });
-      if (!tty) console.error(`batch ${name}: ${items.length} queries (${reported.size} already in ${out}), concurrency ${concurrency}`);
-      // Turns waiting for a person's approval: shown in the bar, or a line whenever the set changes.
-      let waitingShown = '';
-      const approvals = { approved: 0, denied: 0, timed_out: 0 };
+      let failed = 0;
+      let last: BatchProgress | undefined;
+      const view = new BatchProgressView(name, () => ({
+        total: items.length,
+        done: lines.length,
+        failed,
+        ...(last ? { running: last.running.length } : {}),
+        waitingApproval: last?.waitingApproval.length ?? 0,
+        ratePerSecond: (lines.length - reported.size) / Math.max(0.001, (Date.now() - started) / 1000),
+      }));
+      const failures = new RunningTurnFailures(new FailingCalls(client), name, () => last?.running ?? [], (l) => view.log(l));
+      const approvals: ApprovalCounts = { approved: 0, denied: 0, timed_out: 0 };
       try {
         const batch = runBatch(client, {
           name,
@@ -100,35 +102,24 @@ export function batchCommand(): Command {
             const line = resultLine(o);
             for (const a of o.result?.approvals ?? []) if (a.outcome) approvals[a.outcome]++;
             lines.push(line);
+            if (line.status === 'failed') failed++;
             fs.appendFileSync(out, JSON.stringify(line) + '\n');
+            view.update();
           },
           onProgress: (p) => {
-            const failed = lines.filter((l) => l.status === 'failed').length;
-            const rate = (lines.length - reported.size) / Math.max(0.001, (Date.now() - started) / 1000);
-            const waiting = p.waitingApproval.length ? ` (${p.waitingApproval.length} waiting for approval)` : '';
-            bar?.update(lines.length, { failed, running: p.running.length, waiting, rate: rate.toFixed(1) });
-            const shown = [...p.waitingApproval].sort().join(' ');
-            if (!tty && shown !== waitingShown) {
-              waitingShown = shown;
-              console.error(
-                p.waitingApproval.length
-                  ? `batch ${name}: ${p.waitingApproval.length} turn(s) waiting for approval (${shown}); see mcp-turns approvals --batch ${name}`
-                  : `batch ${name}: no turn waits for approval`,
-              );
-            }
+            last = p;
+            view.update(p);
           },
         });
         await stack.whileWorking(batch).catch(async (err: unknown) => {
           throw await withSearchAttributeFix(err, `batch ${name}`, client, stack.address);
         });
       } finally {
-        bar?.stop();
+        await failures.stop();
+        view.stop();
         await stack.close();
       }
-      console.log(batchSummary(lines, out));
-      const decided = approvals.approved + approvals.denied + approvals.timed_out;
-      if (decided) {
-        console.log(`approvals: ${decided} call(s) waited: ${approvals.approved} approved, ${approvals.denied} denied, ${approvals.timed_out} timed out`);
-      }
+      console.log(batchSummary(lines, out, approvals));
+      if (failed) process.exitCode = EXIT.failed;
     });
 }

@@ -1,0 +1,61 @@
+/** The batch results file: what an earlier run left in it, the start line and the closing summary. */
+import { batchSummary, earlierResults, startLine, type ResultLine } from '../../src/cli/batch-results';
+
+const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+const completed = (id: string, durationMs: number): ResultLine => ({
+  id,
+  status: 'completed',
+  answer: `A ${id}`,
+  usage,
+  costUsd: 0.001,
+  durationMs,
+  workflowId: `b-${id}`,
+});
+const failed = (id: string): ResultLine => ({ id, status: 'failed', error: 'Claude API 400', durationMs: 5, workflowId: `b-${id}` });
+
+it('the summary leaves failed turns out of the turn time and ends with the failed count and how to retry', () => {
+  const lines = [completed('a', 1000), failed('b'), completed('c', 3000), completed('d', 2000), failed('e')];
+  expect(batchSummary(lines, 'q.results.jsonl').split('\n')).toEqual([
+    '5 results in q.results.jsonl: 3 completed, 2 failed',
+    'tokens: 30 in, 15 out, 0 cache read, 0 cache write · cost $0.0030',
+    'turn time (3 completed turns): p50 2.00 s, p95 3.00 s',
+    '2 of 5 queries failed: see q.results.jsonl (status "failed") — run the same command again to retry them',
+  ]);
+});
+
+it('with no completed turn there is no turn time; with none failed no failure line; approvals come before the failure line', () => {
+  expect(batchSummary([failed('a')], 'o.jsonl').split('\n').slice(2)).toEqual([
+    'turn time: no completed turn',
+    '1 of 1 query failed: see o.jsonl (status "failed") — run the same command again to retry them',
+  ]);
+  expect(batchSummary([completed('a', 1500)], 'o.jsonl').split('\n').slice(2)).toEqual([
+    'turn time (1 completed turn): p50 1.50 s, p95 1.50 s',
+  ]);
+  const approvals = { approved: 2, denied: 1, timed_out: 0 };
+  expect(batchSummary([completed('a', 1500), failed('b')], 'o.jsonl', approvals).split('\n').slice(3)).toEqual([
+    'approvals: 3 call(s) waited: 2 approved, 1 denied, 0 timed out',
+    '1 of 2 queries failed: see o.jsonl (status "failed") — run the same command again to retry them',
+  ]);
+});
+
+it('an earlier run keeps one completed line per query of this file and counts the queries that only failed', () => {
+  const earlier = earlierResults(
+    [completed('a', 1), completed('a', 2), failed('b'), failed('b'), failed('c'), completed('c', 3), completed('gone', 4), failed('gone2')],
+    new Set(['a', 'b', 'c', 'd', 'e']),
+  );
+  expect(earlier.kept.map((l) => [l.id, l.durationMs])).toEqual([
+    ['a', 1],
+    ['c', 3],
+  ]);
+  expect(earlier.failedBefore).toBe(1);
+  expect(startLine({ name: 'q', total: 5, earlier, out: 'q.results.jsonl', concurrency: 10 })).toBe(
+    'batch q: 5 queries; 2 already completed in q.results.jsonl (kept), 1 failed before (run again), 2 to run; concurrency 10',
+  );
+  expect(startLine({ name: 'q', total: 5, earlier: { kept: [], failedBefore: 0 }, out: 'q.results.jsonl', concurrency: 3 })).toBe(
+    'batch q: 5 queries to run; concurrency 3; results in q.results.jsonl',
+  );
+  const allDone = earlierResults([completed('a', 1)], new Set(['a']));
+  expect(startLine({ name: 'q', total: 1, earlier: allDone, out: 'o', concurrency: 1 })).toBe(
+    'batch q: 1 query; 1 already completed in o (kept), 0 to run; concurrency 1',
+  );
+});
