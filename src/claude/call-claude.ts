@@ -139,7 +139,7 @@ export async function callClaude(
     return output;
   } catch (err) {
     if (opts.signal?.aborted) throw opts.signal.reason ?? err;
-    throw toClaudeFailure(err, opts.errorPolicy);
+    throw toClaudeFailure(err, opts.errorPolicy, { url: `${client.baseURL.replace(/\/+$/, '')}/v1/messages` });
   }
 }
 

@@ -66,6 +66,43 @@ const MAX_MESSAGE_CHARS = 1000 + '...'.length;
 /** How the API words a 400 for a prompt that does not fit the model's context window. */
 const PROMPT_TOO_LONG = /prompt is too long|context window|context length|too many (input )?tokens/i;
 
+/** Where the failed call went, named in the failure when the connection itself failed. */
+export interface ClaudeCallTarget {
+  /** The request's URL, e.g. `http://127.0.0.1:8787/v1/messages`. */
+  url?: string;
+}
+
+/**
+ * The network errors a person can act on, in words: the code is on the innermost cause of the
+ * SDK's `APIConnectionError` (`Connection error.`, caused by fetch's `fetch failed`, caused by the
+ * socket's error), which the failure would otherwise reduce to `fetch failed`.
+ */
+const NETWORK_ERROR_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate self-signed',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+};
+
+/** The words for the first known network error code in `err`'s cause chain, if any. */
+function networkErrorOf(err: Error): string | undefined {
+  // Not `instanceof Error`: fetch's errors may come from another realm (a vm context, as in jest).
+  let current: unknown = err;
+  for (let depth = 0; typeof current === 'object' && current !== null && depth < 10; depth++) {
+    const { code, cause } = current as { code?: unknown; cause?: unknown };
+    if (typeof code === 'string' && NETWORK_ERROR_WORDS[code]) return NETWORK_ERROR_WORDS[code];
+    current = cause;
+  }
+  return undefined;
+}
+
 /**
  * Maps any error from a Claude call to an {@link ApplicationFailure}:
  *
@@ -82,9 +119,11 @@ const PROMPT_TOO_LONG = /prompt is too long|context window|context length|too ma
  * | 408, connection error, timeout | `ClaudeConnection` | yes, Temporal backoff |
  *
  * A `retry-after` on any retryable error is honoured (capped). `x-should-retry: true|false`
- * overrides the retry column either way. An `ApplicationFailure` passes through unchanged.
+ * overrides the retry column either way. An `ApplicationFailure` passes through unchanged. A
+ * connection error with a known network cause names it and `target.url`:
+ * `Claude API connection error: connection refused (http://127.0.0.1:8787/v1/messages)`.
  */
-export function toClaudeFailure(err: unknown, policy: Partial<ClaudeErrorPolicy> = {}): ApplicationFailure {
+export function toClaudeFailure(err: unknown, policy: Partial<ClaudeErrorPolicy> = {}, target: ClaudeCallTarget = {}): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   const { retryAfterCapMs, noRetryAfterDelayMs } = { ...DEFAULT_CLAUDE_ERROR_POLICY, ...policy };
 
@@ -97,9 +136,12 @@ export function toClaudeFailure(err: unknown, policy: Partial<ClaudeErrorPolicy>
           ? 'request aborted'
           : 'connection error';
     const cause = err.cause instanceof Error && err.cause.message ? ` (${oneLine(err.cause.message, MAX_MESSAGE_CHARS, '...')})` : '';
+    // A known network error says what went wrong and where: `connection refused (http://…/v1/messages)`.
+    const network = what === 'connection error' ? networkErrorOf(err) : undefined;
+    const said = network ? `${network}${target.url ? ` (${target.url})` : ''}` : `${oneLine(err.message, MAX_MESSAGE_CHARS, '...')}${cause}`;
     return ApplicationFailure.create({
       type: ClaudeFailureType.Connection,
-      message: `Claude API ${what}: ${oneLine(err.message, MAX_MESSAGE_CHARS, '...')}${cause}`,
+      message: `Claude API ${what}: ${said}`,
       nonRetryable: false,
       details: [{ sdkError: err.name } satisfies ClaudeFailureDetails],
     });

@@ -1,0 +1,119 @@
+/**
+ * Recent turns, conversations and batches from code, read from visibility: one list call (filtered
+ * by workflow type and mcp-turns' search attributes), then one describe per listed workflow for its
+ * one-line summary (the question of a turn, the size of a batch), which visibility does not carry.
+ * Visibility trails the workflows by a moment: a workflow started or closed a few milliseconds ago
+ * may be missing or show its previous status.
+ */
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { pendingApprovalsVisibilityQuery } from './approvals';
+import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
+import { WAITING_APPROVAL_STATUS } from '../core/approvals';
+import { EXECUTION_STATUS_OF_CLOSED, runStatusOf, type RunStatus } from './run-status';
+import {
+  kindOfWorkflowType,
+  WORKFLOW_KINDS,
+  WORKFLOW_TYPE_OF_KIND,
+  type WorkflowKind,
+} from './workflow-kind';
+
+/** What {@link listWorkflows} lists; every field narrows the list. */
+export interface WorkflowListFilter {
+  kind?: WorkflowKind;
+  /** `running` includes the running turns that wait for approval; `waiting-approval` only those. */
+  status?: RunStatus;
+  /** The batch's workflows and its turns (their `McpTurnsBatch` search attribute). */
+  batch?: string;
+  /** @default 20 */
+  limit?: number;
+}
+
+/** One workflow as {@link listWorkflows} lists it. */
+export interface ListedWorkflow {
+  /** The workflow id: what `show`, `watch` and `cancel` take. */
+  id: string;
+  type: WorkflowKind;
+  status: RunStatus | string;
+  /** ISO 8601. */
+  startTime: string;
+  /** ISO 8601; absent while it runs. */
+  closeTime?: string;
+  batch?: string;
+  /** The workflow's one-line summary: a turn's question, a batch's size; absent when it has none. */
+  summary?: string;
+}
+
+export const DEFAULT_LIST_LIMIT = 20;
+
+/** A string literal for a visibility query. */
+function quoted(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/**
+ * The visibility query of `filter`. Without a status filter, the runs a conversation or batch ended
+ * by continuing as new are left out: each is listed once, by its latest run.
+ */
+export function workflowListQuery(filter: Omit<WorkflowListFilter, 'limit'> = {}): string {
+  const types = filter.kind ? [filter.kind] : WORKFLOW_KINDS;
+  const clauses = [
+    types.length === 1
+      ? `WorkflowType = ${quoted(WORKFLOW_TYPE_OF_KIND[types[0]!])}`
+      : `WorkflowType IN (${types.map((k) => quoted(WORKFLOW_TYPE_OF_KIND[k])).join(', ')})`,
+  ];
+  const status = filter.status;
+  if (status === undefined) clauses.push('ExecutionStatus != "ContinuedAsNew"');
+  else if (status === WAITING_APPROVAL_STATUS) clauses.push(pendingApprovalsVisibilityQuery());
+  else if (status === 'running') clauses.push('ExecutionStatus = "Running"');
+  else clauses.push(`ExecutionStatus = ${quoted(EXECUTION_STATUS_OF_CLOSED[status])}`);
+  if (filter.batch !== undefined) clauses.push(`${SA_BATCH.name} = ${quoted(filter.batch)}`);
+  return clauses.join(' AND ');
+}
+
+function listed(execution: WorkflowExecutionInfo, summary: string | undefined): ListedWorkflow {
+  const batch = execution.typedSearchAttributes.get(SA_BATCH);
+  return {
+    id: execution.workflowId,
+    type: kindOfWorkflowType(execution.type)!,
+    status: runStatusOf(execution.status.name, execution.typedSearchAttributes.get(SA_STATUS)),
+    startTime: execution.startTime.toISOString(),
+    ...(execution.closeTime ? { closeTime: execution.closeTime.toISOString() } : {}),
+    ...(batch !== undefined ? { batch } : {}),
+    ...(summary ? { summary } : {}),
+  };
+}
+
+/** The workflow's static summary, unless it only repeats the id (a conversation's does). */
+async function summaryOf(client: Client, execution: WorkflowExecutionInfo): Promise<string | undefined> {
+  try {
+    const summary = await (
+      await client.workflow.getHandle(execution.workflowId, execution.runId).describe()
+    ).staticSummary();
+    return summary === `conversation ${execution.workflowId}` ? undefined : summary;
+  } catch {
+    return undefined; // gone since it was listed (retention): listed without a summary
+  }
+}
+
+/**
+ * The turns, conversations and batches `filter` selects, newest first. The list takes the first
+ * `limit` visibility answers with (running ones first, then the most recently closed), so a
+ * long-running workflow is never crowded out by many short ones that ended after it started.
+ */
+export async function listWorkflows(
+  client: Client,
+  filter: WorkflowListFilter = {},
+): Promise<ListedWorkflow[]> {
+  const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
+  const executions: WorkflowExecutionInfo[] = [];
+  for await (const execution of client.workflow.list({
+    query: workflowListQuery(filter),
+    pageSize: Math.min(limit, 1000),
+  })) {
+    if (kindOfWorkflowType(execution.type) === undefined) continue;
+    executions.push(execution);
+    if (executions.length >= limit) break;
+  }
+  const rows = await Promise.all(executions.map(async (e) => listed(e, await summaryOf(client, e))));
+  return rows.sort((a, b) => b.startTime.localeCompare(a.startTime) || a.id.localeCompare(b.id));
+}
