@@ -5,7 +5,7 @@
  */
 import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
-import { batchChildId, batchWorkflowId, type BatchItem, type BatchProgress } from '../core/batch';
+import { batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchItem, type BatchProgress } from '../core/batch';
 import { batchProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult } from '../core/turn-result';
 import { SA_BATCH } from '../core/search-attributes';
@@ -48,7 +48,7 @@ export interface RunBatchOptions {
  * so a rerun, even with another window, never runs a finished query twice.
  */
 export function shardCount(concurrency: number, items: number): number {
-  return Math.max(1, Math.min(Math.ceil(concurrency / 25), 8, items));
+  return Math.max(1, Math.min(Math.ceil(concurrency / 25), MAX_BATCH_SHARDS, items));
 }
 
 export interface BatchShard {
@@ -65,7 +65,7 @@ export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'on
   return Promise.all(
     Array.from({ length: shards }, async (_, i) => {
       const items = opts.items.slice(i * size, (i + 1) * size);
-      const workflowId = shards === 1 ? batchWorkflowId(opts.name) : `${batchWorkflowId(opts.name)}-s${i + 1}-of-${shards}`;
+      const workflowId = batchShardWorkflowId(opts.name, i + 1, shards);
       const handle = await client.workflow.start<typeof chatBatch>('chatBatch', {
         workflowId,
         taskQueue,

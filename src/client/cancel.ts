@@ -7,20 +7,13 @@
  * visibility, so a workflow started a moment ago is found.
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { batchWorkflowId } from '../core/batch';
+import { batchShardWorkflowId, batchWorkflowId, MAX_BATCH_SHARDS } from '../core/batch';
 import { runStatusOf, type RunStatus } from './run-status';
 import { kindOfWorkflowType, type WorkflowKind } from './workflow-kind';
 
 /** How long {@link cancelByName} waits for the workflows to close by default. */
 export const DEFAULT_CANCEL_WAIT_MS = 30_000;
 
-/**
- * The most shards a batch is split into, and the id of each: both as `startBatch` in
- * src/client/batch-client.ts makes them (`<batch workflow id>-s<i>-of-<n>`, at most 8).
- */
-const MAX_BATCH_SHARDS = 8;
-const shardWorkflowId = (name: string, shard: number, shards: number): string =>
-  `${batchWorkflowId(name)}-s${shard}-of-${shards}`;
 
 /** What became of one workflow named by a cancel. */
 export interface CancelOutcome {
@@ -70,13 +63,13 @@ export async function findByName(client: Client, name: string): Promise<Workflow
   const firstShards = Array.from({ length: MAX_BATCH_SHARDS - 1 }, (_, i) => i + 2);
   const [single, ...firsts] = await Promise.all([
     describeIfAny(client, batchWorkflowId(name)),
-    ...firstShards.map((shards) => describeIfAny(client, shardWorkflowId(name, 1, shards))),
+    ...firstShards.map((shards) => describeIfAny(client, batchShardWorkflowId(name, 1, shards))),
   ]);
   const rest = await Promise.all(
     firstShards.flatMap((shards, i) =>
       firsts[i]
         ? Array.from({ length: shards - 1 }, (_, s) =>
-            describeIfAny(client, shardWorkflowId(name, s + 2, shards)),
+            describeIfAny(client, batchShardWorkflowId(name, s + 2, shards)),
           )
         : [],
     ),

@@ -52,3 +52,11 @@ export function batchChildId(batchName: string, itemId: string): string {
 export function batchWorkflowId(batchName: string): string {
   return `batch-${batchName}`;
 }
+
+/** The most batch workflows ("shards") one batch is split into. */
+export const MAX_BATCH_SHARDS = 8;
+
+/** The workflow id of shard `shard` (from 1) of `shards`; a batch of one shard has the batch's own id. */
+export function batchShardWorkflowId(batchName: string, shard: number, shards: number): string {
+  return shards === 1 ? batchWorkflowId(batchName) : `${batchWorkflowId(batchName)}-s${shard}-of-${shards}`;
+}
