@@ -25,6 +25,8 @@ export {
 } from './core/stream-events';
 export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
 export { getTurnView, type TurnView } from './client/turn-view';
+export { listWorkflows, type ListedWorkflow, type WorkflowListFilter } from './client/workflow-list';
+export { cancelByName, NothingToCancelError, type CancelOutcome } from './client/cancel';
 export {
   startConversation,
   sendMessage,
