@@ -56,6 +56,8 @@ export interface ApprovalPromptOptions {
   connectionArgs?: string[];
   /** Aborted when the turn ends: a question still open is dropped. */
   signal: AbortSignal;
+  /** Asks on the terminal (default: a reader of its own per question); `chat` passes its session's reader. */
+  ask?: (question: string, signal: AbortSignal) => Promise<string | undefined>;
 }
 
 /** Handles each waiting call once: asks and decides it, or prints how to. */
@@ -69,7 +71,7 @@ export class ApprovalPrompt {
     for (const call of pending) {
       if (this.handled.has(call.callId) || this.opts.signal.aborted) continue;
       this.handled.add(call.callId);
-      const answer = this.opts.interactive ? await ask(approvalQuestion(call), this.opts.signal).catch(() => undefined) : undefined;
+      const answer = this.opts.interactive ? await (this.opts.ask ?? ask)(approvalQuestion(call), this.opts.signal).catch(() => undefined) : undefined;
       if (this.opts.signal.aborted) return;
       if (answer === undefined) {
         // Not a terminal (or it closed): the turn keeps waiting for a decision made elsewhere.

@@ -14,15 +14,18 @@ export class CliError extends Error {
 /**
  * `fn()`, with an error of one of `kinds` (bad input the person can fix: a config, a flag, an
  * environment variable) turned into a one-line CliError with exit code 2, and the problems it lists
- * as extra lines. Any other error goes on as it is.
+ * that its message does not name as extra lines. Any other error goes on as it is.
  */
 export function asBadInput<T>(fn: () => T, ...kinds: Array<abstract new (...args: never[]) => Error>): T {
   try {
     return fn();
   } catch (err) {
     if (kinds.some((kind) => err instanceof kind)) {
+      const message = (err as Error).message;
       const problems = (err as { problems?: unknown }).problems;
-      throw new CliError((err as Error).message, 2, Array.isArray(problems) ? problems.map(String) : []);
+      // A problem the message already names is not printed again below it.
+      const lines = Array.isArray(problems) ? problems.map(String).filter((p) => !message.includes(p)) : [];
+      throw new CliError(message, 2, lines);
     }
     throw err;
   }

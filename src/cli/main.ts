@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { packageRoot, stateDir } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
-import { EXIT_CODES_HELP } from './exit-codes';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import type * as Approvals from './commands/approvals';
 import type * as Auth from './commands/auth';
 import type * as Batch from './commands/batch';
@@ -60,6 +60,14 @@ function version(): string {
   return pkg.version;
 }
 
+/**
+ * A flag or argument commander cannot parse (unknown, missing its value, a missing argument) is bad
+ * input: exit code 2 after commander's own line. `--help` and `--version` exit 0.
+ */
+function asBadInputOnParseError(command: Command): Command {
+  return command.exitOverride((err) => process.exit(err.exitCode === 0 ? EXIT.answered : EXIT.badInput));
+}
+
 export function buildProgram(argv?: string[]): Command {
   const program = new Command('mcp-turns')
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
@@ -72,8 +80,10 @@ export function buildProgram(argv?: string[]): Command {
     });
   // Only the invoked command is loaded; without one (help, a typo), all are, for the listing.
   const invoked = argv && invokedCommand(argv);
-  for (const [name, make] of Object.entries(COMMANDS)) if (!invoked || name === invoked) program.addCommand(make().addHelpText('after', `\n${EXIT_CODES_HELP}`));
-  return program;
+  for (const [name, make] of Object.entries(COMMANDS)) {
+    if (!invoked || name === invoked) program.addCommand(asBadInputOnParseError(make().addHelpText('after', `\n${EXIT_CODES_HELP}`)));
+  }
+  return asBadInputOnParseError(program);
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -2,7 +2,7 @@
  * Starting and reading chat turns from code. Plain-JS friendly: every function takes a Temporal
  * `Client` and plain objects.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
 import { resolveTurn } from '../core/resolve-turn';
@@ -24,6 +24,12 @@ export interface StartChatTurnOptions {
   taskQueue?: string;
   /** Batch name, set as the `McpTurnsBatch` search attribute. */
   batch?: string;
+  /**
+   * Whether `workflowId` may name a closed workflow (a new run starts under it). `REJECT_DUPLICATE`
+   * refuses it as a running one is refused: `WorkflowExecutionAlreadyStartedError`.
+   * @default "ALLOW_DUPLICATE"
+   */
+  workflowIdReusePolicy?: WorkflowIdReusePolicy;
 }
 
 /** The turn's settings for the UI: the input's, defaults applied (the model is the worker's unless named). */
@@ -56,6 +62,7 @@ export async function startChatTurn(
   return client.workflow.start<typeof chatTurn>('chatTurn', {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: options.workflowId ?? newId('turn'),
+    ...(options.workflowIdReusePolicy ? { workflowIdReusePolicy: options.workflowIdReusePolicy } : {}),
     args: [input],
     staticSummary: oneLine(params.question, 120),
     staticDetails: staticDetails(params),

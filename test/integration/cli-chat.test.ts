@@ -93,9 +93,10 @@ async function until(what: string, predicate: () => boolean, timeoutMs = 60_000)
 const jsonLines = (text: string) => text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 const pendingDir = (id: string) => new PendingMessages(id, path.join(home, 'conversations'));
 
-it('reads one message a line from stdin, answers them in order with live progress; show prints the conversation', async () => {
+it('reads one message a line from stdin, answers them in order with live progress, says once which tools were left out; show prints the conversation', async () => {
   const id = `chat-lines-${Date.now().toString(36)}`;
-  const c = chat(['--id', id, '--json', '--model', 'chat', '--no-format', ...common]);
+  // Two tools (documents, guarded), one a request: the second is left out.
+  const c = chat(['--id', id, '--json', '--model', 'chat', '--no-format', '--max-tools', '1', ...common]);
   c.child.stdin!.end('first line\n\nsecond line\n');
   expect(await c.exited).toBe(0);
   expect(jsonLines(c.stdout())).toEqual([
@@ -107,6 +108,10 @@ it('reads one message a line from stdin, answers them in order with live progres
   // Each turn's tool call, live or (for a turn quicker than the polling) from its result.
   expect(c.stderr().match(/ {2}step 1 · documents__read_document( \{.*\})? · ok · \d+ ms\n/g)).toHaveLength(2);
   expect(c.stderr()).toContain(`conversation ${id} stays open: mcp-turns chat --id ${id}`);
+  const dropped = [{ name: 'guarded__read_document', reason: 'over maxToolsPerRequest (1)' }];
+  expect(jsonLines(c.stdout()).map((l) => l.droppedTools)).toEqual([dropped, dropped]);
+  const droppedLine = '  Tools not offered to Claude: 1 over the limit of 1 per request (guarded__read_document; --max-tools 2 offers them)\n';
+  expect(c.stderr().split(droppedLine)).toHaveLength(2); // once a session
   expect(pendingDir(id).list()).toEqual([]);
 
   const show = await runCli(['show', id, '--address', address]);

@@ -50,7 +50,7 @@ describe('mcp-turns server', () => {
 
   it('refuses an unknown flag with one line', async () => {
     const res = await runCli(['server', '--prot', '1']);
-    expect(res.code).not.toBe(0);
+    expect(res.code).toBe(2);
     expect(res.stderr.trim().split('\n')[0]).toBe("error: unknown option '--prot'");
   });
 

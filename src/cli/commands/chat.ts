@@ -9,7 +9,6 @@
  * small local file (pending-messages.ts) and sent again with the same message id, which the
  * conversation answers once.
  */
-import readline from 'node:readline';
 import { Command } from 'commander';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
@@ -24,25 +23,23 @@ import { workflowUrl } from '../../client/ui-link';
 import { newId } from '../../client/ids';
 import { conversationTurnIndex, DUPLICATE_MESSAGE, type MessageOutcome, type TurnOptions } from '../../core/conversation';
 import { oneLine } from '../../core/text';
-import { ChatTurnInputError, parseChatTurnInput } from '../../schemas/turn-input';
 import { ApprovalPrompt } from '../approval-prompt';
-import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
+import { CliError } from '../cli-error';
 import { followConversation } from '../conversation-progress';
 import { deciderIdentity } from '../decider-identity';
+import { EXIT } from '../exit-codes';
+import { FailingCalls } from '../failing-calls';
+import { InputLines } from '../input-lines';
 import { PendingMessages, type PendingMessage } from '../pending-messages';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { openTurnStack, type TurnStack } from '../turn-stack';
-import { toolCallLine } from '../render';
+import { droppedToolsLine, toolCallLine } from '../render';
+import { addTurnFlags, turnOptionsOf, type TurnFlags } from '../turn-flags';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
 
-interface ChatOptions {
+interface ChatOptions extends TurnFlags {
   id?: string;
-  server?: string[];
-  model?: string;
-  system?: string;
-  maxSteps?: string;
-  format: boolean;
   json?: boolean;
   events?: boolean;
   taskQueue?: string;
@@ -55,57 +52,7 @@ interface ChatOptions {
 /** How long a turn's stream may take to reach its end after the message's outcome is in. */
 const STREAM_END_GRACE_MS = 10_000;
 
-/**
- * The turn options the flags set, sent with every message (so they apply to a resumed conversation
- * too). Every turn streams (printed as it is written on a terminal, or with --events).
- */
-function turnOptions(opts: ChatOptions): TurnOptions {
-  const options: TurnOptions = { stream: true };
-  if (opts.server) options.servers = opts.server;
-  if (opts.model) options.model = opts.model;
-  if (opts.system) options.system = opts.system;
-  if (opts.maxSteps) options.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
-  if (!opts.format) options.format = false;
-  asBadInput(() => parseChatTurnInput({ ...options, question: 'options check' }), ChatTurnInputError);
-  return options;
-}
-
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
-
-/** One line typed at the terminal; undefined at end of input (Ctrl-D) or Ctrl-C. */
-function askLine(prompt: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-    let answered = false;
-    rl.once('line', (line) => {
-      answered = true;
-      rl.close();
-      resolve(line);
-    });
-    rl.once('SIGINT', () => rl.close());
-    rl.once('close', () => {
-      if (!answered) {
-        process.stderr.write('\n');
-        resolve(undefined);
-      }
-    });
-    rl.setPrompt(prompt);
-    rl.prompt();
-  });
-}
-
-/** The lines to send: typed at the terminal one at a time, or read from stdin. */
-async function* inputLines(): AsyncGenerator<string> {
-  if (process.stdin.isTTY) {
-    for (;;) {
-      const line = await askLine('you> ');
-      if (line === undefined) return;
-      yield line;
-    }
-  }
-  const rl = readline.createInterface({ input: process.stdin, terminal: false });
-  for await (const line of rl) yield line;
-}
 
 /**
  * The turn id a refused resend names (`message already sent, answered by turn <id>`): the message
@@ -127,14 +74,20 @@ class Chat {
   private readonly pending: PendingMessages;
   /** On a terminal (and not --json / --events): the turns' text and tool calls as they are written. */
   private readonly printer: StreamPrinter | undefined;
+  private readonly failingCalls: FailingCalls;
+  /** The dropped-tools lines printed so far: each once a session, not once a message. */
+  private readonly droppedShown = new Set<string>();
 
   constructor(
     private readonly stack: TurnStack,
     private readonly conversationId: string,
     private readonly opts: ChatOptions,
     private readonly options: TurnOptions,
+    /** The session's input: approval questions are asked on it. */
+    private readonly lines: InputLines,
   ) {
     this.pending = new PendingMessages(conversationId);
+    this.failingCalls = new FailingCalls(stack.client);
     if (!opts.json && !opts.events && process.stdout.isTTY === true)
       this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format });
   }
@@ -221,15 +174,21 @@ class Chat {
         conversationId: this.conversationId,
         // On a terminal the stream's lines replace the progress lines.
         write: this.printer ? () => undefined : say,
+        failingCalls: this.failingCalls,
+        warn: (line) => {
+          this.printer?.endLine();
+          say(line);
+        },
         signal: ended.signal,
         approvalsFor: (turnId, signal) =>
           new ApprovalPrompt({
             client: this.client,
             turnId,
             identity: deciderIdentity(this.opts.as),
-            interactive: process.stdin.isTTY === true,
+            interactive: this.lines.terminal,
             connectionArgs: [...(this.opts.address ? ['--address', this.opts.address] : []), ...(this.opts.namespace ? ['--namespace', this.opts.namespace] : [])],
             signal,
+            ask: (question, asked) => this.lines.question(question, asked),
           }),
       }),
     );
@@ -275,6 +234,7 @@ class Chat {
           : {}),
         ...(outcome.error ? { error: outcome.error } : {}),
         ...(result?.compaction ? { compaction: { toolResultsReplaced: result.compaction.toolResultsReplaced, messagesDropped: result.compaction.messagesDropped } } : {}),
+        ...(result?.droppedTools.length ? { droppedTools: result.droppedTools } : {}),
       };
       process.stdout.write(`${JSON.stringify(line)}\n`);
     } else if (result) {
@@ -290,6 +250,11 @@ class Chat {
       );
     } else {
       say(`  turn ${outcome.turnId}: ${outcome.error ?? 'no answer'}`);
+    }
+    const dropped = result && droppedToolsLine(result.droppedTools);
+    if (dropped && !this.droppedShown.has(dropped)) {
+      this.droppedShown.add(dropped);
+      say(`  ${dropped}`);
     }
     this.pending.remove(message.messageId);
   }
@@ -323,14 +288,10 @@ async function checkConversation(client: Client, id: string): Promise<'new' | 'r
 }
 
 export function chatCommand(): Command {
-  return new Command('chat')
+  const command = new Command('chat')
     .description('chat in one conversation: each line is a message, answered in order with the history so far (resume with --id after any crash)')
-    .option('--id <conversationId>', 'the conversation to continue or start (default: a new conv-<time-sortable id>)')
-    .option('--server <name...>', 'MCP servers to use (default: all the worker has)')
-    .option('--model <model>', 'Claude model')
-    .option('--system <prompt>', 'system prompt')
-    .option('--max-steps <n>', 'Claude calls per message in the tool loop')
-    .option('--no-format', 'skip the response formatter')
+    .option('--id <conversationId>', 'the conversation to continue or start (default: a new conv-<time-sortable id>)');
+  return addTurnFlags(command, 'each message')
     .option('--json', 'print one JSON line per answered message')
     .option('--events', "print each message's turn as its stream, one JSON event a line, and nothing else on stdout")
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
@@ -339,9 +300,10 @@ export function chatCommand(): Command {
     .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
     .action(async (opts: ChatOptions) => {
-      if (opts.events && opts.json) throw new CliError('--events and --json: choose one', 2);
-      const options = turnOptions(opts);
+      if (opts.events && opts.json) throw new CliError('--events and --json: choose one', EXIT.badInput);
+      const options = turnOptionsOf(opts);
       const stack = await openTurnStack(opts);
+      let lines: InputLines | undefined;
       try {
         const conversationId = opts.id ?? newConversationId();
         const state = await checkConversation(stack.client, conversationId);
@@ -350,17 +312,22 @@ export function chatCommand(): Command {
             `${workflowUrl(stack.address, stack.namespace, conversationId, stack.uiUrl)}`,
         );
         say(`  resume any time with: mcp-turns chat --id ${conversationId}   (/close ends the conversation, Ctrl-D leaves it open)`);
-        const chat = new Chat(stack, conversationId, opts, options);
-        // Ctrl-C while a message is answered (at the prompt, readline takes it): leave; the answer is kept.
-        process.once('SIGINT', () => {
+        // Ctrl-C while a message is answered (a key to the session's reader on a terminal, else a
+        // signal): leave; the answer is kept. Ctrl-C at the prompt ends the input, as Ctrl-D does.
+        const leave = (): void => {
+          lines?.close();
           say(`\nleft conversation ${conversationId}; it goes on. mcp-turns chat --id ${conversationId} prints the answer`);
-          process.exit(130);
-        });
+          process.exit(EXIT.interrupted);
+        };
+        process.once('SIGINT', leave);
+        // Read from now on: lines typed while unanswered messages are sent again wait their turn.
+        lines = new InputLines({ onInterrupt: leave });
+        const chat = new Chat(stack, conversationId, opts, options, lines);
         for (const message of chat.unanswered()) {
           say(`sending again, unanswered: ${oneLine(message.text, 100)}`);
           await chat.deliver(message);
         }
-        for await (const raw of inputLines()) {
+        for (let raw = await lines.next(); raw !== undefined; raw = await lines.next()) {
           const line = raw.trim();
           if (!line) continue;
           if (line === '/quit' || line === '/exit') break;
@@ -373,6 +340,7 @@ export function chatCommand(): Command {
         }
         say(`conversation ${conversationId} stays open: mcp-turns chat --id ${conversationId}`);
       } finally {
+        lines?.close();
         await stack.close();
       }
     });

@@ -1,30 +1,32 @@
 import { Command } from 'commander';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
-import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../schemas/turn-input';
 import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
-import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
-import { renderResult } from '../render';
+import { CliError } from '../cli-error';
+import { droppedToolsLine, renderResult } from '../render';
 import { describeFailure } from '../../client/describe-failure';
 import { openTurnStack } from '../turn-stack';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { ApprovalPrompt } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
+import { FAILING_EVERY_MS } from '../conversation-progress';
+import { EXIT, exitCodeOf } from '../exit-codes';
+import { FailingCalls } from '../failing-calls';
+import { InputLines } from '../input-lines';
 import { ProgressLines } from '../progress-lines';
+import { readQuestion } from '../question-source';
+import { takenIdError } from '../taken-workflow-id';
+import { addTurnFlags, listFlagsGiven, turnInputOf, turnOptionsOf, type TurnFlags } from '../turn-flags';
 import { subscribeTurn } from '../../stream/subscribe';
 import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
 
-interface RunOptions {
-  server?: string[];
-  maxSteps?: string;
-  model?: string;
+interface RunOptions extends TurnFlags {
+  file?: string;
   id?: string;
   wait: boolean;
   json?: boolean;
   events?: boolean;
-  format: boolean;
-  system?: string;
   taskQueue?: string;
   address?: string;
   namespace?: string;
@@ -35,18 +37,46 @@ interface RunOptions {
 /** How long a turn's stream may take to reach its end after the turn's result is in. */
 const STREAM_END_GRACE_MS = 10_000;
 
+const say = (line: string): void => void process.stderr.write(`${line}\n`);
+
+/** What Ctrl-C prints: the turn is not stopped, and how to follow or stop it. */
+function interruptedLine(turnId: string): string {
+  return `interrupted: turn ${turnId} goes on; \`mcp-turns watch ${turnId}\` follows it, \`mcp-turns cancel ${turnId}\` stops it`;
+}
+
 /**
- * Polls the turn's progress query until it ends: prints each step and tool call as it happens
- * (`print`), and hands calls waiting for approval to `approvals` (every `pollMs`).
+ * An approval question on the terminal, on a reader of its own for the question: Ctrl-C while it
+ * is open interrupts the run, as it does anywhere else.
  */
-async function followProgress(
-  handle: ChatTurnHandle,
-  done: () => boolean,
-  print: boolean,
-  approvals: ApprovalPrompt,
-  pollMs: number,
-): Promise<void> {
+async function askOnTerminal(question: string, signal: AbortSignal, onInterrupt: () => void): Promise<string | undefined> {
+  const lines = new InputLines({ onInterrupt });
+  try {
+    return await lines.question(question, signal);
+  } finally {
+    lines.close();
+  }
+}
+
+interface ProgressFollowing {
+  handle: ChatTurnHandle;
+  done: () => boolean;
+  /** Print each step and tool call (on stderr) as it happens. */
+  print: boolean;
+  approvals: ApprovalPrompt;
+  pollMs: number;
+  failingCalls: FailingCalls;
+  /** Where a failing call's lines go (stderr, whatever else is printed). */
+  warn: (line: string) => void;
+}
+
+/**
+ * Polls the turn's progress query until it ends: prints each step and tool call as it happens,
+ * hands calls waiting for approval to `approvals` (every `pollMs`), and prints the turn's failing
+ * calls (every {@link FAILING_EVERY_MS}).
+ */
+async function followProgress({ handle, done, print, approvals, pollMs, failingCalls, warn }: ProgressFollowing): Promise<void> {
   const lines = new ProgressLines();
+  let failingAskedAt = 0;
   while (!done()) {
     let p: TurnProgress | undefined;
     try {
@@ -54,22 +84,25 @@ async function followProgress(
     } catch {
       // The first workflow task may not have run yet.
     }
-    if (p && print) for (const line of lines.next(handle.workflowId, p)) process.stderr.write(`${line}\n`);
+    if (p && print) for (const line of lines.next(handle.workflowId, p)) say(line);
+    if (Date.now() - failingAskedAt >= FAILING_EVERY_MS) {
+      failingAskedAt = Date.now();
+      // A describe that fails now (the turn just closed, the server restarts) is asked again later.
+      const failing = await failingCalls.lines(handle.workflowId).catch(() => []);
+      if (!done()) for (const line of failing) warn(line);
+    }
     if (p?.pendingApprovals.length) await approvals.handle(p.pendingApprovals);
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }
 
 export function runCommand(): Command {
-  return new Command('run')
+  const command = new Command('run')
     .description('run one chat turn and print its answer')
-    .argument('<question>', 'the question')
-    .option('--server <name...>', 'MCP servers to use (default: all the worker has)')
-    .option('--max-steps <n>', 'Claude calls in the tool loop')
-    .option('--model <model>', 'Claude model')
-    .option('--system <prompt>', 'system prompt')
-    .option('--no-format', 'skip the response formatter')
-    .option('--id <workflowId>', 'workflow id (default turn-<time-sortable id>)')
+    .argument('[question]', 'the question; `-` reads it from stdin')
+    .option('--file <path>', 'read the question from this file');
+  return addTurnFlags(command, 'the turn')
+    .option('--id <workflowId>', 'workflow id, used once (default turn-<time-sortable id>)')
     .option('--no-wait', 'print the workflow id and return at once')
     .option('--json', 'print only the result object as JSON')
     .option('--events', "print the turn's stream, one JSON event a line, and nothing else on stdout")
@@ -78,23 +111,20 @@ export function runCommand(): Command {
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
-    .action(async (question: string, opts: RunOptions) => {
-      if (opts.events && opts.json) throw new CliError('--events and --json: choose one', 2);
-      if (opts.events && !opts.wait) throw new CliError('--events follows the turn: it cannot go with --no-wait', 2);
-      // Streamed always (a `watch` elsewhere can follow it); printed as it is written on a terminal.
-      const input: ChatTurnInput = { question, format: opts.format, stream: true };
-      if (opts.server) input.servers = opts.server;
-      if (opts.maxSteps) input.maxSteps = parsePositiveInt(opts.maxSteps, '--max-steps');
-      if (opts.model) input.model = opts.model;
-      if (opts.system) input.system = opts.system;
-      asBadInput(() => parseChatTurnInput(input), ChatTurnInputError);
+    .action(async (argument: string | undefined, opts: RunOptions) => {
+      if (opts.events && opts.json) throw new CliError('--events and --json: choose one', EXIT.badInput);
+      if (opts.events && !opts.wait) throw new CliError('--events follows the turn: it cannot go with --no-wait', EXIT.badInput);
+      const options = turnOptionsOf(opts);
+      const input = turnInputOf(await readQuestion(argument, opts.file, listFlagsGiven(opts)), options);
       const stack = await openTurnStack(opts, { runWorker: opts.wait });
       const { client, address, namespace, taskQueue } = stack;
       try {
         let handle: ChatTurnHandle;
         try {
-          handle = await startChatTurn(client, input, { taskQueue, ...(opts.id ? { workflowId: opts.id } : {}) });
+          // A named turn is started once: an id in use, running or closed, is refused.
+          handle = await startChatTurn(client, input, { taskQueue, ...(opts.id ? { workflowId: opts.id, workflowIdReusePolicy: 'REJECT_DUPLICATE' } : {}) });
         } catch (err) {
+          if (err instanceof WorkflowExecutionAlreadyStartedError && opts.id) throw await takenIdError(client, opts.id);
           throw await withSearchAttributeFix(err, 'the turn', client, address);
         }
         const link = workflowUrl(address, namespace, handle.workflowId, stack.uiUrl);
@@ -102,6 +132,19 @@ export function runCommand(): Command {
           console.log(opts.json ? JSON.stringify({ workflowId: handle.workflowId, url: link }) : `started ${handle.workflowId}\n${link}`);
           return;
         }
+        // On a terminal the stream's lines replace the progress lines; --events prints the stream as it is.
+        const live = !opts.json && !opts.events && process.stdout.isTTY === true;
+        const printer = live
+          ? new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format })
+          : undefined;
+        // Ctrl-C leaves the turn running (a key at an approval question, else a signal).
+        const interrupted = (): void => {
+          if (process.stderr.isTTY) process.stderr.write('\n'); // after the terminal's ^C
+          printer?.endLine();
+          say(interruptedLine(handle.workflowId));
+          process.exit(EXIT.interrupted);
+        };
+        process.once('SIGINT', interrupted);
         let finished = false;
         // A call waiting for approval is asked about on a terminal, else the commands to decide it are printed.
         const ended = new AbortController();
@@ -112,12 +155,8 @@ export function runCommand(): Command {
           interactive: process.stdin.isTTY === true,
           connectionArgs: [...(opts.address ? ['--address', opts.address] : []), ...(opts.namespace ? ['--namespace', opts.namespace] : [])],
           signal: ended.signal,
+          ask: (question, signal) => askOnTerminal(question, signal, interrupted),
         });
-        // On a terminal the stream's lines replace the progress lines; --events prints the stream as it is.
-        const live = !opts.json && !opts.events && process.stdout.isTTY === true;
-        const printer = live
-          ? new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format })
-          : undefined;
         let stream: FollowedStream | undefined;
         if (opts.events || printer) {
           const id = handle.workflowId;
@@ -127,7 +166,18 @@ export function runCommand(): Command {
           );
         }
         const printProgress = !opts.json && !live && process.stderr.isTTY === true;
-        const follow = followProgress(handle, () => finished, printProgress, approvals, printProgress || live ? 300 : 1000);
+        const follow = followProgress({
+          handle,
+          done: () => finished,
+          print: printProgress,
+          approvals,
+          pollMs: printProgress || live ? 300 : 1000,
+          failingCalls: new FailingCalls(client),
+          warn: (line) => {
+            printer?.endLine();
+            say(line);
+          },
+        });
         let result: ChatTurnResult;
         let turnEnded = false;
         try {
@@ -136,7 +186,7 @@ export function runCommand(): Command {
         } catch (err) {
           if (err instanceof WorkflowFailedError) {
             turnEnded = true;
-            throw new CliError(`turn ${handle.workflowId} failed: ${describeFailure(err)}`);
+            throw new CliError(`turn ${handle.workflowId} failed: ${describeFailure(err)}`, EXIT.failed);
           }
           throw err;
         } finally {
@@ -147,6 +197,10 @@ export function runCommand(): Command {
           await stream?.stop(turnEnded ? STREAM_END_GRACE_MS : 0);
           printer?.endLine();
         }
+        process.exitCode = exitCodeOf(result);
+        // Tools Claude was not offered: in the result's text, else (stdout has only JSON) on stderr.
+        const dropped = droppedToolsLine(result.droppedTools);
+        if (dropped && (opts.json || opts.events)) say(dropped);
         if (opts.events) return;
         if (opts.json) console.log(JSON.stringify(result, null, 2));
         else console.log(renderResult(result, link, { answer: !printer?.answerShown(handle.workflowId) }));
