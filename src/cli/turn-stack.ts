@@ -47,6 +47,8 @@ export interface TurnStack {
   taskQueue: string;
   /** The Web UI of the server in use when mcp-turns started it (links guess from the address otherwise). */
   uiUrl?: string;
+  /** True when the worker is this process's own: the work stops with the command, until another worker runs it. */
+  inProcessWorker: boolean;
   /** Waits for `work`, failing early if the in-process worker fails meanwhile. */
   whileWorking<T>(work: Promise<T>): Promise<T>;
   /** Stops the in-process worker and closes the connection; a dev server started here keeps running. */
@@ -179,6 +181,7 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
     namespace,
     taskQueue,
     ...(record ? { uiUrl: record.uiUrl } : {}),
+    inProcessWorker: inProcess !== undefined,
     whileWorking: (work) => (inProcess ? Promise.race([work, inProcess.failed]) : work),
     async close() {
       await inProcess?.stop();

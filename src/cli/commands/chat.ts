@@ -316,7 +316,8 @@ export function chatCommand(): Command {
         // signal): leave; the answer is kept. Ctrl-C at the prompt ends the input, as Ctrl-D does.
         const leave = (): void => {
           lines?.close();
-          say(`\nleft conversation ${conversationId}; it goes on. mcp-turns chat --id ${conversationId} prints the answer`);
+          const goesOn = stack.inProcessWorker ? 'it goes on once a worker runs it (this command\'s worker stopped with it)' : 'it goes on';
+          say(`\nleft conversation ${conversationId}; ${goesOn}. mcp-turns chat --id ${conversationId} prints the answer`);
           process.exit(EXIT.interrupted);
         };
         process.once('SIGINT', leave);

@@ -39,9 +39,15 @@ const STREAM_END_GRACE_MS = 10_000;
 
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
 
-/** What Ctrl-C prints: the turn is not stopped, and how to follow or stop it. */
-function interruptedLine(turnId: string): string {
-  return `interrupted: turn ${turnId} goes on; \`mcp-turns watch ${turnId}\` follows it, \`mcp-turns cancel ${turnId}\` stops it`;
+/**
+ * What Ctrl-C prints: the turn is not stopped, and how to follow or stop it. A turn this command's
+ * own worker ran waits for the next worker (`mcp-turns worker`, or the next run or chat).
+ */
+function interruptedLine(turnId: string, inProcessWorker: boolean): string {
+  const goesOn = inProcessWorker
+    ? `goes on once a worker runs it (this command's worker stopped with it: \`mcp-turns worker\` runs one)`
+    : 'goes on';
+  return `interrupted: turn ${turnId} ${goesOn}; \`mcp-turns watch ${turnId}\` follows it, \`mcp-turns cancel ${turnId}\` stops it`;
 }
 
 /**
@@ -141,7 +147,7 @@ export function runCommand(): Command {
         const interrupted = (): void => {
           if (process.stderr.isTTY) process.stderr.write('\n'); // after the terminal's ^C
           printer?.endLine();
-          say(interruptedLine(handle.workflowId));
+          say(interruptedLine(handle.workflowId, stack.inProcessWorker));
           process.exit(EXIT.interrupted);
         };
         process.once('SIGINT', interrupted);
