@@ -53,40 +53,36 @@ export class DevServerError extends Error {
   override name = 'DevServerError';
 }
 
-/** True when a TCP connection to host:port is accepted. */
-export function portIsOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+/**
+ * What a TCP connection to host:port meets: `open` (accepted), `refused` (nothing listens: on this
+ * machine that is known at once, where a gRPC connect keeps trying until its deadline), or
+ * `unknown` (a timeout or another error). With several addresses for the host (localhost: ::1 and
+ * 127.0.0.1), it is refused only when every one refuses.
+ */
+function probePort(host: string, port: number, timeoutMs: number): Promise<'open' | 'refused' | 'unknown'> {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port });
-    const done = (open: boolean): void => {
+    const done = (found: 'open' | 'refused' | 'unknown'): void => {
       socket.destroy();
-      resolve(open);
+      resolve(found);
     };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
+    socket.setTimeout(timeoutMs, () => done('unknown'));
+    socket.once('connect', () => done('open'));
+    socket.once('error', (err: NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] }) => {
+      const codes = err.errors?.length ? err.errors.map((e) => e.code) : [err.code];
+      done(codes.every((code) => code === 'ECONNREFUSED') ? 'refused' : 'unknown');
+    });
   });
 }
 
-/**
- * True when a TCP connection to host:port is refused: nothing listens there. On this machine that is
- * known at once, where a gRPC connect keeps trying until its deadline. A timeout or another error
- * is not a refusal.
- */
-export function connectionRefused(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    const done = (refused: boolean): void => {
-      socket.destroy();
-      resolve(refused);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(false));
-    socket.once('error', (err: NodeJS.ErrnoException & { errors?: NodeJS.ErrnoException[] }) => {
-      // With several addresses for the host (localhost: ::1 and 127.0.0.1), every one must refuse.
-      const codes = err.errors?.length ? err.errors.map((e) => e.code) : [err.code];
-      done(codes.every((code) => code === 'ECONNREFUSED'));
-    });
-  });
+/** True when a TCP connection to host:port is accepted. */
+export async function portIsOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return (await probePort(host, port, timeoutMs)) === 'open';
+}
+
+/** True when a TCP connection to host:port is refused: nothing listens there. */
+export async function connectionRefused(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return (await probePort(host, port, timeoutMs)) === 'refused';
 }
 
 /** True when a Temporal frontend answers gRPC health checks at the address. */

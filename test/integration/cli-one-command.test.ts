@@ -13,8 +13,7 @@ import { liveWorkflowPollers } from '../../src/client/task-queue-pollers';
 import { readDevServerRecord } from '../../src/temporal/dev-server-record';
 import { portIsOpen } from '../../src/temporal/dev-server';
 import { processAlive } from '../../src/temporal/process-alive';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
-import { runCli } from '../support/cli';
+import { ownStateEnv, runCli } from '../support/cli';
 import { everythingStdio } from '../support/mcp-servers';
 import { freePort } from '../support/ports';
 import { startWorkerProcess } from '../support/worker-process';
@@ -44,12 +43,7 @@ beforeAll(async () => {
   fs.writeFileSync(config, JSON.stringify({ mcpServers: { everything: everythingStdio() } }));
   port = await freePort();
   address = `127.0.0.1:${port}`;
-  env = {
-    MCP_TURNS_HOME: path.join(home, 'state'),
-    TEMPORAL_CLI_PATH: resolveTemporalCli().path,
-    ANTHROPIC_API_KEY: 'test',
-    ANTHROPIC_BASE_URL: stub.url,
-  };
+  env = ownStateEnv(home, stub.url);
 });
 
 afterAll(async () => {

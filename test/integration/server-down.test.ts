@@ -12,8 +12,7 @@ import { startStubModel, type StubModel, type RecordedRequest } from '../../src/
 import { lastDevServerRecord, listeningDevServer } from '../../src/temporal/dev-server-record';
 import { portIsOpen } from '../../src/temporal/dev-server';
 import { processAlive } from '../../src/temporal/process-alive';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
-import { BIN, runCli, startCli } from '../support/cli';
+import { BIN, ownStateEnv, runCli, startCli } from '../support/cli';
 import { freePort } from '../support/ports';
 import { uniqueQueue } from '../support/temporal';
 import { startWorkerProcess } from '../support/worker-process';
@@ -54,12 +53,7 @@ beforeAll(async () => {
       slow: { latencyMs: 1000, steps: [{ content: [{ type: 'text', text: 'A: {{question}}' }] }] },
     },
   });
-  env = {
-    MCP_TURNS_HOME: path.join(home, 'state'),
-    TEMPORAL_CLI_PATH: resolveTemporalCli().path,
-    ANTHROPIC_API_KEY: 'test',
-    ANTHROPIC_BASE_URL: stub.url,
-  };
+  env = ownStateEnv(home, stub.url);
 });
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
 /** Runs the real `mcp-turns` CLI (bin/mcp-turns.js → dist/) as a user would. */
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 
 export const BIN = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
 
@@ -65,4 +66,17 @@ export function startCli(
       if (!ready.test(out)) reject(new Error(`mcp-turns ${args.join(' ')} exited (${code}) before ready:\n${out}`));
     });
   });
+}
+
+/**
+ * The environment of a CLI run with its own state directory under `home` (dev server records,
+ * database, log), the Temporal CLI already installed, and Claude at `claudeUrl` (the stub).
+ */
+export function ownStateEnv(home: string, claudeUrl: string): NodeJS.ProcessEnv {
+  return {
+    MCP_TURNS_HOME: path.join(home, 'state'),
+    TEMPORAL_CLI_PATH: resolveTemporalCli().path,
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: claudeUrl,
+  };
 }
