@@ -24,12 +24,18 @@ import { stateDir } from '../temporal/project-paths';
 import { CliError } from './cli-error';
 import { assertMayStartDevServer, connectOrFail, nothingListensAt } from './connect';
 import { taskQueueFromEnv } from './task-queue';
-import {
-  inProcessWorkerSetup,
-  startInProcessWorker,
-  type InProcessWorker,
-  type InProcessWorkerSetup,
-} from './in-process-worker';
+import type * as InProcessWorkerModule from './in-process-worker';
+import type { InProcessWorker, InProcessWorkerSetup } from './in-process-worker';
+
+/**
+ * The in-process worker's module, loaded only when a command runs its own worker: it brings the
+ * Temporal worker, the MCP client and the Claude SDK (~0.6 s), which a command that finds a worker
+ * polling has no use for.
+ */
+function inProcessWorkerModule(): typeof InProcessWorkerModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./in-process-worker') as typeof InProcessWorkerModule;
+}
 
 /** A command's flags that say where its work runs (`--address`, `--namespace`, `--task-queue`, `--config`). */
 export interface TurnStackOptions extends ConnectOverrides {
@@ -136,7 +142,7 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
     // Refused before anything else is looked at when the server recorded here keeps another database.
     const dead = assertMayStartDevServer(address, backgroundDbFile());
     // A fresh server has no worker: check the worker's config before starting anything.
-    if (runWorker) setup = inProcessWorkerSetup(opts.config);
+    if (runWorker) setup = inProcessWorkerModule().inProcessWorkerSetup(opts.config);
     startedServer = await startBackgroundDevServer(address, namespace, dead, say);
   }
   let client: Client | undefined;
@@ -156,13 +162,13 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
         );
       }
     } else if (runWorker) {
-      setup ??= inProcessWorkerSetup(opts.config);
+      setup ??= inProcessWorkerModule().inProcessWorkerSetup(opts.config);
       const servers = setup.config.servers.map((s) => s.name);
       say(
         `No worker polls task queue ${taskQueue}: running one in this process until the command ends ` +
           `(config ${setup.config.source}; MCP servers: ${servers.join(', ') || 'none'}).`,
       );
-      worker = await startInProcessWorker(setup, { address, namespace, taskQueue });
+      worker = await inProcessWorkerModule().startInProcessWorker(setup, { address, namespace, taskQueue });
     } else {
       say(`No worker polls task queue ${taskQueue}: the work waits until one does (\`mcp-turns worker\`).`);
     }
