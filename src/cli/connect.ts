@@ -72,6 +72,11 @@ export async function nothingListensAt(address: string): Promise<boolean> {
   return !!parts && (await connectionRefused(parts.host, parts.port));
 }
 
+/** Fails at once, with the line that says how to start a server, when nothing listens at a local `address`. */
+export async function failIfNothingListens(address: string): Promise<void> {
+  if (await nothingListensAt(address)) throw new CliError(nothingListensLine(address), EXIT.failed);
+}
+
 /**
  * Whether a command may start a dev server with database `dbFile` at `address`, where no Temporal
  * answers. The rule: never on top of another database. The server mcp-turns last recorded there
@@ -102,7 +107,7 @@ export async function connectOrFail(overrides: ConnectOverrides): Promise<{ clie
     if (err instanceof StorageConfigError) throw new CliError(err.message, EXIT.badInput);
     throw err;
   }
-  if (await nothingListensAt(address)) throw new CliError(nothingListensLine(address), EXIT.failed);
+  await failIfNothingListens(address);
   try {
     return { client: await connectClient(overrides, dataConverter), address, namespace };
   } catch (err) {

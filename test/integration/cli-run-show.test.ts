@@ -194,7 +194,11 @@ it('a failing Claude call is a line on stderr while it is retried; SIGINT leaves
   await until('a failing call line', () => (/^Claude unreachable: connection refused \(http:\/\/127\.0\.0\.1:\d+\/v1\/messages\), attempt 1, (next in \d+ s|retrying now)$/m.test(run.stderr()) ? true : undefined), 20_000);
   run.child.kill('SIGINT');
   expect(await run.exited).toBe(130);
-  const turnId = /^interrupted: turn (\S+) goes on; `mcp-turns watch \1` follows it, `mcp-turns cancel \1` stops it$/m.exec(run.stderr())?.[1];
+  // The run's own worker stopped with it: the turn waits for the next worker, and the line says so.
+  const turnId =
+    /^interrupted: turn (\S+) goes on once a worker runs it \(this command's worker stopped with it: `mcp-turns worker` runs one\); `mcp-turns watch \1` follows it, `mcp-turns cancel \1` stops it$/m.exec(
+      run.stderr(),
+    )?.[1];
   expect(turnId).toBeDefined();
   const turn = client.workflow.getHandle(turnId!);
   expect((await turn.describe()).status.name).toBe('RUNNING');

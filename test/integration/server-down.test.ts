@@ -61,7 +61,7 @@ afterAll(async () => {
   await stub?.close();
 });
 
-it('show and approvals on this machine with nothing listening fail at once with one line', async () => {
+it('show, approvals and worker on this machine with nothing listening fail at once with one line', async () => {
   const port = await freePort();
   for (const args of [['show', 'some-turn'], ['approvals']]) {
     const res = await runCli([...args, '--address', `127.0.0.1:${port}`], { env });
@@ -71,6 +71,11 @@ it('show and approvals on this machine with nothing listening fail at once with 
     );
     expect(res.ms).toBeLessThan(2000);
   }
+  // A worker too: at once, not after the 10 s of a gRPC connect.
+  const worker = await runCli(['worker', '--address', `127.0.0.1:${port}`], { env });
+  expect(worker.code).toBe(1);
+  expect(worker.stderr).toContain(`mcp-turns: cannot reach Temporal at 127.0.0.1:${port}: nothing listens there`);
+  expect(worker.ms).toBeLessThan(8000);
 });
 
 it('a killed server on its own database: the batch names it and starts none; restarted, the batch goes on where it was', async () => {

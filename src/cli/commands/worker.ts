@@ -8,6 +8,7 @@ import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config'
 import { claudeTaskQueue } from '../../core/task-queues';
 import { taskQueueFromEnv } from '../task-queue';
 import { asBadInput, CliError } from '../cli-error';
+import { failIfNothingListens } from '../connect';
 import { installTelemetry } from '../../worker/telemetry';
 import { poolMetrics } from '../../worker/metrics';
 import { startTracingFromEnv } from '../../tracing/start-tracing';
@@ -36,6 +37,7 @@ export function workerCommand(): Command {
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
       const overrides = { address: opts.address, namespace: opts.namespace };
       const address = loadConnectConfig(overrides).connectionOptions.address;
+      await failIfNothingListens(address ?? '');
       let conn;
       try {
         conn = await connectWorker(overrides);
