@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { writeEverythingConfig } from './everything-config';
 import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { clientStorageOptions } from '../src/storage/client-storage-options';
@@ -72,18 +73,11 @@ async function main(): Promise<void> {
       },
     },
   });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-bench-'));
-  const config = path.join(dir, 'config.json');
-  const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  fs.writeFileSync(
-    config,
-    JSON.stringify({
-      mcp_servers: { everything: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } },
-      claude: { maxConcurrentCalls: CONCURRENCY * 2 },
-      // BENCH_WORKER='{"workflowThreadPoolSize":1}' tries other worker tuning (the config's worker: section).
-      ...(process.env.BENCH_WORKER ? { worker: JSON.parse(process.env.BENCH_WORKER) as unknown } : {}),
-    }),
-  );
+  const config = writeEverythingConfig('mcp-turns-bench-', {
+    claude: { maxConcurrentCalls: CONCURRENCY * 2 },
+    // BENCH_WORKER='{"workflowThreadPoolSize":1}' tries other worker tuning (the config's worker: section).
+    ...(process.env.BENCH_WORKER ? { worker: JSON.parse(process.env.BENCH_WORKER) as unknown } : {}),
+  });
   const bin = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
   // BENCH_WORKER_PROF=dir writes a V8 CPU profile of the worker there (open it in Chrome DevTools).
   const profile = process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_WORKER_PROF] : [];

@@ -28,6 +28,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { writeEverythingConfig } from './everything-config';
 import { fork, type ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -387,16 +388,7 @@ async function main(): Promise<void> {
     extraArgs: ['--metrics-port', String(metricsPort)],
   });
   const stub = await startStubModel({ scenarios: SCENARIOS });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-stream-bench-'));
-  const config = path.join(dir, 'config.json');
-  const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  fs.writeFileSync(
-    config,
-    JSON.stringify({
-      mcp_servers: { everything: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } },
-      claude: { maxConcurrentCalls: MAX_CONCURRENT_CALLS },
-    }),
-  );
+  const config = writeEverythingConfig('mcp-turns-stream-bench-', { claude: { maxConcurrentCalls: MAX_CONCURRENT_CALLS } });
   const child = fork(__filename, [WORKER_CHILD, server.address], {
     env: {
       ...process.env,
@@ -711,7 +703,7 @@ async function main(): Promise<void> {
     await client.connection.close();
     await stub.close();
     await server.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(path.dirname(config), { recursive: true, force: true });
   }
 }
 

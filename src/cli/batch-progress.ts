@@ -6,6 +6,7 @@
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { BatchProgress } from '../core/batch';
+import { formatDuration } from './duration';
 
 /** Without a terminal, the longest a batch stays silent. */
 export const PROGRESS_LINE_EVERY_MS = 5_000;
@@ -21,14 +22,6 @@ export interface BatchStanding {
   waitingApproval: number;
   /** Results per second written by this run; 0 before its first. */
   ratePerSecond: number;
-}
-
-/** "35 s", "4 min 10 s", "2 h 5 min". */
-export function formatDuration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
 /** `ETA 35 s` at this run's rate; undefined before its first result or once all are done. */

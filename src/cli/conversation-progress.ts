@@ -2,8 +2,8 @@
  * What `mcp-turns chat` shows while a message is answered: the conversation's status query names
  * the turn it runs now (`currentTurnId`), and that turn's progress query gives its steps and tool
  * calls, printed as they happen; calls waiting for approval go to an {@link ApprovalPrompt} of
- * their turn, and the turn's failing calls (Claude unreachable, attempt 4, …) are asked about every
- * {@link FAILING_EVERY_MS}. A query that fails or hangs (no worker right now, a server restarting)
+ * their turn, and the turn's failing calls (Claude unreachable, attempt 4, …) are printed as
+ * `failingCalls` finds them. A query that fails or hangs (no worker right now, a server restarting)
  * is skipped: the next poll tries again.
  */
 import type { Client } from '@temporalio/client';
@@ -17,15 +17,13 @@ import { ProgressLines } from './progress-lines';
 const POLL_MS = 300;
 /** A query that has not answered after this long is given up for this poll. */
 const QUERY_TIMEOUT_MS = 5000;
-/** How often the running turn's failing calls are asked about (a describe of the turn). */
-export const FAILING_EVERY_MS = 1000;
 
 export interface ConversationProgressOptions {
   client: Client;
   conversationId: string;
   /** Where the progress lines go. */
   write: (line: string) => void;
-  /** The running turn's failing calls. */
+  /** The running turn's failing calls (it describes the turn at most as often as it was made to). */
   failingCalls: FailingCalls;
   /** Where a failing call's lines go (on a terminal too: the stream does not say why a call is retried). */
   warn: (line: string) => void;
@@ -76,12 +74,10 @@ export async function followConversation(opts: ConversationProgressOptions): Pro
   const conversation = client.workflow.getHandle(opts.conversationId);
   const lines = new ProgressLines('  ');
   const prompts = new Map<string, ApprovalPrompt>();
-  let failingAskedAt = 0;
   while (!signal.aborted) {
     const status = await ask(client, () => conversation.query(conversationStatusQuery), signal);
     const turnId = status?.currentTurnId;
-    if (turnId && Date.now() - failingAskedAt >= FAILING_EVERY_MS) {
-      failingAskedAt = Date.now();
+    if (turnId) {
       const failing = await ask(client, () => opts.failingCalls.lines(turnId), signal);
       if (!signal.aborted) for (const line of failing ?? []) opts.warn(`  ${line}`);
     }

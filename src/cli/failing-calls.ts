@@ -78,17 +78,29 @@ export function failingCallLine(activity: PendingActivity, now = Date.now()): st
   return `${whatFails(activity, failure)}, attempt ${failedAttemptOf(activity)}, ${nextAttempt(activity, now)}`;
 }
 
+/** How often `run` and `chat` ask the turn they follow for its failing calls (a describe each time). */
+export const FOLLOWED_TURN_EVERY_MS = 1000;
+
 export class FailingCalls {
   /** `runId/activityId/attempt` of every failed attempt reported. */
   private readonly reported = new Set<string>();
+  /** When each workflow was last described. */
+  private readonly askedAt = new Map<string, number>();
 
-  constructor(private readonly client: Client) {}
+  /** @param everyMs a workflow asked again sooner than this answers no lines without a describe. */
+  constructor(
+    private readonly client: Client,
+    private readonly everyMs = 0,
+  ) {}
 
   /**
    * A line for each failing attempt of `workflowId`'s running activities not reported before (each
    * failed attempt once). Throws what describe throws (e.g. `WorkflowNotFoundError`).
    */
   async lines(workflowId: string): Promise<string[]> {
+    const askedAt = this.askedAt.get(workflowId);
+    if (askedAt !== undefined && Date.now() - askedAt < this.everyMs) return [];
+    this.askedAt.set(workflowId, Date.now());
     const described = await this.client.workflow.getHandle(workflowId).describe();
     const now = Date.now();
     const lines: string[] = [];

@@ -4,11 +4,9 @@
  * starts a new turn. Exit code 2: the flag is the problem, and nothing was started.
  */
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import { kindOfWorkflowType } from '../client/workflow-kind';
 import { CliError } from './cli-error';
 import { EXIT } from './exit-codes';
-
-/** The workflow type of a turn. */
-const TURN_TYPE = 'chatTurn';
 
 export async function takenIdError(client: Client, id: string): Promise<CliError> {
   let described: WorkflowExecutionDescription;
@@ -17,7 +15,7 @@ export async function takenIdError(client: Client, id: string): Promise<CliError
   } catch {
     return new CliError(`workflow id ${id} is taken: choose another --id`, EXIT.badInput);
   }
-  const what = described.type === TURN_TYPE ? `turn ${id}` : `${id} (a ${described.type} workflow)`;
+  const what = kindOfWorkflowType(described.type) === 'turn' ? `turn ${id}` : `${id} (a ${described.type} workflow)`;
   if (described.status.name === 'RUNNING')
     return new CliError(
       `${what} is already running: \`mcp-turns watch ${id}\` follows it, or choose another --id`,

@@ -5,9 +5,8 @@
  * naming it, with exit code 2, before anything is started.
  */
 import type { Command } from 'commander';
-import type { z } from 'zod';
 import type { TurnOptions } from '../core/conversation';
-import { ChatTurnInputSchema, type ChatTurnInput } from '../schemas/turn-input';
+import { ChatTurnInputSchema, turnInputProblems, type ChatTurnInput } from '../schemas/turn-input';
 import { CliError, parsePositiveInt } from './cli-error';
 import { EXIT } from './exit-codes';
 
@@ -90,11 +89,6 @@ function parseSeconds(value: string, flag: string): number {
   return ms;
 }
 
-/** A bad input field as one line (`maxSteps: Number must be …`), every problem on it. */
-function problemsLine(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`).join('; ');
-}
-
 /**
  * The turn options the flags set. Only what a flag sets is present, so a chat resumed without flags
  * leaves the conversation's own options alone. Every turn streams (printed as it is written on a
@@ -125,7 +119,7 @@ export function turnOptionsOf(flags: TurnFlags): TurnOptions {
   if (!flags.format) options.format = false;
   const checked = TurnOptionsSchema.safeParse(options);
   if (!checked.success)
-    throw new CliError(`invalid turn options: ${problemsLine(checked.error)}`, EXIT.badInput);
+    throw new CliError(`invalid turn options: ${turnInputProblems(checked.error).join('; ')}`, EXIT.badInput);
   return options;
 }
 

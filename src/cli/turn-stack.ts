@@ -20,7 +20,7 @@ import {
   writeDevServerRecord,
   type DevServerRecord,
 } from '../temporal/dev-server-record';
-import { stateDir } from '../temporal/project-paths';
+import { defaultDevServerDb, stateDir } from '../temporal/project-paths';
 import { CliError } from './cli-error';
 import { assertMayStartDevServer, connectOrFail, nothingListensAt } from './connect';
 import { taskQueueFromEnv } from './task-queue';
@@ -61,11 +61,6 @@ export interface TurnStack {
   close(): Promise<void>;
 }
 
-/** The database of a dev server started in the background: the state directory's. */
-function backgroundDbFile(): string {
-  return path.join(stateDir(), 'temporal.db');
-}
-
 /**
  * Starts the dev server in the background at `address` on the state directory's database, records
  * it and says so. `dead`, the record of the server that ran there on that same database, is started
@@ -79,7 +74,7 @@ async function startBackgroundDevServer(
 ): Promise<{ stop(): Promise<void> }> {
   const { host, port } = splitAddress(address)!;
   const ip = host === 'localhost' || host === '0.0.0.0' ? '127.0.0.1' : host;
-  const dbFile = backgroundDbFile();
+  const dbFile = defaultDevServerDb();
   const logFile = path.join(stateDir(), 'temporal-server.log');
   if (await portIsOpen(ip, port))
     throw new CliError(`port ${port} on ${ip} is in use by something that is not a Temporal server`);
@@ -140,7 +135,7 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
   // Nothing listening is known at once; only a listener is worth a gRPC health check.
   if (local && ((await nothingListensAt(address)) || !(await temporalAnswers(address)))) {
     // Refused before anything else is looked at when the server recorded here keeps another database.
-    const dead = assertMayStartDevServer(address, backgroundDbFile());
+    const dead = assertMayStartDevServer(address, defaultDevServerDb());
     // A fresh server has no worker: check the worker's config before starting anything.
     if (runWorker) setup = inProcessWorkerModule().inProcessWorkerSetup(opts.config);
     startedServer = await startBackgroundDevServer(address, namespace, dead, say);

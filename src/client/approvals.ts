@@ -15,6 +15,7 @@ import {
 import { PENDING_APPROVALS_MEMO, WAITING_APPROVAL_STATUS, type ApprovalRecord, type PendingApprovalMemo } from '../core/approvals';
 import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
 import { decideUpdate, pendingApprovalsQuery } from '../core/workflow-handlers';
+import { quoted } from './visibility-query';
 
 /**
  * One call waiting for approval, as {@link listPendingApprovals} lists it: `input` is the object
@@ -61,11 +62,6 @@ export class ApprovalDecisionError extends Error {
   ) {
     super(message);
   }
-}
-
-/** A string literal for a visibility query. */
-function quoted(value: string): string {
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
 /** The visibility query of running turns with a call waiting for approval, optionally in one batch. */

@@ -14,7 +14,6 @@ import { kindOfWorkflowType, type WorkflowKind } from './workflow-kind';
 /** How long {@link cancelByName} waits for the workflows to close by default. */
 export const DEFAULT_CANCEL_WAIT_MS = 30_000;
 
-
 /** What became of one workflow named by a cancel. */
 export interface CancelOutcome {
   id: string;
@@ -137,7 +136,7 @@ export async function cancelByName(
   // The turns each one runs now, as its cancel will reach them (a conversation's, a batch's).
   const children = running.flatMap((d) =>
     (d.raw.pendingChildren ?? [])
-      .filter((c) => c.workflowTypeName === 'chatTurn' && c.workflowId)
+      .filter((c) => c.workflowId && kindOfWorkflowType(c.workflowTypeName ?? '') === 'turn')
       .map((c) => ({ id: c.workflowId!, parent: d.workflowId })),
   );
   await Promise.all(

@@ -16,6 +16,7 @@ import {
   WORKFLOW_TYPE_OF_KIND,
   type WorkflowKind,
 } from './workflow-kind';
+import { quoted } from './visibility-query';
 
 /** What {@link listWorkflows} lists; every field narrows the list. */
 export interface WorkflowListFilter {
@@ -45,10 +46,6 @@ export interface ListedWorkflow {
 
 export const DEFAULT_LIST_LIMIT = 20;
 
-/** A string literal for a visibility query. */
-function quoted(value: string): string {
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-}
 
 /**
  * The visibility query of `filter`. Without a status filter, the runs a conversation or batch ended

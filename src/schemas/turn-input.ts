@@ -104,10 +104,11 @@ export class ChatTurnInputError extends Error {
  */
 export function parseChatTurnInput(input: unknown): ChatTurnInput {
   const parsed = ChatTurnInputSchema.safeParse(input);
-  if (!parsed.success) {
-    throw new ChatTurnInputError(
-      parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`),
-    );
-  }
+  if (!parsed.success) throw new ChatTurnInputError(turnInputProblems(parsed.error));
   return parsed.data;
+}
+
+/** Each problem of a turn's input as `field.path: message`. */
+export function turnInputProblems(error: z.ZodError): string[] {
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`);
 }

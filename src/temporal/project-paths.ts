@@ -46,3 +46,8 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
   const root = packageRoot();
   return isInstalledPackage(root) ? userStateDir(env) : path.join(root, '.mcp-turns');
 }
+
+/** The dev server's database when none is named (`server` without `--db`, `run`, `batch`, `demo`). */
+export function defaultDevServerDb(): string {
+  return path.join(stateDir(), 'temporal.db');
+}

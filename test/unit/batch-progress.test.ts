@@ -1,5 +1,6 @@
 /** The progress line a batch prints without a terminal. */
-import { formatDuration, progressLine } from '../../src/cli/batch-progress';
+import { progressLine } from '../../src/cli/batch-progress';
+import { formatDuration } from '../../src/cli/duration';
 
 it('says what is done, failed and running, the rate and the time left', () => {
   const standing = { total: 40, done: 12, failed: 1, running: 10, waitingApproval: 0, ratePerSecond: 0.8 };

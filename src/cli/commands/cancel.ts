@@ -7,7 +7,7 @@
  */
 import { Command } from 'commander';
 import { cancelByName, DEFAULT_CANCEL_WAIT_MS, NotMcpTurnsWorkflowError, NothingToCancelError, type CancelOutcome } from '../../client/cancel';
-import { formatDuration } from '../batch-progress';
+import { formatDuration } from '../duration';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { connectOrFail } from '../connect';
 import { EXIT } from '../exit-codes';

@@ -28,7 +28,7 @@ import { CliError } from '../cli-error';
 import { followConversation } from '../conversation-progress';
 import { deciderIdentity } from '../decider-identity';
 import { EXIT } from '../exit-codes';
-import { FailingCalls } from '../failing-calls';
+import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../failing-calls';
 import { InputLines } from '../input-lines';
 import { PendingMessages, type PendingMessage } from '../pending-messages';
 import { withSearchAttributeFix } from '../search-attribute-fix';
@@ -87,7 +87,7 @@ class Chat {
     private readonly lines: InputLines,
   ) {
     this.pending = new PendingMessages(conversationId);
-    this.failingCalls = new FailingCalls(stack.client);
+    this.failingCalls = new FailingCalls(stack.client, FOLLOWED_TURN_EVERY_MS);
     if (!opts.json && !opts.events && process.stdout.isTTY === true)
       this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format });
   }

@@ -6,13 +6,12 @@
  * there) is stopped at the end: then no link is printed as if it worked, but the command that brings
  * the server back with the run's history, and the link to open once it runs.
  */
-import path from 'node:path';
 import { Command } from 'commander';
 import { NativeConnection } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer, portIsOpen, temporalAnswers, DevServerError, type DevServer } from '../../temporal/dev-server';
 import { readDevServerRecord, removeDevServerRecord, writeDevServerRecord } from '../../temporal/dev-server-record';
-import { stateDir } from '../../temporal/project-paths';
+import { defaultDevServerDb } from '../../temporal/project-paths';
 import { startStubModel, demoScenario } from '../../stub';
 import { McpPool } from '../../mcp';
 import { parseConfig } from '../../worker/worker-file';
@@ -69,7 +68,7 @@ export function demoCommand(): Command {
       // Resolved first: a missing MCP server must fail before anything is started.
       const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
-      const dbFile = path.join(stateDir(), 'temporal.db');
+      const dbFile = defaultDevServerDb();
       let server: DevServer | undefined;
       let uiUrl: string | undefined;
       if (await temporalAnswers(address)) {

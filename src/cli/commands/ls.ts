@@ -8,7 +8,7 @@ import { RUN_STATUSES, type RunStatus } from '../../client/run-status';
 import { WORKFLOW_KINDS, type WorkflowKind } from '../../client/workflow-kind';
 import { WAITING_APPROVAL_STATUS } from '../../core/approvals';
 import { oneLine } from '../../core/text';
-import { formatDuration } from '../batch-progress';
+import { formatDuration } from '../duration';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { connectOrFail } from '../connect';
 import { EXIT } from '../exit-codes';

@@ -10,9 +10,8 @@ import { openTurnStack } from '../turn-stack';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { ApprovalPrompt } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
-import { FAILING_EVERY_MS } from '../conversation-progress';
 import { EXIT, exitCodeOf } from '../exit-codes';
-import { FailingCalls } from '../failing-calls';
+import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../failing-calls';
 import { InputLines } from '../input-lines';
 import { ProgressLines } from '../progress-lines';
 import { readQuestion } from '../question-source';
@@ -78,11 +77,10 @@ interface ProgressFollowing {
 /**
  * Polls the turn's progress query until it ends: prints each step and tool call as it happens,
  * hands calls waiting for approval to `approvals` (every `pollMs`), and prints the turn's failing
- * calls (every {@link FAILING_EVERY_MS}).
+ * calls (as often as `failingCalls` describes the turn).
  */
 async function followProgress({ handle, done, print, approvals, pollMs, failingCalls, warn }: ProgressFollowing): Promise<void> {
   const lines = new ProgressLines();
-  let failingAskedAt = 0;
   while (!done()) {
     let p: TurnProgress | undefined;
     try {
@@ -91,12 +89,9 @@ async function followProgress({ handle, done, print, approvals, pollMs, failingC
       // The first workflow task may not have run yet.
     }
     if (p && print) for (const line of lines.next(handle.workflowId, p)) say(line);
-    if (Date.now() - failingAskedAt >= FAILING_EVERY_MS) {
-      failingAskedAt = Date.now();
-      // A describe that fails now (the turn just closed, the server restarts) is asked again later.
-      const failing = await failingCalls.lines(handle.workflowId).catch(() => []);
-      if (!done()) for (const line of failing) warn(line);
-    }
+    // A describe that fails now (the turn just closed, the server restarts) is asked again later.
+    const failing = await failingCalls.lines(handle.workflowId).catch(() => []);
+    if (!done()) for (const line of failing) warn(line);
     if (p?.pendingApprovals.length) await approvals.handle(p.pendingApprovals);
     await new Promise((r) => setTimeout(r, pollMs));
   }
@@ -178,7 +173,7 @@ export function runCommand(): Command {
           print: printProgress,
           approvals,
           pollMs: printProgress || live ? 300 : 1000,
-          failingCalls: new FailingCalls(client),
+          failingCalls: new FailingCalls(client, FOLLOWED_TURN_EVERY_MS),
           warn: (line) => {
             printer?.endLine();
             say(line);

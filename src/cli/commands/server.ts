@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { startDevServer, portIsOpen, temporalAnswers, DevServerError } from '../../temporal/dev-server';
-import { stateDir } from '../../temporal/project-paths';
+import { defaultDevServerDb, stateDir } from '../../temporal/project-paths';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 import {
   lastDevServerRecord,
@@ -84,7 +84,7 @@ export function serverCommand(): Command {
         await stopRecordedServer(address);
         return;
       }
-      const dbFile = path.resolve(opts.db ?? path.join(stateDir(), 'temporal.db'));
+      const dbFile = path.resolve(opts.db ?? defaultDevServerDb());
       if (await portIsOpen(opts.ip, port)) {
         if (await temporalAnswers(address)) return reuseAnsweringServer(address, port, dbFile);
         throw new CliError(`port ${port} on ${opts.ip} is in use by something that is not a Temporal server`);
