@@ -16,6 +16,9 @@ import type { TokenUsage } from './usage';
 export const stepTextId = (step: number): string => `step-${step}`;
 /** The id of step `n`'s reasoning deltas. */
 export const reasoningId = (step: number): string => `reasoning-${step}`;
+/** The longest tool result text an event carries; the rest is named by its size. */
+export const TOOL_OUTPUT_TEXT_LIMIT = 8000;
+
 /** The id of the answer's text deltas (the formatter's conversation, as written). */
 export const ANSWER_TEXT_ID = 'answer';
 
@@ -74,6 +77,8 @@ export type TurnStreamEvent = Base &
         durationMs: number;
         /** Size of the result's content as JSON, in bytes. */
         resultBytes: number;
+        /** The result as Claude read it, as text (an image as `[image]`), cut at {@link TOOL_OUTPUT_TEXT_LIMIT} characters. */
+        output?: string;
         /** Why it did not run: repeated, denied, or refused (unknown tool, budget). */
         notRun?: 'repeated' | 'denied' | 'refused';
         attempts?: number;

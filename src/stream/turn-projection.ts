@@ -33,6 +33,7 @@ import {
   finishOf,
   reasoningId,
   stepTextId,
+  TOOL_OUTPUT_TEXT_LIMIT,
   type UnnumberedEvent,
 } from '../core/stream-events';
 import {
@@ -249,6 +250,7 @@ class Projection {
         isError: out.isError,
         durationMs: timeMs - tool.scheduledMs,
         resultBytes: byteLength(out.content),
+        output: outputText(out.content),
         ...(out.attempt !== undefined ? { attempts: out.attempt } : {}),
       });
     }
@@ -318,6 +320,7 @@ class Projection {
       isError: boolean;
       durationMs: number;
       resultBytes: number;
+      output?: string;
       attempts?: number;
       notRun?: 'repeated' | 'denied' | 'refused';
     },
@@ -389,6 +392,13 @@ class Projection {
 
 function signature(name: string, input: unknown): string {
   return `${name}\u0000${canonicalJson(input)}`;
+}
+
+/** A tool result's content as text, cut at {@link TOOL_OUTPUT_TEXT_LIMIT} characters. */
+function outputText(content: CallToolOutput['content']): string {
+  const text = content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
+  if (text.length <= TOOL_OUTPUT_TEXT_LIMIT) return text;
+  return `${text.slice(0, TOOL_OUTPUT_TEXT_LIMIT)}… (${text.length - TOOL_OUTPUT_TEXT_LIMIT} more characters)`;
 }
 
 function byteLength(value: unknown): number {
