@@ -15,6 +15,7 @@ import type * as Chat from './commands/chat';
 import type * as Decide from './commands/decide';
 import type * as Demo from './commands/demo';
 import type * as Run from './commands/run';
+import type * as Serve from './commands/serve';
 import type * as Server from './commands/server';
 import type * as Show from './commands/show';
 import type * as StubModel from './commands/stub-model';
@@ -29,6 +30,7 @@ import type * as Worker from './commands/worker';
 const COMMANDS: Record<string, () => Command> = {
   server: () => (require('./commands/server') as typeof Server).serverCommand(),
   worker: () => (require('./commands/worker') as typeof Worker).workerCommand(),
+  serve: () => (require('./commands/serve') as typeof Serve).serveCommand(),
   run: () => (require('./commands/run') as typeof Run).runCommand(),
   chat: () => (require('./commands/chat') as typeof Chat).chatCommand(),
   show: () => (require('./commands/show') as typeof Show).showCommand(),

@@ -30,6 +30,12 @@ export function loadConnectConfig(overrides: ConnectOverrides = {}): ClientConne
   return { connectionOptions, namespace: overrides.namespace ?? loaded.namespace ?? 'default' };
 }
 
+/** Whether an address is configured (the overrides, TEMPORAL_ADDRESS or a profile), rather than the default. */
+export function addressConfigured(overrides: ConnectOverrides = {}): boolean {
+  if (overrides.address) return true;
+  return Boolean(loadClientConnectConfig({ profile: overrides.profile ?? process.env.TEMPORAL_PROFILE }).connectionOptions.address);
+}
+
 /**
  * A workflow client; close `client.connection` when done. Payloads go through mcp-turns' one data
  * converter (External Storage as MCP_TURNS_STORAGE says, src/storage/), the same as the workers'.

@@ -2,8 +2,8 @@
  * The worker's config file, read as a whole: JSON or YAML, `${VAR}` / `${VAR:-default}` substituted
  * in every string, then its top level checked. The MCP servers go under `mcpServers` (the `.mcp.json`
  * shape, camelCase keys) or `mcp_servers` (snake_case keys), validated by src/mcp/config.ts; the
- * optional sections `claude` (src/claude/config.ts, prices included) and `worker`
- * (src/worker/worker-tuning.ts) are handed on as written; anything else is an error, and a top-level
+ * optional sections `claude` (src/claude/config.ts, prices included), `worker`
+ * (src/worker/worker-tuning.ts), and `serve` (src/serve/serve-settings.ts) are handed on as written; anything else is an error, and a top-level
  * `pricing` gets one that says where prices go. Every problem is one line that starts with its path
  * (`mcp_servers.files.command: required for a stdio server`), and all of a file's problems are
  * reported at once.
@@ -20,6 +20,8 @@ export interface ConfigFile {
   claude?: Record<string, unknown>;
   /** The raw `worker:` section (validated by src/worker/worker-tuning.ts). */
   worker?: unknown;
+  /** The raw `serve:` section (validated by src/serve/serve-settings.ts). */
+  serve?: unknown;
   /** The file it came from. */
   source: string;
 }
@@ -52,6 +54,8 @@ const ConfigFileSchema = z
     pricing: z.unknown().refine((v) => v === undefined, { message: MISPLACED_PRICING }).optional(),
     /** Validated by src/worker/worker-tuning.ts. */
     worker: z.unknown().optional(),
+    /** Validated by src/serve/serve-settings.ts. */
+    serve: z.unknown().optional(),
   })
   .strict();
 
@@ -137,11 +141,12 @@ export function parseConfig(
     }
   }
   if (problems.length || !mcp.servers || !parsed.success) throw new ConfigError(sourceName, problems);
-  const { claude, worker } = parsed.data;
+  const { claude, worker, serve } = parsed.data;
   return {
     servers: mcp.servers,
     ...(claude != null ? { claude } : {}),
     ...(worker !== undefined ? { worker } : {}),
+    ...(serve !== undefined ? { serve } : {}),
     source: sourceName,
   };
 }

@@ -1,0 +1,120 @@
+/**
+ * `mcp-turns serve`: the HTTP front door (src/serve/): the /v1 API, `/api/chat` for `useChat`, the
+ * chat page at `/`, the OpenAPI document at `/openapi.json`.
+ *
+ * One command on a laptop: with no Temporal address configured and a loopback bind, it finds or
+ * starts the dev server and a worker, as `run` does. With an address configured it starts nothing
+ * and keeps no state: any number of `serve` processes on one cluster answer any request.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command } from 'commander';
+import { uiBaseUrl } from '../../client/ui-link';
+import { buildServeApp } from '../../serve/serve-app';
+import { isLoopbackHost, resolveServeSettings, ServeSettingsError, type ServeSettings } from '../../serve/serve-settings';
+import { addressConfigured } from '../../temporal/connection';
+import { packageRoot } from '../../temporal/project-paths';
+import { ConfigError, loadConfig } from '../../worker/worker-file';
+import { CliError } from '../cli-error';
+import { connectOrFail } from '../connect';
+import { EXIT } from '../exit-codes';
+import { taskQueueFromEnv } from '../task-queue';
+import { openTurnStack } from '../turn-stack';
+
+interface ServeOptions {
+  port?: string;
+  host?: string;
+  config?: string;
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+}
+
+const say = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function parsePort(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 65535) throw new CliError(`--port must be a port number (0-65535), got "${value}"`, EXIT.badInput);
+  return n;
+}
+
+/** The settings from the config's `serve:` section, MCP_TURNS_SERVE_TOKENS and the flags; bad ones exit 2. */
+function settingsOf(opts: ServeOptions): ServeSettings {
+  const configPath = opts.config ?? process.env.MCP_TURNS_CONFIG;
+  let section: unknown;
+  try {
+    section = configPath ? loadConfig(configPath).serve : undefined;
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.badInput);
+    throw err;
+  }
+  try {
+    const port = parsePort(opts.port);
+    return resolveServeSettings(section, { ...(opts.host ? { host: opts.host } : {}), ...(port !== undefined ? { port } : {}) });
+  } catch (err) {
+    if (err instanceof ServeSettingsError) throw new CliError(err.problems.join('\n'), EXIT.badInput);
+    throw err;
+  }
+}
+
+function version(): string {
+  return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+export function serveCommand(): Command {
+  return new Command('serve')
+    .description('serve turns over HTTP: the /v1 API, /api/chat for useChat, and a chat page at /')
+    .option('--port <port>', 'port to listen on (default 8787; serve.port)')
+    .option('--host <host>', 'address to bind (default 127.0.0.1; anything but loopback needs serve.tokens)')
+    .option('--config <file>', 'config file: its serve section, and the MCP servers of a worker started here (default MCP_TURNS_CONFIG)')
+    .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile); when set, serve starts nothing')
+    .option('--namespace <ns>', 'Temporal namespace')
+    .option('--task-queue <name>', 'task queue of the turns (default MCP_TURNS_TASK_QUEUE or mcp-turns)')
+    .addHelpText(
+      'after',
+      '\nAuth: serve.tokens in the config ([{ name, token }], token "${VAR}" from the environment) or\n' +
+        'MCP_TURNS_SERVE_TOKENS=name:token,…; clients send Authorization: Bearer <token>, and the token\'s\n' +
+        'name is recorded as the approver. Browsers may call only from serve.allowedOrigins.',
+    )
+    .action(async (opts: ServeOptions) => {
+      const settings = settingsOf(opts);
+      const configured = addressConfigured({ address: opts.address });
+      const runsItsOwnStack = !configured && isLoopbackHost(settings.host);
+      let close: () => Promise<void>;
+      let ctx;
+      if (runsItsOwnStack) {
+        const stack = await openTurnStack({ taskQueue: opts.taskQueue, namespace: opts.namespace, config: opts.config });
+        close = () => stack.close();
+        ctx = { client: stack.client, address: stack.address, namespace: stack.namespace, taskQueue: stack.taskQueue, uiUrl: stack.uiUrl ?? uiBaseUrl(stack.address) };
+      } else {
+        const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+        close = () => client.connection.close();
+        ctx = { client, address, namespace, taskQueue: taskQueueFromEnv(opts.taskQueue), uiUrl: uiBaseUrl(address) };
+      }
+      const app = await buildServeApp({ ...ctx, settings, version: version(), log: say });
+      try {
+        await app.listen({ host: settings.host, port: settings.port });
+      } catch (err) {
+        await close();
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE') throw new CliError(`port ${settings.port} on ${settings.host} is in use: choose another with --port`, EXIT.failed);
+        throw err;
+      }
+      const { port } = app.server.address() as { port: number };
+      const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+      say(
+        `mcp-turns serve on http://${host}:${port} (chat page /, API /v1, useChat /api/chat, OpenAPI /openapi.json; ` +
+          `Temporal ${ctx.address}, namespace ${ctx.namespace}, task queue ${ctx.taskQueue}; ` +
+          `auth: ${settings.tokens.length ? `${settings.tokens.length} token(s)` : 'none (loopback only)'})`,
+      );
+      await new Promise<void>((resolve) => {
+        const stop = (): void => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      say('serve: stopping');
+      await app.close();
+      await close();
+    });
+}

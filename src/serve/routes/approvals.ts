@@ -1,0 +1,67 @@
+/**
+ * Approvals over HTTP: `GET /v1/approvals` lists the calls waiting (as visibility has them: a call
+ * that started to wait a moment ago may not be listed yet), `POST /v1/approvals/{turn}/{call}`
+ * approves or denies one with a reason. Who decides is the request's token's name.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ApprovalDecisionError, approveToolCall, denyToolCall, listPendingApprovals } from '../../client/approvals';
+import type { ApprovalRecord } from '../../core/approvals';
+import { HttpError } from '../http-error';
+import type { ServeContext } from '../serve-context';
+import { ErrorBody, Json } from './schemas';
+
+const Decision = z.object({
+  approved: z.boolean().describe('true runs the call; false answers Claude that it was denied.'),
+  reason: z.string().max(2000).optional().describe('Told to Claude with a denial; recorded with either decision.'),
+});
+
+const DecisionParams = z.object({ turn: z.string().min(1), call: z.string().min(1) });
+
+/** Applies one decision as `actor`; a refusal is a 404 (no such turn) or a 409 (nothing to decide). */
+export async function applyDecision(
+  ctx: ServeContext,
+  turnId: string,
+  callId: string,
+  decision: { approved: boolean; reason?: string | undefined },
+  actor: string,
+): Promise<ApprovalRecord[]> {
+  const options = { identity: actor, ...(decision.reason ? { reason: decision.reason } : {}) };
+  try {
+    return await (decision.approved ? approveToolCall : denyToolCall)(ctx.client, turnId, callId, options);
+  } catch (err) {
+    if (err instanceof ApprovalDecisionError) throw new HttpError(err.message.startsWith('no turn') ? 404 : 409, err.message);
+    throw err;
+  }
+}
+
+export function approvalRoutes(app: FastifyInstance, ctx: ServeContext): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get(
+    '/v1/approvals',
+    { schema: { summary: 'The tool calls waiting for approval', querystring: z.object({ batch: z.string().optional() }) } },
+    async (request) => ({
+      approvals: await listPendingApprovals(ctx.client, request.query.batch ? { batch: request.query.batch } : {}),
+    }),
+  );
+
+  r.post(
+    '/v1/approvals/:turn/:call',
+    {
+      schema: {
+        summary: 'Approve or deny a waiting call',
+        params: DecisionParams,
+        body: Decision,
+        response: { 200: Json('{ decisions: the records decided }'), 404: ErrorBody, 409: ErrorBody },
+      },
+    },
+    async (request) => {
+      const { turn, call } = request.params;
+      const decisions = await applyDecision(ctx, turn, call, request.body, request.actor);
+      ctx.log(`serve: ${request.actor} ${request.body.approved ? 'approved' : 'denied'} call ${call} of turn ${turn}`);
+      return { decisions };
+    },
+  );
+}

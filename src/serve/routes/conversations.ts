@@ -1,0 +1,155 @@
+/**
+ * Conversations over HTTP: `GET /v1/conversations` lists them (newest first, as visibility has
+ * them: a conversation a few seconds old may not be listed yet), `GET /v1/conversations/{id}` reads
+ * one (its status, its turns' ids, its transcript), `POST /v1/conversations/{id}/messages` sends one
+ * message (creating the conversation with it) and streams its answer's turn as it is written.
+ */
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { getConversation, messageTurnEvents, messageTurnId, submitMessage, type SentMessage } from '../../client/conversation-client';
+import { newId } from '../../client/ids';
+import { listWorkflows } from '../../client/workflow-list';
+import { runStatusOf } from '../../client/run-status';
+import { conversationTurnId, DUPLICATE_MESSAGE, type ConversationStatus, type TurnOptions } from '../../core/conversation';
+import type { TurnStreamEvent } from '../../core/stream-events';
+import { subscribeTurn } from '../../stream/subscribe';
+import { HttpError, notFound } from '../http-error';
+import { uiLink, type ServeContext } from '../serve-context';
+import { SseStream, wantsEventStream } from '../sse';
+import { pipeTurnEvents } from '../turn-event-stream';
+import { ErrorBody, IdParams, Json, TurnOptionsBody } from './schemas';
+
+const MessageBody = z.object({
+  text: z.string().trim().min(1, 'the message is empty'),
+  messageId: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Unique in the conversation: the same message sent again is answered once (its turn is streamed again).'),
+  options: TurnOptionsBody.optional(),
+});
+
+const ListQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).optional() });
+
+export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): void {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get('/v1/conversations', { schema: { summary: 'List conversations, newest first', querystring: ListQuery } }, async (request) => {
+    const rows = await listWorkflows(ctx.client, { kind: 'conversation', limit: request.query.limit ?? 50 });
+    return { conversations: rows.map(({ type: _type, ...row }) => row) };
+  });
+
+  r.get(
+    '/v1/conversations/:id',
+    { schema: { summary: 'A conversation: status, turns and transcript', params: IdParams, response: { 200: Json('{ id, status, state, turns, queued, currentTurnId?, turnIds, transcript }'), 404: ErrorBody } } },
+    async (request) => readConversation(ctx, request.params.id),
+  );
+
+  r.post(
+    '/v1/conversations/:id/messages',
+    {
+      schema: {
+        summary: 'Send one message and stream its answer',
+        description:
+          "Creates the conversation with its first message. Streams the message's turn as server-sent events (as GET /v1/turns/{id}/events does); with Accept: application/json, answers 202 with the turn's id instead.",
+        params: IdParams,
+        body: MessageBody,
+        response: { 202: Json('{ conversationId, messageId, turnId, links } (Accept: application/json)'), 400: ErrorBody, 409: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const conversationId = request.params.id;
+      const messageId = request.body.messageId ?? newId('msg');
+      const sent = await sendOrFindTurn(ctx, conversationId, request.body.text, messageId, request.body.options as TurnOptions | undefined);
+      if (!wantsEventStream(request) && /json/.test(request.headers.accept ?? '')) {
+        const turnId = sent.turnId ?? (await messageTurnId(ctx.client, conversationId, messageId));
+        const links = turnId ? { events: `/v1/turns/${encodeURIComponent(turnId)}/events`, ui: uiLink(ctx, turnId) } : {};
+        return reply.code(202).send({ conversationId, messageId, ...(turnId ? { turnId } : {}), links });
+      }
+      const stop = new AbortController();
+      await pipeTurnEvents(new SseStream(request, reply), sentTurnEvents(ctx, conversationId, sent, stop.signal), stop, ctx);
+      return reply;
+    },
+  );
+}
+
+/** A message sent, or (sent before with the same id) the turn that answers it. */
+export interface SentOrFound {
+  sent?: SentMessage;
+  turnId?: string;
+}
+
+/**
+ * Sends message `messageId` with streaming on, creating the conversation if needed; a message sent
+ * before with that id is not asked again: its turn is named instead.
+ */
+export async function sendOrFindTurn(
+  ctx: ServeContext,
+  conversationId: string,
+  text: string,
+  messageId: string,
+  options: TurnOptions = {},
+): Promise<SentOrFound> {
+  // The conversation holds the history and the message is the question: only options are taken.
+  const { question: _question, history: _history, ...turnOptions } = options as TurnOptions & { question?: unknown; history?: unknown };
+  try {
+    return {
+      sent: await submitMessage(ctx.client, conversationId, text, {
+        messageId,
+        options: { stream: true, ...turnOptions },
+        conversation: { taskQueue: ctx.taskQueue },
+      }),
+    };
+  } catch (err) {
+    const message = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? '') : '';
+    if (message.startsWith(DUPLICATE_MESSAGE)) {
+      const turnId = /turn (\S+)$/.exec(message)?.[1];
+      if (turnId) return { turnId };
+    }
+    if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, message || err.message);
+    throw err;
+  }
+}
+
+/** The events of the turn that answers a sent (or found) message. */
+export function sentTurnEvents(ctx: ServeContext, conversationId: string, sent: SentOrFound, signal: AbortSignal): AsyncIterable<TurnStreamEvent> {
+  if (sent.turnId) return subscribeTurn(ctx.client, sent.turnId, { waitForStart: true, signal });
+  const s = sent.sent!;
+  return messageTurnEvents(ctx.client, conversationId, s.messageId, s.outcome(), signal);
+}
+
+async function readConversation(ctx: ServeContext, id: string) {
+  const handle = ctx.client.workflow.getHandle(id);
+  let described;
+  try {
+    described = await handle.describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw notFound(`conversation ${id}`);
+    throw err;
+  }
+  if (described.type !== 'conversation') throw new HttpError(404, `${id} is not a conversation (it is a ${described.type} workflow)`);
+  const status = runStatusOf(described.status.name);
+  try {
+    const view = await getConversation(ctx.client, id);
+    return { id, status, ...conversationFields(id, view.status), transcript: view.transcript, links: { ui: uiLink(ctx, id) } };
+  } catch (err) {
+    // A closed conversation whose queries no worker answers: its turns are still readable one by one.
+    ctx.log(`serve: conversation ${id} did not answer its queries: ${(err as Error).message}`);
+    return { id, status, turns: 0, queued: 0, turnIds: [], links: { ui: uiLink(ctx, id) } };
+  }
+}
+
+function conversationFields(id: string, status: ConversationStatus) {
+  const turnIds = Array.from({ length: status.turns }, (_, i) => conversationTurnId(id, i));
+  if (status.currentTurnId && !turnIds.includes(status.currentTurnId)) turnIds.push(status.currentTurnId);
+  return {
+    state: status.state,
+    turns: status.turns,
+    queued: status.queued,
+    ...(status.currentTurnId ? { currentTurnId: status.currentTurnId } : {}),
+    turnIds,
+  };
+}

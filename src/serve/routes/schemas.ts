@@ -1,0 +1,12 @@
+/** Shapes several routes share, as the OpenAPI document shows them. */
+import { z } from 'zod';
+
+export const ErrorBody = z.object({ error: z.string().describe('What was refused, in one line.') });
+
+/** A JSON answer as the route's summary describes it. */
+export const Json = (description: string) => z.any().describe(description);
+
+/** A turn's options (ChatTurnInput without question and history: model, system, servers, maxSteps, tools, approval…), checked when the message is sent. */
+export const TurnOptionsBody = z.record(z.string(), z.unknown()).describe("This message's turn options: ChatTurnInput's fields but question and history");
+
+export const IdParams = z.object({ id: z.string().min(1) });

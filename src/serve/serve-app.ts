@@ -1,0 +1,81 @@
+/**
+ * `serve`'s HTTP application: Fastify with zod-checked routes, documented at `/openapi.json`.
+ * Every request passes the guard first (src/serve/request-guard.ts: Host, Origin, bearer token),
+ * then CORS (the allowed origins only), the rate limit (per token, or per client address without
+ * auth) and the body limit (413). The routes keep nothing between requests.
+ */
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { errorReply } from './http-error';
+import { allowedHostsOf, requestGuard } from './request-guard';
+import type { ServeContext } from './serve-context';
+import type { ServeSettings } from './serve-settings';
+import { approvalRoutes } from './routes/approvals';
+import { chatRoutes } from './routes/chat';
+import { conversationRoutes } from './routes/conversations';
+import { pageRoutes } from './routes/page';
+import { turnRoutes } from './routes/turns';
+
+export interface ServeAppOptions extends ServeContext {
+  settings: ServeSettings;
+  /** The package version, shown in /v1/info and the OpenAPI document. */
+  version: string;
+}
+
+export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInstance> {
+  const { settings } = opts;
+  const app = Fastify({ logger: false, bodyLimit: settings.bodyLimitBytes, forceCloseConnections: true });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorReply(settings.bodyLimitBytes, opts.log));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` }));
+  const port = (): number => (app.server.address() as AddressInfo | null)?.port ?? settings.port;
+
+  app.decorateRequest('actor', '');
+  app.addHook('onRequest', requestGuard(settings, port));
+  await app.register(cors, {
+    origin: (origin, cb) => {
+      const own = [...allowedHostsOf(settings, port())].flatMap((h) => [`http://${h}`, `https://${h}`]);
+      cb(null, origin === undefined || settings.allowedOrigins.includes(origin) || own.includes(origin));
+    },
+    methods: ['GET', 'POST'],
+    allowedHeaders: ['content-type', 'authorization', 'last-event-id', 'accept'],
+    exposedHeaders: ['x-vercel-ai-ui-message-stream'],
+    maxAge: 600,
+  });
+  await app.register(rateLimit, {
+    max: settings.rateLimit.max,
+    timeWindow: settings.rateLimit.windowSeconds * 1000,
+    keyGenerator: (request) => (request.actor && settings.tokens.length ? `token:${request.actor}` : `ip:${request.ip}`),
+    errorResponseBuilder: (_request, context) => ({
+      statusCode: 429,
+      error: `rate limit: ${context.max} requests per ${settings.rateLimit.windowSeconds} s; retry in ${Math.ceil(context.ttl / 1000)} s`,
+    }),
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'mcp-turns serve', version: opts.version, description: 'Durable Claude tool-use turns over HTTP; /api/chat speaks the AI SDK UI message stream.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      ...(settings.tokens.length ? { security: [{ bearer: [] }] } : {}),
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/v1/info', { schema: { summary: 'What the chat page needs to know' } }, async () => ({
+    namespace: opts.namespace,
+    uiUrl: opts.uiUrl,
+    authRequired: settings.tokens.length > 0,
+    version: opts.version,
+  }));
+  turnRoutes(app, opts);
+  conversationRoutes(app, opts);
+  approvalRoutes(app, opts);
+  chatRoutes(app, opts);
+  pageRoutes(app);
+  return app;
+}

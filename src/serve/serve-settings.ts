@@ -1,0 +1,139 @@
+/**
+ * `mcp-turns serve`'s settings: the `serve:` section of the config file (variables substituted, so
+ * tokens can come from the environment as `${VAR}`), `MCP_TURNS_SERVE_TOKENS` (`name:token,…`), and
+ * the command's flags, flags winning. Every problem is one line naming its key.
+ *
+ * The rules they carry:
+ * - a bind address other than loopback needs at least one token;
+ * - the hosts a request may name (`Host`) and the origins a browser may call from (`Origin`, CORS)
+ *   are the server's own loopback names on its port, plus those listed;
+ * - bodies over `bodyLimitBytes` are refused (413); each token (or, without auth, each client
+ *   address) may make `rateLimit.max` requests per `rateLimit.windowSeconds`.
+ */
+import { z } from 'zod';
+
+export const DEFAULT_SERVE_PORT = 8787;
+export const DEFAULT_SERVE_HOST = '127.0.0.1';
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+/** A token's name is recorded as the approver: it reads like an identity, not a secret. */
+const TOKEN_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
+/** Shorter tokens are guessable. */
+const MIN_TOKEN_LENGTH = 16;
+
+const TokenSchema = z
+  .object({
+    name: z.string().regex(TOKEN_NAME, 'a name of 1-64 characters of A-Z a-z 0-9 . _ @ -'),
+    token: z.string().min(MIN_TOKEN_LENGTH, `at least ${MIN_TOKEN_LENGTH} characters`),
+  })
+  .strict();
+
+const ServeSectionSchema = z
+  .object({
+    host: z.string().min(1).optional(),
+    port: z.number().int().min(0).max(65535).optional(),
+    tokens: z.array(TokenSchema).optional(),
+    /** Origins allowed to call from a browser (CORS), e.g. `https://chat.example.com`. */
+    allowedOrigins: z.array(z.url()).optional(),
+    /** Host names (with port when not 80/443) requests may name, e.g. `chat.example.com`. */
+    allowedHosts: z.array(z.string().min(1)).optional(),
+    bodyLimitBytes: z.number().int().min(1024).optional(),
+    rateLimit: z
+      .object({ max: z.number().int().min(1), windowSeconds: z.number().int().min(1).optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type ServeSection = z.output<typeof ServeSectionSchema>;
+
+export interface ServeToken {
+  name: string;
+  token: string;
+}
+
+export interface ServeSettings {
+  host: string;
+  port: number;
+  tokens: ServeToken[];
+  allowedOrigins: string[];
+  allowedHosts: string[];
+  bodyLimitBytes: number;
+  rateLimit: { max: number; windowSeconds: number };
+}
+
+/** Settings that cannot be used; each problem one line, key first. */
+export class ServeSettingsError extends Error {
+  override name = 'ServeSettingsError';
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+export interface ServeFlags {
+  host?: string;
+  port?: number;
+}
+
+/** Whether `host` is a loopback bind (only this machine can connect). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** `name:token,name:token` from MCP_TURNS_SERVE_TOKENS. */
+function tokensFromEnv(value: string | undefined, problems: string[]): ServeToken[] {
+  if (!value?.trim()) return [];
+  const tokens: ServeToken[] = [];
+  for (const [i, item] of value.split(',').entries()) {
+    const at = item.indexOf(':');
+    const parsed = TokenSchema.safeParse(at > 0 ? { name: item.slice(0, at).trim(), token: item.slice(at + 1).trim() } : {});
+    if (at <= 0) problems.push(`MCP_TURNS_SERVE_TOKENS item ${i + 1}: write name:token (e.g. alice:<a long random token>)`);
+    else if (!parsed.success)
+      problems.push(`MCP_TURNS_SERVE_TOKENS item ${i + 1} (${item.slice(0, at).trim()}): ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`);
+    else tokens.push(parsed.data);
+  }
+  return tokens;
+}
+
+/**
+ * The settings from the config file's raw `serve:` section, the environment and the flags. Throws
+ * {@link ServeSettingsError}.
+ */
+export function resolveServeSettings(section: unknown, flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): ServeSettings {
+  const problems: string[] = [];
+  const parsed = ServeSectionSchema.optional().safeParse(section ?? undefined);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
+      for (const key of keys) {
+        const at = ['serve', ...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.');
+        problems.push(`${at}: ${key === undefined ? issue.message : 'unknown key'}`);
+      }
+    }
+  }
+  const file = parsed.success ? (parsed.data ?? {}) : {};
+  const tokens = [...(file.tokens ?? []), ...tokensFromEnv(env.MCP_TURNS_SERVE_TOKENS, problems)];
+  const names = new Set<string>();
+  for (const t of tokens) {
+    if (names.has(t.name)) problems.push(`serve.tokens: the name ${t.name} is given twice (each token names one approver)`);
+    names.add(t.name);
+  }
+  const host = flags.host ?? file.host ?? DEFAULT_SERVE_HOST;
+  const port = flags.port ?? file.port ?? DEFAULT_SERVE_PORT;
+  if (!isLoopbackHost(host) && tokens.length === 0) {
+    problems.push(
+      `--host ${host}: serving beyond this machine needs auth: add serve.tokens to the config ` +
+        '(tokens: [{ name: alice, token: "${ALICE_TOKEN}" }]) or set MCP_TURNS_SERVE_TOKENS=name:token',
+    );
+  }
+  if (problems.length) throw new ServeSettingsError(problems);
+  return {
+    host,
+    port,
+    tokens,
+    allowedOrigins: (file.allowedOrigins ?? []).map((o) => new URL(o).origin),
+    allowedHosts: (file.allowedHosts ?? []).map((h) => h.toLowerCase()),
+    bodyLimitBytes: file.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    rateLimit: { max: file.rateLimit?.max ?? 1200, windowSeconds: file.rateLimit?.windowSeconds ?? 60 },
+  };
+}
