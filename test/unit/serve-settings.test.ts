@@ -1,0 +1,128 @@
+/**
+ * `serve`'s settings and its guard: a bind beyond loopback needs a token; tokens from the config
+ * and MCP_TURNS_SERVE_TOKENS; every problem one line naming its key; tokens compared by name in
+ * constant time; the hosts and origins a request may name.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { resolveServeSettings, ServeSettingsError, isLoopbackHost } from '../../src/serve/serve-settings';
+import { allowedHostsOf, LOCAL_ACTOR, requestGuard, tokenName } from '../../src/serve/request-guard';
+
+const TOKEN = 'a-long-enough-token-1234';
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ServeSettingsError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+/** A GET to `app` (listening on loopback) naming `headers.host` as its Host. */
+async function request(app: FastifyInstance, url: string, headers: Record<string, string>) {
+  if (!app.server.listening) await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (app.server.address() as AddressInfo).port;
+  return new Promise<{ statusCode: number; headers: http.IncomingHttpHeaders; json(): unknown }>((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: url, headers }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, json: () => JSON.parse(body) }));
+      })
+      .on('error', reject);
+  });
+}
+
+describe('serve settings', () => {
+  it('binds to loopback on 8787 by default, with no token', () => {
+    expect(resolveServeSettings(undefined, {}, {})).toMatchObject({ host: '127.0.0.1', port: 8787, tokens: [] });
+  });
+
+  it('refuses a bind beyond loopback without a token, and says how to add one', () => {
+    expect(problems(() => resolveServeSettings(undefined, { host: '0.0.0.0' }, {}))).toEqual([
+      expect.stringMatching(/^--host 0\.0\.0\.0: serving beyond this machine needs auth: add serve\.tokens .* or set MCP_TURNS_SERVE_TOKENS=name:token$/),
+    ]);
+    expect(resolveServeSettings({ tokens: [{ name: 'alice', token: TOKEN }] }, { host: '0.0.0.0' }, {}).tokens).toEqual([{ name: 'alice', token: TOKEN }]);
+    expect(resolveServeSettings(undefined, { host: '0.0.0.0' }, { MCP_TURNS_SERVE_TOKENS: `bob:${TOKEN}` }).tokens).toEqual([{ name: 'bob', token: TOKEN }]);
+  });
+
+  it('names each bad key in one line', () => {
+    expect(
+      problems(() =>
+        resolveServeSettings({ port: 'x', tokens: [{ name: 'a b', token: 'short' }], extra: 1 }, {}, { MCP_TURNS_SERVE_TOKENS: 'nocolon' }),
+      ),
+    ).toEqual([
+      expect.stringMatching(/^serve\.port: /),
+      expect.stringMatching(/^serve\.tokens\.0\.name: a name of 1-64 characters/),
+      expect.stringMatching(/^serve\.tokens\.0\.token: at least 16 characters/),
+      'serve.extra: unknown key',
+      'MCP_TURNS_SERVE_TOKENS item 1: write name:token (e.g. alice:<a long random token>)',
+    ]);
+    expect(problems(() => resolveServeSettings({ tokens: [{ name: 'a', token: TOKEN }] }, {}, { MCP_TURNS_SERVE_TOKENS: `a:${TOKEN}x` }))).toEqual([
+      'serve.tokens: the name a is given twice (each token names one approver)',
+    ]);
+  });
+
+  it('knows loopback binds', () => {
+    for (const h of ['127.0.0.1', 'localhost', '::1', '[::1]', '127.1.2.3']) expect(isLoopbackHost(h)).toBe(true);
+    for (const h of ['0.0.0.0', '::', '10.0.0.5', 'example.com']) expect(isLoopbackHost(h)).toBe(false);
+  });
+});
+
+describe('the request guard', () => {
+  it('finds the token by value and answers its name', () => {
+    const tokens = [
+      { name: 'alice', token: TOKEN },
+      { name: 'bob', token: `${TOKEN}-bob` },
+    ];
+    expect(tokenName(tokens, `${TOKEN}-bob`)).toBe('bob');
+    expect(tokenName(tokens, TOKEN)).toBe('alice');
+    expect(tokenName(tokens, 'nope')).toBeUndefined();
+  });
+
+  it('allows the loopback names on its port and the listed hosts', () => {
+    const settings = resolveServeSettings({ allowedHosts: ['chat.example.com'] }, { port: 9000 }, {});
+    expect([...allowedHostsOf(settings, 9000)].sort()).toEqual(['127.0.0.1:9000', '[::1]:9000', 'chat.example.com', 'localhost:9000']);
+  });
+
+  it('refuses foreign hosts and origins, asks for the token, and names who acts', async () => {
+    const settings = resolveServeSettings(
+      { tokens: [{ name: 'alice', token: TOKEN }], allowedOrigins: ['https://app.example.com'] },
+      { port: 9000 },
+      {},
+    );
+    const app = Fastify();
+    app.decorateRequest('actor', '');
+    app.addHook('onRequest', requestGuard(settings, () => 9000));
+    app.get('/v1/who', async (request) => ({ actor: request.actor }));
+    app.get('/', async (request) => ({ actor: request.actor }));
+    const get = (url: string, headers: Record<string, string>) => request(app, url, { host: 'localhost:9000', ...headers });
+
+    expect((await get('/v1/who', { authorization: `Bearer ${TOKEN}` })).json()).toEqual({ actor: 'alice' });
+    expect((await get('/v1/who', { authorization: `Bearer ${TOKEN}`, origin: 'https://app.example.com' })).statusCode).toBe(200);
+    expect((await get('/v1/who', { authorization: `Bearer ${TOKEN}`, origin: 'http://localhost:9000' })).statusCode).toBe(200);
+    const foreign = await get('/v1/who', { authorization: `Bearer ${TOKEN}`, origin: 'http://localhost:9001' });
+    expect([foreign.statusCode, foreign.json()]).toEqual([403, { error: 'Origin http://localhost:9001 may not call this server: add it to serve.allowedOrigins' }]);
+    const rebound = await get('/v1/who', { host: 'attacker.example:9000', authorization: `Bearer ${TOKEN}` });
+    expect(rebound.statusCode).toBe(403);
+    const missing = await get('/v1/who', {});
+    expect([missing.statusCode, missing.headers['www-authenticate'], missing.json()]).toEqual([401, 'Bearer', { error: 'missing Authorization: Bearer <token>' }]);
+    expect((await get('/v1/who', { authorization: 'Bearer wrong' })).json()).toEqual({ error: 'the bearer token is not one of serve.tokens' });
+    // The page itself is open; it asks for the token before it calls the API.
+    expect((await get('/', {})).statusCode).toBe(200);
+    await app.close();
+  });
+
+  it('lets every loopback request act as the local user when no token is configured', async () => {
+    const settings = resolveServeSettings(undefined, { port: 9000 }, {});
+    const app = Fastify();
+    app.decorateRequest('actor', '');
+    app.addHook('onRequest', requestGuard(settings, () => 9000));
+    app.get('/v1/who', async (request) => ({ actor: request.actor }));
+    expect((await request(app, '/v1/who', { host: '127.0.0.1:9000' })).json()).toEqual({ actor: LOCAL_ACTOR });
+    await app.close();
+  });
+});
