@@ -17,7 +17,7 @@
  *     rounds.
  *
  *   npm run bench:serve   (BENCH_SERVE_SOLO=90, BENCH_SERVE_SHARED=10, BENCH_SERVE_WORDS=100,
- *                          BENCH_SERVE_PACE=25, BENCH_SERVE_ROUNDS=3)
+ *                          BENCH_SERVE_PACE=25, BENCH_SERVE_ROUNDS=3; BENCH_SERVE_NODE_ARGS: node flags for serve)
  * Exits 1 when a check fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -34,6 +34,8 @@ const SHARED = Number(process.env.BENCH_SERVE_SHARED ?? 10);
 const WORDS = Number(process.env.BENCH_SERVE_WORDS ?? 100);
 const PACE = Number(process.env.BENCH_SERVE_PACE ?? 25);
 const ROUNDS = Number(process.env.BENCH_SERVE_ROUNDS ?? 3);
+/** Node flags for the serve process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/serve-prof" to profile it. */
+const SERVE_NODE_ARGS = (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
 const ANSWER_WORDS = 30;
 const TASK_QUEUE = 'bench-serve';
 const MODEL = 'serve-bench';
@@ -368,7 +370,7 @@ async function main(): Promise<void> {
     [BIN, 'worker', '--config', config, '--address', server.address, '--task-queue', TASK_QUEUE, '--log-level', 'WARN'],
     { env: { ...env, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: stub.url }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
-  const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--address', server.address, '--task-queue', TASK_QUEUE], {
+  const serve = spawn(process.execPath, [...SERVE_NODE_ARGS, BIN, 'serve', '--port', '0', '--address', server.address, '--task-queue', TASK_QUEUE], {
     env,
     stdio: ['ignore', 'inherit', 'pipe'],
   });
@@ -498,6 +500,7 @@ async function main(): Promise<void> {
       }
     }
     const ratioLoad = load();
+    const memEnd = memOf(servePid);
 
     // ---------------------------------------------------------------------------------------------
     // The report.
@@ -570,7 +573,8 @@ async function main(): Promise<void> {
         `starts ${(requestsOf('StartWorkflowExecution') / turns).toFixed(1)}; worker CPU ${workerCpu.toFixed(2)} s; stub peak concurrent calls ${stub.maxConcurrent}`,
     );
 
-    const agg = (ps: Phase[]): { cpu: number; events: number; wall: number; post: number } => ({
+    const agg = (ps: Phase[]): { cpu: number; events: number; wall: number; post: number; firstEvent: number[] } => ({
+      firstEvent: ps.flatMap((p) => p.streams.map((st) => (st.firstEventAt ?? NaN) - st.sentAt)),
       cpu: sum(ps.map((p) => p.streamCpu)),
       events: sum(ps.map((p) => p.events)),
       wall: sum(ps.map((p) => p.streamMs)),
@@ -580,12 +584,15 @@ async function main(): Promise<void> {
     const ten = agg(tenTurns);
     const netOf = (a: { cpu: number; wall: number }): number => a.cpu - (idleCpuPerSecond * a.wall) / 1000;
     out(`\n2. Ratio: ${SHARED} clients on 1 turn vs ${SHARED} clients on ${SHARED} turns, ${ROUNDS} interleaved rounds; load ${ratioLoad}`);
-    out('   mode                 | streams wall | serve CPU (streams) | net of idle | events delivered | CPU per event | POSTs CPU');
+    out(
+      '   mode                 | streams wall | serve CPU (streams) | net of idle | events delivered | CPU per event | first event p50/p95 | POSTs CPU',
+    );
     const rowOf = (name: string, a: ReturnType<typeof agg>, n: number): void =>
       out(
         `   ${name.padEnd(20)} | ${ms(a.wall / ROUNDS).padStart(12)} | ${ms((a.cpu / ROUNDS) * 1000).padStart(19)} | ` +
           `${ms((netOf(a) / ROUNDS) * 1000).padStart(11)} | ${(a.events / ROUNDS).toFixed(0).padStart(16)} | ` +
-          `${`${((a.cpu / a.events) * 1e6).toFixed(0)} µs`.padStart(13)} | ${ms((a.post / ROUNDS / n) * 1000)} per POST`,
+          `${`${((a.cpu / a.events) * 1e6).toFixed(0)} µs`.padStart(13)} | ` +
+          `${`${ms(pct(a.firstEvent, 50))} / ${ms(pct(a.firstEvent, 95))}`.padStart(19)} | ${ms((a.post / ROUNDS / n) * 1000)} per POST`,
       );
     rowOf(`${SHARED} on 1 turn`, one, 1);
     rowOf(`${SHARED} on ${SHARED} turns`, ten, SHARED);
@@ -593,6 +600,7 @@ async function main(): Promise<void> {
       `   serve CPU per delivered event, ${SHARED} turns / 1 turn: ${(ten.cpu / ten.events / (one.cpu / one.events)).toFixed(2)}× ` +
         `(net of idle ${(netOf(ten) / ten.events / (netOf(one) / one.events)).toFixed(2)}×): what sharing one reader per turn saves`,
     );
+    out(`   serve RSS at the end of part 2: ${mb(memEnd.rss)} (VmHWM ${mb(memEnd.hwm)})`);
 
     out(`\nWhole bench ${((performance.now() - began) / 1000).toFixed(0)} s; load at the end ${load()}`);
     if (failures.length) {

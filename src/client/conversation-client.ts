@@ -36,6 +36,8 @@ export type ConversationHandle = WorkflowHandle<typeof conversation>;
 export interface ConversationOptions extends ConversationInput {
   /** @default "mcp-turns" */
   taskQueue?: string;
+  /** The workflow's summary in the Web UI and in lists (e.g. its first question). @default "conversation <id>" */
+  summary?: string;
 }
 
 /** `conv-<time-sortable id>`: a new conversation id. */
@@ -50,13 +52,13 @@ function checkOptions(options: TurnOptions | undefined): void {
 
 /** How a conversation workflow starts; with its id, a start of a running one returns that one. */
 function startOptions(conversationId: string, opts: ConversationOptions) {
-  const { taskQueue, ...input } = opts;
+  const { taskQueue, summary, ...input } = opts;
   return {
     workflowId: conversationId,
     taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
     args: [input] satisfies [ConversationInput],
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-    staticSummary: `conversation ${conversationId}`,
+    staticSummary: summary ? oneLine(summary, 120) : `conversation ${conversationId}`,
   };
 }
 

@@ -1412,15 +1412,14 @@ class ToolCard {
       if (!res.ok) throw await errorOf(res);
       const result = await res.json().catch(() => ({}));
       message.textContent = '';
+      // The records decided (src/core/approvals.ts ApprovalRecord: callId, outcome, decidedBy, reason):
+      // shown at once, before the turn's stream brings the same decision.
       const decision = Array.isArray(result?.decisions)
-        ? result.decisions.find((d) => d && (d.callId ?? d.toolCallId ?? d.id) === this.callId)
+        ? result.decisions.find((d) => d && d.callId === this.callId)
         : undefined;
-      if (this.state === 'waiting' && decision && typeof decision.approved === 'boolean') {
-        this.approval({
-          state: decision.approved ? 'approved' : 'denied',
-          by: decision.by,
-          reason: decision.reason,
-        });
+      const outcome = decision?.outcome;
+      if (this.state === 'waiting' && (outcome === 'approved' || outcome === 'denied')) {
+        this.approval({ state: outcome, by: decision.decidedBy, reason: decision.reason });
       }
     } catch (err) {
       for (const c of controls) c.disabled = false;

@@ -100,7 +100,8 @@ export async function sendOrFindTurn(
       sent: await submitMessage(ctx.client, conversationId, text, {
         messageId,
         options: { stream: true, ...turnOptions },
-        conversation: { taskQueue: ctx.taskQueue },
+        // A conversation this message creates is listed by its first question.
+        conversation: { taskQueue: ctx.taskQueue, summary: text },
       }),
     };
   } catch (err) {
@@ -118,7 +119,9 @@ export async function sendOrFindTurn(
 export function sentTurnEvents(ctx: ServeContext, conversationId: string, sent: SentOrFound, signal: AbortSignal): AsyncIterable<TurnStreamEvent> {
   if (sent.turnId) return subscribeTurn(ctx.client, sent.turnId, { waitForStart: true, signal });
   const s = sent.sent!;
-  return messageTurnEvents(ctx.client, conversationId, s.messageId, s.outcome(), signal);
+  // The outcome only names the turn when the conversation cannot: its wait ends with the request.
+  const outcome = ctx.client.withAbortSignal(signal, () => s.outcome());
+  return messageTurnEvents(ctx.client, conversationId, s.messageId, outcome, signal);
 }
 
 async function readConversation(ctx: ServeContext, id: string) {

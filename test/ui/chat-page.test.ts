@@ -1,0 +1,348 @@
+/**
+ * The chat page of `mcp-turns serve` (src/serve/page/) driven by Debian's Chromium against the real
+ * server: the HTTP app in process, the test dev server, a worker with server-everything (get-sum
+ * waits for approval) and the stub Claude behind the real SDK. A token is configured, so each page
+ * signs in through its own panel first, and the token's name is the approver the turn records.
+ *
+ * The page cannot choose a model: a chat the page creates runs the worker's default model (the
+ * `page` scenario); the approval and reload tests open a conversation started beforehand with its
+ * own turn options (as the CLI does), then send their message from the page.
+ * Screenshots go to test-artifacts/chat-page-*.png.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { FastifyInstance } from 'fastify';
+import { buildServeApp } from '../../src/serve/serve-app';
+import { resolveServeSettings } from '../../src/serve/serve-settings';
+import { startConversation } from '../../src/client/conversation-client';
+import type { ChatTurnResult } from '../../src/core/turn-result';
+import { ensureChromium, CHROMIUM_ARGS } from '../support/chromium';
+import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
+import { everythingStdio } from '../support/mcp-servers';
+
+jest.setTimeout(120_000);
+
+const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
+const TOKEN = 'chat-page-token-5d0a3e-never-shown';
+const APPROVER = 'page-tester';
+const UI_URL = process.env.MCP_TURNS_TEST_UI_URL!;
+const RUN = Date.now().toString(36);
+
+/** What the page's answer reads once whole (the formatter's conversation, plain text). */
+const answerOf = (toolResult: string): string =>
+  `The echo tool answered: ${toolResult}. ` +
+  'Every turn of this chat runs as a durable Temporal workflow, so the answer keeps being written while the page is away. ' +
+  'Each Claude call and each tool call is an activity with its own retries, and the stream you are reading is replayed from the workflow itself.';
+
+const SLOW_SENTENCES = Array.from(
+  { length: 12 },
+  (_, i) => `Sentence ${i + 1} of the long answer arrives a few characters at a time, from the formatter's streamed input.`,
+);
+const SLOW_ANSWER = SLOW_SENTENCES.join(' ');
+
+let h: TurnHarness;
+let app: FastifyInstance;
+let base: string;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+/** Conversations the tests made, ended before the worker stops (a test that failed may leave one waiting). */
+const conversations: string[] = [];
+
+beforeAll(async () => {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const executablePath = ensureChromium();
+  const [harness, b] = await Promise.all([
+    startTurnHarness({
+      scenarios: {
+        // The worker's default model: every chat the page creates. The answer streams a few
+        // characters at a time (the formatter's JSON, 12 characters per delta) for about 2 s: the
+        // worker publishes a running call's text every 300 ms.
+        page: {
+          perTurn: true,
+          streamDelayMs: 20,
+          formatterStreamDelayMs: 80,
+          steps: [
+            { content: [{ type: 'text', text: 'Let me run that through the echo tool first.' }, { type: 'tool_use', name: 'everything__echo', input: { message: '{{question}}' } }] },
+            { content: [{ type: 'text', text: 'The tool answered, writing it up.' }] },
+          ],
+          formatter: { conversation: [{ type: 'text', content: answerOf('{{toolResults}}') }] },
+        },
+        // get-sum waits for approval (the server's policy below).
+        approve: {
+          perTurn: true,
+          streamDelayMs: 10,
+          steps: [
+            { content: [{ type: 'text', text: 'I will add them with the get-sum tool.' }, { type: 'tool_use', name: 'everything__get-sum', input: { a: 20, b: 22 } }] },
+            { content: [{ type: 'text', text: 'The tool has answered.' }] },
+          ],
+          formatter: { conversation: [{ type: 'text', content: 'get-sum says: {{toolResults}}' }] },
+        },
+        // Long enough (about 7 s of answer) to reload the page in the middle of it.
+        slow: {
+          perTurn: true,
+          streamDelayMs: 20,
+          formatterStreamDelayMs: 65,
+          steps: [{ content: [{ type: 'text', text: 'Writing a long answer.' }] }],
+          formatter: { conversation: [{ type: 'text', content: SLOW_ANSWER }] },
+        },
+      },
+      servers: { everything: everythingStdio({ approval: { always: ['get-sum'] } }) },
+      claude: { model: 'page' },
+    }),
+    chromium.launch({ executablePath, args: CHROMIUM_ARGS }),
+  ]);
+  h = harness;
+  browser = b;
+  const settings = resolveServeSettings({ tokens: [{ name: APPROVER, token: TOKEN }] }, { host: '127.0.0.1', port: 0 }, {});
+  app = await buildServeApp({
+    client: h.client,
+    address: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!,
+    namespace: 'default',
+    taskQueue: h.taskQueue,
+    uiUrl: UI_URL,
+    settings,
+    version: 'test',
+    log: () => {},
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => {});
+  await browser?.close();
+  await app?.close();
+  // serve follows a message's outcome until its turn ends, whoever left (src/serve/routes/conversations.ts
+  // sentTurnEvents): end what still runs so no call is in flight when the client closes.
+  for (const id of conversations) {
+    const handle = h.client.workflow.getHandle(id);
+    if ((await handle.describe().catch(() => undefined))?.status.name === 'RUNNING') await handle.terminate('chat-page test done').catch(() => {});
+  }
+  await h?.close();
+});
+
+interface Sample {
+  len: number;
+  status: string;
+  text: string;
+}
+
+// What the functions below use of the page's DOM (this project compiles without the DOM types).
+interface PageElement {
+  dataset: Record<string, string | undefined>;
+  textContent: string | null;
+  querySelector(selector: string): PageElement | null;
+}
+interface PageGlobals {
+  document: PageElement & { querySelectorAll(selector: string): ArrayLike<PageElement> };
+  MutationObserver: new (callback: () => void) => { observe(target: unknown, options: Record<string, unknown>): void };
+  __samples?: Sample[];
+}
+
+/**
+ * Runs in the page before its own script, again after every reload: records the last turn's answer
+ * text and status at every change.
+ */
+function installSampler(): void {
+  const page = globalThis as unknown as PageGlobals;
+  const samples: Sample[] = (page.__samples = []);
+  new page.MutationObserver(() => {
+    const turns = page.document.querySelectorAll('section.turn');
+    const turn = turns[turns.length - 1];
+    if (!turn) return;
+    const text = turn.querySelector('.answer')?.textContent ?? '';
+    const status = turn.dataset.status ?? '';
+    const last = samples[samples.length - 1];
+    if (!last || last.len !== text.length || last.status !== status) samples.push({ len: text.length, status, text });
+  }).observe(page.document, { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['data-status'] });
+}
+
+/** In the page: the first turn is running and its answer is longer than `n` characters. */
+function answerRunningPast(n: number): boolean {
+  const turn = (globalThis as unknown as PageGlobals).document.querySelector('section.turn');
+  return turn?.dataset.status === 'running' && (turn.querySelector('.answer')?.textContent?.length ?? 0) > n;
+}
+
+/** Lengths of the answer seen while the turn was not finished, in order, each longer than the one before. */
+function growingLengths(samples: Sample[]): number[] {
+  const out: number[] = [];
+  for (const s of samples) {
+    if (s.status === 'completed') break;
+    if (s.len > 0 && s.len > (out.at(-1) ?? 0)) out.push(s.len);
+  }
+  return out;
+}
+
+const shot = async (page: Page, name: string): Promise<string> => {
+  const file = path.join(ARTIFACTS, `chat-page-${name}.png`);
+  await page.screenshot({ path: file });
+  expect(fs.statSync(file).size).toBeGreaterThan(10_000);
+  return file;
+};
+
+interface Opened {
+  page: Page;
+  errors: string[];
+}
+
+/** A fresh browser profile on the page (at conversation `id` when given), signed in through the page's panel. */
+async function openPage(id?: string, signInShot?: string): Promise<Opened> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  contexts.push(context);
+  await context.addInitScript(installSampler);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${base}/${id ? `#c=${encodeURIComponent(id)}` : ''}`);
+  // The token is asked for before anything else; the panel keeps it in this browser only.
+  await page.locator('#signin').waitFor({ state: 'visible', timeout: 30_000 });
+  await page.locator('#token-input').fill(TOKEN);
+  if (signInShot) await shot(page, signInShot);
+  await page.locator('#signin-submit').click();
+  await page.locator('#signin').waitFor({ state: 'hidden', timeout: 10_000 });
+  await page.locator('#connection[data-state="ok"]').waitFor({ timeout: 30_000 });
+  if (id) await page.locator('#conversation-id', { hasText: id }).waitFor({ timeout: 30_000 });
+  return { page, errors };
+}
+
+/** Types `text` into the composer and sends it with Enter. */
+async function send(page: Page, text: string): Promise<void> {
+  const composer = page.locator('#composer');
+  await composer.fill(text);
+  await page.locator('#send:not([disabled])').waitFor({ timeout: 10_000 });
+  await composer.press('Enter');
+  await page.locator('section.turn .user-bubble', { hasText: text }).waitFor({ timeout: 10_000 });
+}
+
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+const samplesOf = (page: Page): Promise<Sample[]> => page.evaluate(() => (globalThis as unknown as PageGlobals).__samples ?? []);
+const turnUrl = (id: string): string => `${UI_URL}/namespaces/default/workflows/${encodeURIComponent(id)}`;
+
+it('streams the answer as it is written, shows the tool call with its result and links the turn to the Temporal UI', async () => {
+  const { page, errors } = await openPage(undefined, 'signin');
+  const question = `Echo the word lighthouse-${RUN}`;
+  await send(page, question);
+  const convId = decodeURIComponent(/#c=([^&]+)/.exec(page.url())![1]!);
+  conversations.push(convId);
+  expect(await page.locator('#conversation-id').textContent()).toBe(convId);
+
+  // Mid-stream: some of the answer is there, the turn is still running.
+  const turn = page.locator('section.turn').first();
+  await page.waitForFunction(answerRunningPast, 30, { timeout: 60_000, polling: 50 });
+  await shot(page, 'streaming');
+  await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
+  await shot(page, 'finished');
+
+  // Progressive: the answer was seen at several growing lengths before the turn completed.
+  const expected = answerOf(`Echo: ${question}`);
+  const samples = await samplesOf(page);
+  const partial = growingLengths(samples).filter((n) => n < expected.length);
+  expect(partial.length).toBeGreaterThanOrEqual(3);
+  for (const s of samples.filter((x) => x.status !== 'completed' && x.len > 0)) expect(expected.startsWith(s.text)).toBe(true);
+  expect(squash((await turn.locator('.answer').textContent()) ?? '')).toBe(expected);
+  // The step texts are shown as they were written, before the answer.
+  await expect(turn.locator('.step-text').first().textContent()).resolves.toContain('Let me run that through the echo tool first.');
+
+  // The tool call: name, arguments, result and how long it took.
+  const card = turn.locator('.tool-card');
+  await expect(card.count()).resolves.toBe(1);
+  await expect(card.getAttribute('data-state')).resolves.toBe('ok');
+  await expect(card.locator('.tool-name').textContent()).resolves.toBe('everything·echo');
+  await expect(card.locator('.tool-result code').last().textContent()).resolves.toBe(`Echo: ${question}`);
+  const duration = card.locator('.tool-duration');
+  await expect(duration.isVisible()).resolves.toBe(true);
+  expect(await duration.textContent()).toMatch(/^\d+ ms$|^\d+\.\d+ s$/);
+
+  // The turn's link opens its workflow in the Temporal UI; the workflow is that turn of this conversation.
+  const turnId = (await turn.getAttribute('data-turn-id'))!;
+  expect(turnId).toBe(`${convId}-turn-1`);
+  const link = turn.locator('a.temporal-link');
+  await expect(link.isVisible()).resolves.toBe(true);
+  expect(await link.getAttribute('href')).toBe(turnUrl(turnId));
+  const handle = h.client.workflow.getHandle(turnId);
+  expect((await handle.describe()).type).toBe('chatTurn');
+  const result = (await handle.result()) as ChatTurnResult;
+  expect(result.response.conversation).toBe(expected);
+  expect(result.toolCalls.map((c) => [c.name, c.durationMs > 0])).toEqual([['everything__echo', true]]);
+  expect((await fetch(turnUrl(turnId))).status).toBe(200);
+  // The conversation's own link, in the header.
+  expect(await page.locator('#conversation-temporal-link').getAttribute('href')).toBe(turnUrl(convId));
+  expect(errors).toEqual([]);
+});
+
+it('asks for approval on the card; Approve runs the call and records the signed-in token as the approver', async () => {
+  const convId = `page-approve-${RUN}`;
+  conversations.push(convId);
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'approve' } });
+  const { page, errors } = await openPage(convId);
+  await send(page, 'What is 20 + 22?');
+
+  const waiting = page.locator('.tool-card[data-state="waiting"]');
+  await waiting.waitFor({ timeout: 60_000 });
+  await expect(waiting.locator('.tool-state').textContent()).resolves.toBe('Waiting for approval');
+  // The arguments are open for the person deciding.
+  await expect(waiting.locator('.tool-args pre').isVisible()).resolves.toBe(true);
+  expect(JSON.parse((await waiting.locator('.tool-args pre').textContent())!)).toEqual({ a: 20, b: 22 });
+  await expect(page.locator('.working-label').textContent()).resolves.toBe('Paused until someone approves or denies everything · get-sum');
+  await waiting.locator('button.approve').waitFor({ state: 'visible' });
+  await shot(page, 'approval');
+
+  await waiting.locator('button.approve').click();
+  const card = page.locator('.tool-card').first();
+  await page.locator('.tool-card[data-state="ok"]').waitFor({ timeout: 60_000 });
+  await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
+  await expect(card.locator('.tool-result code').last().textContent()).resolves.toBe('The sum of 20 and 22 is 42.');
+  await expect(card.locator('.tool-decision').textContent()).resolves.toContain(`approved by ${APPROVER}`);
+  await expect(card.locator('.tool-approval').isHidden()).resolves.toBe(true);
+  expect(squash((await page.locator('section.turn .answer').textContent()) ?? '')).toBe('get-sum says: The sum of 20 and 22 is 42.');
+  await shot(page, 'approved');
+
+  // The turn recorded who approved: the name of the token the page signed in with.
+  const turnId = (await page.locator('section.turn').getAttribute('data-turn-id'))!;
+  const result = (await h.client.workflow.getHandle(turnId).result()) as ChatTurnResult;
+  expect(result.approvals).toEqual([expect.objectContaining({ name: 'everything__get-sum', outcome: 'approved', decidedBy: APPROVER })]);
+  expect(JSON.stringify(result)).not.toContain(TOKEN);
+  expect(errors).toEqual([]);
+});
+
+it('reloaded in the middle of an answer, shows the same conversation and the answer going on, once', async () => {
+  const convId = `page-reload-${RUN}`;
+  conversations.push(convId);
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'slow' } });
+  const { page, errors } = await openPage(convId);
+  const question = 'Write the long answer, please';
+  await send(page, question);
+  await page.waitForFunction(answerRunningPast, 20, { timeout: 60_000, polling: 50 });
+  const before = (await page.locator('section.turn .answer').textContent())!;
+  const turnId = (await page.locator('section.turn').getAttribute('data-turn-id'))!;
+  expect(turnId).toBe(`${convId}-turn-1`);
+
+  await page.reload();
+  // The token stays in this browser: no second sign-in.
+  await page.locator('#connection[data-state="ok"]').waitFor({ timeout: 30_000 });
+  await expect(page.locator('#signin').isHidden()).resolves.toBe(true);
+  // The same conversation, from the URL hash: its id, its question and its turn.
+  expect(new URL(page.url()).hash).toBe(`#c=${convId}`);
+  await page.locator('#conversation-id', { hasText: convId }).waitFor({ timeout: 30_000 });
+  await page.locator(`section.turn[data-turn-id="${turnId}"] .user-bubble`, { hasText: question }).waitFor({ timeout: 30_000 });
+  await page.waitForFunction(answerRunningPast, before.length, { timeout: 60_000, polling: 50 });
+  await shot(page, 'reloaded');
+  await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
+  await shot(page, 'reloaded-finished');
+
+  // After the reload the answer grew while the turn was running: it was not only replayed whole.
+  const samples = await samplesOf(page);
+  const partial = growingLengths(samples).filter((n) => n > before.length && n < SLOW_ANSWER.length);
+  expect(partial.length).toBeGreaterThanOrEqual(3);
+  for (const s of samples.filter((x) => x.len > 0)) expect(SLOW_ANSWER.startsWith(s.text)).toBe(true);
+  // Whole, and once: one turn, one answer, each sentence once.
+  await expect(page.locator('section.turn').count()).resolves.toBe(1);
+  const answer = squash((await page.locator('section.turn .answer').textContent()) ?? '');
+  expect(answer).toBe(SLOW_ANSWER);
+  for (const sentence of SLOW_SENTENCES) expect(answer.split(sentence).length - 1).toBe(1);
+  const result = (await h.client.workflow.getHandle(turnId).result()) as ChatTurnResult;
+  expect(result.response.conversation).toBe(SLOW_ANSWER);
+  expect(errors).toEqual([]);
+});
