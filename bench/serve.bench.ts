@@ -300,6 +300,7 @@ function problemOf(s: Stream): string | undefined {
 
 /** Resolves with the first match of `pattern` in the output of `stream` (keeps reading; lines go to `onLine`). */
 function waitForLine(
+  name: string,
   child: ChildProcess,
   stream: NodeJS.ReadableStream,
   pattern: RegExp,
@@ -324,7 +325,7 @@ function waitForLine(
       }
     });
     child.once('exit', (code) => {
-      if (!found) reject(new Error(`${path.basename(String(child.spawnargs[2]))} exited (${code}) before it was ready`));
+      if (!found) reject(new Error(`${name} exited (${code}) before it was ready`));
     });
   });
 }
@@ -380,8 +381,8 @@ async function main(): Promise<void> {
   const failures: string[] = [];
   try {
     const [, banner] = await Promise.all([
-      waitForLine(worker, worker.stdout!, /^mcp-turns worker on /, () => undefined),
-      waitForLine(serve, serve.stderr!, /mcp-turns serve on (http:\/\/\S+) \(/, (line) => {
+      waitForLine('mcp-turns worker', worker, worker.stdout!, /^mcp-turns worker on /, () => undefined),
+      waitForLine('mcp-turns serve', serve, serve.stderr!, /mcp-turns serve on (http:\/\/\S+) \(/, (line) => {
         if (serveReady) {
           serveLines.push(line);
           process.stderr.write(`[serve] ${line}\n`);

@@ -13,7 +13,6 @@ export class SseStream {
   private readonly keepAlive: NodeJS.Timeout;
 
   constructor(
-    request: FastifyRequest,
     private readonly reply: FastifyReply,
     headers: Record<string, string> = {},
   ) {
@@ -31,9 +30,8 @@ export class SseStream {
       ...headers,
     });
     raw.flushHeaders();
-    const gone = (): void => this.abort.abort();
-    request.raw.socket.once('close', gone);
-    raw.once('close', gone);
+    // The response closes when it ends or its connection does (a keep-alive socket outlives it).
+    raw.once('close', () => this.abort.abort());
     this.keepAlive = setInterval(() => this.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     this.keepAlive.unref();
     this.signal.addEventListener('abort', () => clearInterval(this.keepAlive), { once: true });

@@ -62,9 +62,9 @@ export async function subscribe(
   options: SubscribeOptions = {},
 ): Promise<AsyncIterable<TurnStreamEvent>> {
   const described = await client.workflow.getHandle(id).describe();
-  return described.type === 'conversation'
-    ? subscribeConversation(client, id, options)
-    : subscribeTurn(client, id, options);
+  if (described.type === 'conversation') return subscribeConversation(client, id, options);
+  // The run just described is the one followed: no second describe.
+  return { [Symbol.asyncIterator]: () => turnEvents(client, id, described.runId, options.fromOffset ?? 0, options) };
 }
 
 /** Run `runId` of turn `workflowId`'s events from `fromOffset`, numbered from `base`; answers the next number. */

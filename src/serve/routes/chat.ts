@@ -12,7 +12,7 @@
  * 204 when nothing runs.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { newId } from '../../client/ids';
@@ -68,7 +68,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
       if (action.kind === 'message') {
         const messageId = action.regenerate ? `${action.messageId}-again-${newId('msg')}` : action.messageId;
         const sent = await sendOrFindTurn(ctx, action.chatId, action.text, messageId, request.body.options as TurnOptions | undefined);
-        return pipeUiMessage(request, reply, sentTurnEvents(ctx, action.chatId, sent, stop.signal), stop, ctx, true);
+        return pipeUiMessage(reply, sentTurnEvents(ctx, action.chatId, sent, stop.signal), stop, ctx, true);
       }
       for (const d of action.decisions) {
         try {
@@ -83,7 +83,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
       const turnId = action.resume?.turnId ?? action.decisions[0]!.turnId;
       const events = subscribeTurn(ctx.client, turnId, { fromOffset: action.resume?.offset ?? 0, signal: stop.signal });
       const calls = new Set(action.decisions.map((d) => d.callId));
-      return pipeUiMessage(request, reply, action.resume ? events : afterWaits(events, calls), stop, ctx, false);
+      return pipeUiMessage(reply, action.resume ? events : afterWaits(events, calls), stop, ctx, false);
     },
   );
 
@@ -94,7 +94,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
       const turnId = await runningTurnOf(ctx, request.params.id);
       if (!turnId) return reply.code(204).send();
       const stop = new AbortController();
-      return pipeUiMessage(request, reply, subscribeTurn(ctx.client, turnId, { signal: stop.signal }), stop, ctx, true);
+      return pipeUiMessage(reply, subscribeTurn(ctx.client, turnId, { signal: stop.signal }), stop, ctx, true);
     },
   );
 }
@@ -132,14 +132,13 @@ async function* afterWaits(events: AsyncIterable<TurnStreamEvent>, calls: Readon
  * the turn id) or the continuation of the client's last one; see the file comment for the pause.
  */
 async function pipeUiMessage(
-  request: FastifyRequest,
   reply: FastifyReply,
   events: AsyncIterable<TurnStreamEvent>,
   stop: AbortController,
   ctx: ServeContext,
   newMessage: boolean,
 ): Promise<FastifyReply> {
-  const sse = new SseStream(request, reply, UI_STREAM_HEADERS);
+  const sse = new SseStream(reply, UI_STREAM_HEADERS);
   sse.signal.addEventListener('abort', () => stop.abort(), { once: true });
   const write = (chunks: UiChunk[]): void => chunks.forEach((c) => sse.send(JSON.stringify(c)));
   const it = events[Symbol.asyncIterator]();

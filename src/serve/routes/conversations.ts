@@ -70,7 +70,7 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
         return reply.code(202).send({ conversationId, messageId, ...(turnId ? { turnId } : {}), links });
       }
       const stop = new AbortController();
-      await pipeTurnEvents(new SseStream(request, reply), sentTurnEvents(ctx, conversationId, sent, stop.signal), stop, ctx);
+      await pipeTurnEvents(new SseStream(reply), sentTurnEvents(ctx, conversationId, sent, stop.signal), stop, ctx);
       return reply;
     },
   );

@@ -69,7 +69,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
       if (!wantsEventStream(request)) return reply.code(202).send({ id: workflowId, links: links(ctx, workflowId) });
       const stop = new AbortController();
       const events = await subscribe(ctx.client, workflowId, { signal: stop.signal });
-      await pipeTurnEvents(new SseStream(request, reply), events, stop, ctx);
+      await pipeTurnEvents(new SseStream(reply), events, stop, ctx);
       return reply;
     },
   );
@@ -113,7 +113,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
         if (err instanceof WorkflowNotFoundError) throw notFound(`turn ${id}`);
         throw err;
       }
-      await pipeTurnEvents(new SseStream(request, reply), events, stop, ctx);
+      await pipeTurnEvents(new SseStream(reply), events, stop, ctx);
       return reply;
     },
   );
