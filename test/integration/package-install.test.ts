@@ -1,10 +1,11 @@
 /**
- * mcp-turns as a team installs it: `npm pack` (its `prepare` builds the package), the tarball
+ * mcp-turns as a team installs it: `npm pack` of the package as `npm test` built it (`prepare`, the
+ * same build, runs in CI's `npm ci` of the clean clone), the tarball
  * installed from the registry's dependencies into an empty project, then in that project:
  * `npx mcp-turns demo`; a type check of small ESM and CommonJS programs and a workflow module; a
  * team's own worker, built with `McpTurnsPlugin`, whose workflow runs `chatTurn` as a child; an ESM
- * client and a CommonJS client that load nothing of the worker. The build runs in a copy of the
- * sources, so the `dist/` other tests run from is never rewritten under them.
+ * client and a CommonJS client that load nothing of the worker. It packs a copy, so the `dist/` other
+ * tests run from is never touched.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -52,8 +53,8 @@ function expectOk(r: CliRun, what: string): void {
   if (r.code !== 0) throw new Error(`${what} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 }
 
-/** The build inputs, copied; node_modules linked (the build needs the dev dependencies). */
-function copySources(to: string): void {
+/** The package's files as built, copied (run `npm run build` first when running this file alone). */
+function copyPackage(to: string): void {
   for (const entry of [
     'package.json',
     'tsconfig.json',
@@ -65,10 +66,10 @@ function copySources(to: string): void {
     'workflows',
     'activities',
     'docs',
+    'dist',
   ]) {
     fs.cpSync(path.join(repo, entry), path.join(to, entry), { recursive: true });
   }
-  fs.symlinkSync(path.join(repo, 'node_modules'), path.join(to, 'node_modules'), 'dir');
 }
 
 const TEAM_SCENARIO = {
@@ -214,11 +215,11 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
   const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
   const timings: string[] = [];
 
-  // 1. npm pack from a copy of the sources: prepare builds it.
+  // 1. npm pack of a copy of the built package (prepare, the same build, is not run again).
   const source = path.join(work, 'source');
   fs.mkdirSync(source);
-  copySources(source);
-  const packed = await run('npm', ['pack', '--pack-destination', work, '--loglevel=error'], {
+  copyPackage(source);
+  const packed = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--loglevel=error'], {
     cwd: source,
     timeoutMs: 150_000,
   });
