@@ -23,6 +23,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import { metricsText } from './dev-server-metrics';
 import os from 'node:os';
 import path from 'node:path';
 import { writeEverythingConfig } from './everything-config';
@@ -107,22 +108,9 @@ function rssSampler(pid: number): { stop(): number } {
   };
 }
 
-function httpGetText(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
-}
-
 /** The dev server's `service_requests` of its frontend, by operation. */
 async function frontendRequests(metricsPort: number): Promise<Map<string, number>> {
-  const text = await httpGetText(`http://127.0.0.1:${metricsPort}/metrics`);
+  const text = await metricsText(metricsPort);
   const counts = new Map<string, number>();
   for (const line of text.split('\n')) {
     const m = /^service_requests\{([^}]*)\} (\S+)$/.exec(line);

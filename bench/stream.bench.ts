@@ -25,7 +25,7 @@
  *                           BENCH_STREAM_CONCURRENT=50, BENCH_STREAM_ROUNDS=2)
  */
 import fs from 'node:fs';
-import http from 'node:http';
+import { metricsText } from './dev-server-metrics';
 import os from 'node:os';
 import path from 'node:path';
 import { writeEverythingConfig } from './everything-config';
@@ -145,25 +145,12 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks
 }
 
-function httpGet(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
-}
-
 /**
  * The server's request counters: `service_requests` (frontend, history, matching) and
  * `persistence_requests`, summed by service and operation, e.g. "frontend RecordActivityTaskHeartbeat".
  */
 async function serverCounters(metricsPort: number): Promise<Map<string, number>> {
-  const text = await httpGet(`http://127.0.0.1:${metricsPort}/metrics`);
+  const text = await metricsText(metricsPort);
   const counts = new Map<string, number>();
   for (const line of text.split('\n')) {
     const m = /^(service_requests|persistence_requests)\{([^}]*)\} (\S+)$/.exec(line);

@@ -7,14 +7,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import type { FastifyInstance } from 'fastify';
-import { buildServeApp } from '../../src/serve/serve-app';
 import { resolveServeSettings } from '../../src/serve/serve-settings';
-import { uiBaseUrl } from '../../src/client/ui-link';
 import type { TurnStreamEvent } from '../../src/core/stream-events';
+import { startServeApp } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 import { payloadsIn } from '../support/history-payloads';
@@ -65,18 +63,7 @@ beforeAll(async () => {
     servers: { everything: everythingStdio({ approval: { always: ['get-sum'] } }) },
   });
   const settings = resolveServeSettings({ host: '0.0.0.0', port: 0, tokens: [{ name: 'alice', token: TOKEN }] });
-  app = await buildServeApp({
-    client: h.client,
-    address: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!,
-    namespace: 'default',
-    taskQueue: h.taskQueue,
-    uiUrl: uiBaseUrl(process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!),
-    settings,
-    version: 'test',
-    log: () => {},
-  });
-  await app.listen({ host: '0.0.0.0', port: 0 });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  ({ app, base } = await startServeApp(h, settings));
 });
 
 afterAll(async () => {

@@ -11,14 +11,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
-import { buildServeApp } from '../../src/serve/serve-app';
 import { resolveServeSettings } from '../../src/serve/serve-settings';
 import { startConversation } from '../../src/client/conversation-client';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { ensureChromium, CHROMIUM_ARGS } from '../support/chromium';
+import { startServeApp } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 
@@ -96,18 +95,7 @@ beforeAll(async () => {
   h = harness;
   browser = b;
   const settings = resolveServeSettings({ tokens: [{ name: APPROVER, token: TOKEN }] }, { host: '127.0.0.1', port: 0 }, {});
-  app = await buildServeApp({
-    client: h.client,
-    address: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!,
-    namespace: 'default',
-    taskQueue: h.taskQueue,
-    uiUrl: UI_URL,
-    settings,
-    version: 'test',
-    log: () => {},
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  ({ app, base } = await startServeApp(h, settings, UI_URL));
 });
 
 afterAll(async () => {

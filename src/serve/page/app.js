@@ -965,6 +965,18 @@ class TurnView {
     return block;
   }
 
+  /** The card of the event's tool call, made (with what the event knows) when the call is new here. */
+  toolCard(event) {
+    let card = this.tools.get(event.toolCallId);
+    if (!card) {
+      card = new ToolCard(this, event);
+      this.tools.set(event.toolCallId, card);
+      this.activity.append(card.el);
+      this.toolCount++;
+    }
+    return card;
+  }
+
   handle(event) {
     if (!event || typeof event !== 'object') return;
     if (typeof event.offset === 'number') {
@@ -1022,47 +1034,16 @@ class TurnView {
         );
         break;
       case 'tool-input-available': {
-        let card = this.tools.get(event.toolCallId);
-        if (!card) {
-          card = new ToolCard(this, event);
-          this.tools.set(event.toolCallId, card);
-          this.activity.append(card.el);
-          this.toolCount++;
-        } else if (card.input === undefined) {
-          card.setInput(event.input);
-        }
+        const card = this.toolCard(event);
+        if (card.input === undefined) card.setInput(event.input);
         break;
       }
-      case 'data-approval': {
-        let card = this.tools.get(event.toolCallId);
-        if (!card) {
-          card = new ToolCard(this, {
-            toolCallId: event.toolCallId,
-            toolName: event.toolName,
-            input: undefined,
-          });
-          this.tools.set(event.toolCallId, card);
-          this.activity.append(card.el);
-          this.toolCount++;
-        }
-        card.approval(event);
+      case 'data-approval':
+        this.toolCard(event).approval(event);
         break;
-      }
-      case 'tool-output-available': {
-        let card = this.tools.get(event.toolCallId);
-        if (!card) {
-          card = new ToolCard(this, {
-            toolCallId: event.toolCallId,
-            toolName: event.toolName,
-            input: undefined,
-          });
-          this.tools.set(event.toolCallId, card);
-          this.activity.append(card.el);
-          this.toolCount++;
-        }
-        card.output(event);
+      case 'tool-output-available':
+        this.toolCard(event).output(event);
         break;
-      }
       case 'finish-step':
         break;
       case 'data-answer': {
