@@ -1,8 +1,7 @@
 /** The `mcp-turns` command line. Each command lives in commands/<name>.ts. */
-import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import { packageRoot, stateDir } from '../temporal/project-paths';
+import { packageVersion, stateDir } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
@@ -57,10 +56,6 @@ function invokedCommand(argv: string[]): string | undefined {
   return undefined;
 }
 
-function version(): string {
-  const pkg = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 /**
  * A flag or argument commander cannot parse (unknown, missing its value, a missing argument) is bad
@@ -73,7 +68,7 @@ function asBadInputOnParseError(command: Command): Command {
 export function buildProgram(argv?: string[]): Command {
   const program = new Command('mcp-turns')
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
-    .version(version())
+    .version(packageVersion())
     .addHelpText('after', `\n${EXIT_CODES_HELP}`)
     .option('--state-dir <dir>', `where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else ${stateDir()})`)
     .hook('preAction', (cmd) => {

@@ -12,7 +12,7 @@ import {
 } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import type { conversation } from '../../workflows/conversation';
-import { CONTINUING_AS_NEW, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageAnswered, type MessageOutcome, type TurnOptions } from '../core/conversation';
+import { CONTINUING_AS_NEW, DUPLICATE_MESSAGE, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageAnswered, type MessageOutcome, type TurnOptions } from '../core/conversation';
 import type { MessageParam } from '../core/contracts';
 import { oneLine } from '../core/text';
 import { describeFailure } from './describe-failure';
@@ -135,6 +135,17 @@ export async function submitMessage(client: Client, conversationId: string, text
       }
     },
   };
+}
+
+/**
+ * The turn that answered a message sent again, when `err` is the conversation's refusal of it
+ * (`message already sent, answered by turn <id>`): the message was answered before (perhaps before
+ * the conversation continued as new, whose new run remembers only its id). Else undefined.
+ */
+export function answeringTurnOfResend(err: unknown): string | undefined {
+  if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
+  const message = err.cause?.message ?? '';
+  return message.startsWith(DUPLICATE_MESSAGE) ? message.slice(DUPLICATE_MESSAGE.length).trim() || undefined : undefined;
 }
 
 /**

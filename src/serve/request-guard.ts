@@ -57,7 +57,7 @@ export function requestGuard(settings: ServeSettings, port: () => number) {
       return;
     }
     const origin = request.headers.origin;
-    if (origin !== undefined && !settings.allowedOrigins.includes(origin) && !sameOrigin(origin, hosts)) {
+    if (origin !== undefined && !originAllowed(settings, hosts, origin)) {
       await reply.code(403).send({ error: `Origin ${origin} may not call this server: add it to serve.allowedOrigins` });
       return;
     }
@@ -77,7 +77,9 @@ export function requestGuard(settings: ServeSettings, port: () => number) {
   };
 }
 
-function sameOrigin(origin: string, hosts: ReadonlySet<string>): boolean {
+/** Whether a browser on `origin` may call: the server's own origin (one of `hosts`) or an allowed one. */
+export function originAllowed(settings: ServeSettings, hosts: ReadonlySet<string>, origin: string): boolean {
+  if (settings.allowedOrigins.includes(origin)) return true;
   try {
     const url = new URL(origin);
     return hosts.has(url.host.toLowerCase()) && (url.protocol === 'http:' || url.protocol === 'https:');

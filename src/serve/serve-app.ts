@@ -11,7 +11,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { errorReply } from './http-error';
-import { allowedHostsOf, requestGuard } from './request-guard';
+import { allowedHostsOf, originAllowed, requestGuard } from './request-guard';
 import type { ServeContext } from './serve-context';
 import type { ServeSettings } from './serve-settings';
 import { approvalRoutes } from './routes/approvals';
@@ -38,10 +38,7 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
   app.decorateRequest('actor', '');
   app.addHook('onRequest', requestGuard(settings, port));
   await app.register(cors, {
-    origin: (origin, cb) => {
-      const own = [...allowedHostsOf(settings, port())].flatMap((h) => [`http://${h}`, `https://${h}`]);
-      cb(null, origin === undefined || settings.allowedOrigins.includes(origin) || own.includes(origin));
-    },
+    origin: (origin, cb) => cb(null, origin === undefined || originAllowed(settings, allowedHostsOf(settings, port()), origin)),
     methods: ['GET', 'POST'],
     allowedHeaders: ['content-type', 'authorization', 'last-event-id', 'accept'],
     exposedHeaders: ['x-vercel-ai-ui-message-stream'],

@@ -13,6 +13,11 @@ export function packageRoot(): string {
   }
 }
 
+/** The installed package's version (its package.json). */
+export function packageVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 /** True when the package runs from an installed copy (`…/node_modules/mcp-turns`), not from a clone. */
 export function isInstalledPackage(root = packageRoot()): boolean {
   return root.split(path.sep).includes('node_modules');

@@ -12,6 +12,7 @@
 import { Command } from 'commander';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
+  answeringTurnOfResend,
   closeConversation,
   messageTurnEvents,
   newConversationId,
@@ -21,7 +22,7 @@ import {
 } from '../../client/conversation-client';
 import { workflowUrl } from '../../client/ui-link';
 import { newId } from '../../client/ids';
-import { conversationTurnIndex, DUPLICATE_MESSAGE, type MessageOutcome, type TurnOptions } from '../../core/conversation';
+import { conversationTurnIndex, type MessageOutcome, type TurnOptions } from '../../core/conversation';
 import { oneLine } from '../../core/text';
 import { ApprovalPrompt } from '../approval-prompt';
 import { CliError } from '../cli-error';
@@ -53,16 +54,6 @@ interface ChatOptions extends TurnFlags {
 const STREAM_END_GRACE_MS = 10_000;
 
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
-
-/**
- * The turn id a refused resend names (`message already sent, answered by turn <id>`): the message
- * was answered before the conversation continued as new, and the new run remembers only its id.
- */
-function answeredBy(err: unknown): string | undefined {
-  if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
-  const message = err.cause?.message ?? '';
-  return message.startsWith(DUPLICATE_MESSAGE) ? message.slice(DUPLICATE_MESSAGE.length).trim() : undefined;
-}
 
 /** A message's outcome from its turn, for a message answered before this command asked again. */
 function outcomeFromTurn(client: Client, turnId: string): Promise<MessageOutcome> {
@@ -152,7 +143,7 @@ class Chat {
         }),
       );
     } catch (err) {
-      const turnId = answeredBy(err);
+      const turnId = answeringTurnOfResend(err);
       if (turnId) {
         this.print(message, await outcomeFromTurn(this.client, turnId));
         return;
@@ -199,7 +190,7 @@ class Chat {
       outcome = await outcomeOf;
       answered = true;
     } catch (err) {
-      const turnId = answeredBy(err);
+      const turnId = answeringTurnOfResend(err);
       if (turnId) outcome = await outcomeFromTurn(this.client, turnId);
       else if (err instanceof WorkflowUpdateFailedError) throw new CliError(`message ${message.messageId} failed: ${err.cause?.message ?? err.message}`);
       else throw err;

@@ -6,14 +6,12 @@
  * starts the dev server and a worker, as `run` does. With an address configured it starts nothing
  * and keeps no state: any number of `serve` processes on one cluster answer any request.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { Command } from 'commander';
 import { uiBaseUrl } from '../../client/ui-link';
 import { buildServeApp } from '../../serve/serve-app';
 import { isLoopbackHost, resolveServeSettings, ServeSettingsError, type ServeSettings } from '../../serve/serve-settings';
 import { addressConfigured } from '../../temporal/connection';
-import { packageRoot } from '../../temporal/project-paths';
+import { packageVersion } from '../../temporal/project-paths';
 import { ConfigError, loadConfig } from '../../worker/worker-file';
 import { CliError } from '../cli-error';
 import { connectOrFail } from '../connect';
@@ -58,10 +56,6 @@ function settingsOf(opts: ServeOptions): ServeSettings {
   }
 }
 
-function version(): string {
-  return (JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-}
-
 export function serveCommand(): Command {
   return new Command('serve')
     .description('serve turns over HTTP: the /v1 API, /api/chat for useChat, and a chat page at /')
@@ -92,7 +86,7 @@ export function serveCommand(): Command {
         close = () => client.connection.close();
         ctx = { client, address, namespace, taskQueue: taskQueueFromEnv(opts.taskQueue), uiUrl: uiBaseUrl(address) };
       }
-      const app = await buildServeApp({ ...ctx, settings, version: version(), log: say });
+      const app = await buildServeApp({ ...ctx, settings, version: packageVersion(), log: say });
       try {
         await app.listen({ host: settings.host, port: settings.port });
       } catch (err) {

@@ -14,14 +14,13 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { newId } from '../../client/ids';
 import type { TurnOptions } from '../../core/conversation';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { conversationStatusQuery } from '../../core/workflow-handlers';
 import { subscribeTurn } from '../../stream/subscribe';
-import { chatActionOf, ChatRequestError, type ChatAction } from '../chat-request';
+import { chatActionOf, chatRequestSchema, ChatRequestError, type ChatAction } from '../chat-request';
 import { HttpError } from '../http-error';
 import type { ServeContext } from '../serve-context';
 import { SseStream } from '../sse';
@@ -35,14 +34,9 @@ export const APPROVAL_PAUSE_MS = 400;
 
 const UI_STREAM_HEADERS = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
-const ChatBody = z
-  .looseObject({
-    id: z.string().describe('The chat id: the conversation id.'),
-    messages: z.array(z.looseObject({ id: z.string(), role: z.string(), parts: z.array(z.unknown()) })).min(1),
-    trigger: z.string().optional(),
-    options: TurnOptionsBody.optional(),
-  })
-  .describe("useChat's request body (UI messages); only the newest message is read.");
+const ChatBody = chatRequestSchema
+  .extend({ options: TurnOptionsBody.optional() })
+  .describe("useChat's request body (UI messages; the chat id is the conversation id); only the newest message is read.");
 
 export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();

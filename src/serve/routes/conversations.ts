@@ -8,11 +8,11 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { getConversation, messageTurnEvents, messageTurnId, submitMessage, type SentMessage } from '../../client/conversation-client';
+import { answeringTurnOfResend, getConversation, messageTurnEvents, messageTurnId, submitMessage, type SentMessage } from '../../client/conversation-client';
 import { newId } from '../../client/ids';
 import { listWorkflows } from '../../client/workflow-list';
 import { runStatusOf } from '../../client/run-status';
-import { conversationTurnId, DUPLICATE_MESSAGE, type ConversationStatus, type TurnOptions } from '../../core/conversation';
+import { conversationTurnId, type ConversationStatus, type TurnOptions } from '../../core/conversation';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { subscribeTurn } from '../../stream/subscribe';
 import { HttpError, notFound } from '../http-error';
@@ -105,12 +105,9 @@ export async function sendOrFindTurn(
       }),
     };
   } catch (err) {
-    const message = err instanceof WorkflowUpdateFailedError ? (err.cause?.message ?? '') : '';
-    if (message.startsWith(DUPLICATE_MESSAGE)) {
-      const turnId = /turn (\S+)$/.exec(message)?.[1];
-      if (turnId) return { turnId };
-    }
-    if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, message || err.message);
+    const turnId = answeringTurnOfResend(err);
+    if (turnId) return { turnId };
+    if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, err.cause?.message ?? err.message);
     throw err;
   }
 }
