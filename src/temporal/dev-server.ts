@@ -110,6 +110,83 @@ function checkDbWritable(dbFile: string): void {
   }
 }
 
+interface Launched {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Why a server stopped during start-up, from its output: its panic or first fatal or error log line
+ * (the server logs JSON), else its last lines.
+ */
+export function startupFailureReason(lines: string[]): string {
+  for (const line of lines) {
+    const text = line.trim();
+    if (/^(panic|fatal error|Error):/.test(text)) return text;
+    if (!text.startsWith('{')) continue;
+    try {
+      const entry = JSON.parse(text) as { level?: string; msg?: string; error?: string };
+      if (entry.level && ['fatal', 'panic', 'dpanic', 'error'].includes(entry.level) && entry.msg) {
+        return entry.error ? `${entry.msg}: ${entry.error}` : entry.msg;
+      }
+    } catch {
+      // not a log entry
+    }
+  }
+  return lines.slice(-5).join(' | ') || 'no output';
+}
+
+/** Spawns the server and waits until it answers, it exits (`exitedWith`: why), or the start timeout passes. */
+async function launchDevServer(cli: string, args: string[], address: string, opts: DevServerOptions): Promise<Launched | { exitedWith: string }> {
+  const lines: string[] = [];
+  let child: ChildProcess;
+  let logStart = 0;
+  if (opts.background) {
+    fs.mkdirSync(path.dirname(opts.background.logFile), { recursive: true });
+    logStart = fs.existsSync(opts.background.logFile) ? fs.statSync(opts.background.logFile).size : 0;
+    const log = fs.openSync(opts.background.logFile, 'a');
+    child = spawn(cli, args, { stdio: ['ignore', log, log], env: devServerEnv(), detached: true });
+    fs.closeSync(log);
+    child.unref();
+  } else {
+    child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], env: devServerEnv() });
+    const onData = (buf: Buffer): void => {
+      for (const line of buf.toString('utf8').split('\n')) {
+        if (!line.trim()) continue;
+        if (lines.length < 500) lines.push(line);
+        opts.onLog?.(line);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+  }
+  const output = (): string[] => {
+    if (!opts.background) return lines;
+    const fd = fs.openSync(opts.background.logFile, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(size - logStart, 1024 * 1024));
+      fs.readSync(fd, buf, 0, buf.length, logStart);
+      return buf.toString('utf8').split('\n').filter((l) => l.trim());
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
+  while (!(await temporalAnswers(address, 1000))) {
+    if (hasExited) return { exitedWith: startupFailureReason(output()) };
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new DevServerError(`temporal server did not answer on ${address} in time: ${startupFailureReason(output())}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { child, exited };
+}
+
 /** Starts the dev server and waits until it answers. Fails clearly if a port is taken. */
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
@@ -133,42 +210,17 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     ...devServerDynamicConfigArgs(),
     ...(opts.extraArgs ?? []),
   ];
-  const tail: string[] = [];
-  let child: ChildProcess;
-  if (opts.background) {
-    fs.mkdirSync(path.dirname(opts.background.logFile), { recursive: true });
-    const log = fs.openSync(opts.background.logFile, 'a');
-    child = spawn(cli, args, { stdio: ['ignore', log, log], env: devServerEnv(), detached: true });
-    fs.closeSync(log);
-    child.unref();
-  } else {
-    child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], env: devServerEnv() });
-    const onData = (buf: Buffer): void => {
-      for (const line of buf.toString('utf8').split('\n')) {
-        if (!line.trim()) continue;
-        tail.push(line);
-        if (tail.length > 20) tail.shift();
-        opts.onLog?.(line);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
+  // The server picks its internal ports itself, and another process can take one between its pick
+  // and its bind: that start fails at once, and a second start picks other ports.
+  let launched = await launchDevServer(cli, args, address, opts);
+  if ('exitedWith' in launched) {
+    opts.onLog?.(`temporal server exited during start-up (${launched.exitedWith}); starting it once more`);
+    launched = await launchDevServer(cli, args, address, opts);
+    if ('exitedWith' in launched) throw new DevServerError(`temporal server exited during start-up: ${launched.exitedWith}`);
   }
-  const lastLines = (): string =>
-    (opts.background ? fs.readFileSync(opts.background.logFile, 'utf8').trim().split('\n').slice(-5) : tail.slice(-5)).join(' | ');
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const { child, exited } = launched;
   let hasExited = false;
   void exited.then(() => (hasExited = true));
-
-  const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
-  while (!(await temporalAnswers(address, 1000))) {
-    if (hasExited) throw new DevServerError(`temporal server exited during start-up: ${lastLines()}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new DevServerError(`temporal server did not answer on ${address} in time: ${lastLines()}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
   return {
     address,
     uiUrl: `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${uiPort}`,
