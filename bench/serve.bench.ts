@@ -23,9 +23,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import { metricsText } from './dev-server-metrics';
 import os from 'node:os';
 import path from 'node:path';
+import { metricsText } from './dev-server-metrics';
 import { writeEverythingConfig } from './everything-config';
 import { startStubModel, type Scenario } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';

@@ -25,9 +25,9 @@
  *                           BENCH_STREAM_CONCURRENT=50, BENCH_STREAM_ROUNDS=2)
  */
 import fs from 'node:fs';
-import { metricsText } from './dev-server-metrics';
 import os from 'node:os';
 import path from 'node:path';
+import { metricsText } from './dev-server-metrics';
 import { writeEverythingConfig } from './everything-config';
 import { fork, type ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';

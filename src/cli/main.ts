@@ -56,7 +56,6 @@ function invokedCommand(argv: string[]): string | undefined {
   return undefined;
 }
 
-
 /**
  * A flag or argument commander cannot parse (unknown, missing its value, a missing argument) is bad
  * input: exit code 2 after commander's own line. `--help` and `--version` exit 0.

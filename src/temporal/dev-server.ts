@@ -110,6 +110,11 @@ function checkDbWritable(dbFile: string): void {
   }
 }
 
+/** True once the process has ended (Node sets its exit code or signal then). */
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
 interface Launched {
   child: ChildProcess;
   exited: Promise<number | null>;
@@ -173,11 +178,9 @@ async function launchDevServer(cli: string, args: string[], address: string, opt
     }
   };
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let hasExited = false;
-  void exited.then(() => (hasExited = true));
   const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
   while (!(await temporalAnswers(address, 1000))) {
-    if (hasExited) return { exitedWith: startupFailureReason(output()) };
+    if (hasExited(child)) return { exitedWith: startupFailureReason(output()) };
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new DevServerError(`temporal server did not answer on ${address} in time: ${startupFailureReason(output())}`);
@@ -219,15 +222,13 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     if ('exitedWith' in launched) throw new DevServerError(`temporal server exited during start-up: ${launched.exitedWith}`);
   }
   const { child, exited } = launched;
-  let hasExited = false;
-  void exited.then(() => (hasExited = true));
   return {
     address,
     uiUrl: `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${uiPort}`,
     pid: child.pid,
     exited,
     async stop() {
-      if (hasExited) return;
+      if (hasExited(child)) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;

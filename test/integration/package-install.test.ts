@@ -53,21 +53,9 @@ function expectOk(r: CliRun, what: string): void {
   if (r.code !== 0) throw new Error(`${what} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
 }
 
-/** The package's files as built, copied (run `npm run build` first when running this file alone). */
+/** What `npm pack` packs (package.json's `files`, README, LICENSE), as built: run `npm run build` first when running this file alone. */
 function copyPackage(to: string): void {
-  for (const entry of [
-    'package.json',
-    'tsconfig.json',
-    'tsconfig.build.json',
-    'README.md',
-    'LICENSE',
-    'bin',
-    'src',
-    'workflows',
-    'activities',
-    'docs',
-    'dist',
-  ]) {
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'bin', 'docs', 'dist']) {
     fs.cpSync(path.join(repo, entry), path.join(to, entry), { recursive: true });
   }
 }
