@@ -27,8 +27,16 @@ export interface StorageThresholds {
   carriedThresholdBytes: number;
 }
 
-/** True when the payload is a JSON-encoded transcript segment. */
+/**
+ * Set by the encryption codec (src/encryption/encryption-codec.ts) on a transcript segment it
+ * encrypted: the ciphertext no longer shows the segment's prefix.
+ */
+export const SEGMENT_METADATA = 'mcp-turns-segment';
+
+/** True when the payload is a transcript segment: JSON-encoded, or encrypted and marked as one. */
 export function isTranscriptSegment(payload: Payload): boolean {
+  const marked = payload.metadata?.[SEGMENT_METADATA];
+  if (marked) return new TextDecoder().decode(marked) === '1';
   const encoding = payload.metadata?.encoding;
   if (!encoding || new TextDecoder().decode(encoding) !== JSON_ENCODING) return false;
   const data = payload.data;
