@@ -16,7 +16,7 @@ import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } 
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { decodeStoredPayload, encodeStoredPayload } from '../storage/stored-payload';
 import { isTranscriptSegment, SEGMENT_METADATA } from '../storage/payload-selector';
-import type { Keyring } from './keyring';
+import type { Keyring, KeyringSource } from './keyring';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
@@ -76,7 +76,8 @@ export function payloadKeyId(payload: Payload): string | undefined {
 }
 
 export interface EncryptionCodecOptions {
-  keyring: Keyring;
+  /** A fixed ring, or one followed as its file changes (keyring.ts `followKeyring`). */
+  keyring: Keyring | KeyringSource;
   /** Compress (brotli) before encrypting when that is smaller. @default false */
   compress?: boolean;
   /** Told once per call that meets a key the ring lacks (before the error is thrown). */
@@ -84,15 +85,29 @@ export interface EncryptionCodecOptions {
 }
 
 export class EncryptionCodec implements PayloadCodec {
-  private readonly derived = new Map<string, DerivedKey>();
+  private readonly source: KeyringSource;
+  /** Derived keys by id, for the ring they were derived from. */
+  private derivedFor?: Keyring;
+  private derived = new Map<string, DerivedKey>();
 
   constructor(private readonly options: EncryptionCodecOptions) {
-    for (const [id, key] of options.keyring.keys) this.derived.set(id, derive(key));
+    const ring = options.keyring;
+    this.source = 'refresh' in ring ? ring : { current: () => ring, refresh: () => ring };
+  }
+
+  /** The ring as it is now, with its derived keys. */
+  private ring(refresh = false): Keyring {
+    const ring = refresh ? this.source.refresh() : this.source.current();
+    if (ring !== this.derivedFor) {
+      this.derived = new Map([...ring.keys].map(([id, key]) => [id, derive(key)]));
+      this.derivedFor = ring;
+    }
+    return ring;
   }
 
   /** The id payloads are encrypted under. */
   get currentKeyId(): string {
-    return this.options.keyring.current;
+    return this.ring().current;
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
@@ -105,7 +120,7 @@ export class EncryptionCodec implements PayloadCodec {
 
   encodeOne(payload: Payload): Payload {
     if (isEncrypted(payload)) return payload;
-    const keyId = this.options.keyring.current;
+    const keyId = this.ring().current;
     const key = this.derived.get(keyId)!;
     const plain = encodeStoredPayload(payload);
     let body: Uint8Array = plain;
@@ -134,10 +149,15 @@ export class EncryptionCodec implements PayloadCodec {
   decodeOne(payload: Payload): Payload {
     if (!isEncrypted(payload)) return payload;
     const keyId = metadataText(payload, KEY_ID_METADATA) ?? '(none)';
-    const key = this.derived.get(keyId);
+    let ring = this.ring();
+    let key = this.derived.get(keyId);
+    if (!key) {
+      ring = this.ring(true);
+      key = this.derived.get(keyId);
+    }
     if (!key) {
       this.options.onMissingKey?.(keyId);
-      throw new EncryptionKeyMissingError(keyId, this.options.keyring.file);
+      throw new EncryptionKeyMissingError(keyId, ring.file);
     }
     const compression = metadataText(payload, COMPRESSION_METADATA);
     const data = payload.data ?? new Uint8Array();
@@ -150,7 +170,7 @@ export class EncryptionCodec implements PayloadCodec {
       body = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
     } catch {
       throw new PayloadDecryptionError(
-        `a payload under key ${keyId} does not decrypt: the key ${keyId} in ${this.options.keyring.file} is not the one it was encrypted with, or the payload was altered`,
+        `a payload under key ${keyId} does not decrypt: the key ${keyId} in ${ring.file} is not the one it was encrypted with, or the payload was altered`,
       );
     }
     if (compression !== undefined && compression !== BROTLI) {

@@ -150,3 +150,54 @@ export function useKey(file: string, id: string): { previous: string } {
   writeKeyringFile(resolved, { ...content, current: id });
   return { previous: content.current };
 }
+
+/** A keyring file as it is now: read again when it changes, checked at most every `intervalMs`. */
+export interface KeyringSource {
+  /** The ring, re-read first when the file changed since the last look (and the interval passed). */
+  current(): Keyring;
+  /** Looks at the file now, whatever the interval (a payload named a key the ring lacks). */
+  refresh(): Keyring;
+}
+
+/**
+ * Follows a keyring file, so `keys new` and `keys use` reach running processes without a restart.
+ * The first read must succeed (a bad ring stops the process at start); a later bad version is
+ * reported to `onError` once and the ring read before stays in use.
+ */
+export function followKeyring(
+  file: string,
+  opts: { intervalMs?: number; onChange?: (ring: Keyring, before: Keyring) => void; onError?: (err: Error) => void } = {},
+): KeyringSource {
+  const resolved = path.resolve(file);
+  const intervalMs = opts.intervalMs ?? 2000;
+  const stamp = (): string => {
+    try {
+      const s = fs.statSync(resolved);
+      return `${s.mtimeMs}:${s.size}:${s.ino}`;
+    } catch {
+      return 'missing';
+    }
+  };
+  let ring = loadKeyring(resolved);
+  let seen = stamp();
+  let lastLook = Date.now();
+  const look = (): Keyring => {
+    lastLook = Date.now();
+    const now = stamp();
+    if (now === seen) return ring;
+    seen = now;
+    try {
+      const next = loadKeyring(resolved);
+      const before = ring;
+      ring = next;
+      opts.onChange?.(next, before);
+    } catch (err) {
+      opts.onError?.(err as Error);
+    }
+    return ring;
+  };
+  return {
+    current: () => (Date.now() - lastLook >= intervalMs ? look() : ring),
+    refresh: look,
+  };
+}

@@ -6,7 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { Worker, type NativeConnection, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { dataConverterFromEnv } from '../storage/data-converter';
+import { dataConverterFromEnv, encryptsPayloads } from '../storage/data-converter';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
 import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
@@ -50,12 +50,13 @@ export interface TurnWorkers {
 export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWorkers> {
   const namespace = opts.namespace ?? 'default';
   const plugins = opts.plugins ?? [];
+  const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
   const workflows = opts.workflowBundle
     ? { source: { workflowBundle: opts.workflowBundle }, reason: 'given bundle' }
     : plugins.length
       ? { source: { workflowsPath: workflowsPath() }, reason: "bundled at start with the plugins' workflow interceptors" }
-      : workflowSource();
-  const payloads = payloadWorkerOptions(opts.dataConverter ?? dataConverterFromEnv());
+      : workflowSource(encryptsPayloads(dataConverter) ? 'encrypted' : 'plain');
+  const payloads = payloadWorkerOptions(dataConverter);
   const turnWorker = await Worker.create({
     connection: opts.connection,
     namespace,

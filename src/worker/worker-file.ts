@@ -3,7 +3,8 @@
  * in every string, then its top level checked. The MCP servers go under `mcpServers` (the `.mcp.json`
  * shape, camelCase keys) or `mcp_servers` (snake_case keys), validated by src/mcp/config.ts; the
  * optional sections `claude` (src/claude/config.ts, prices included), `worker`
- * (src/worker/worker-tuning.ts), and `serve` (src/serve/serve-settings.ts) are handed on as written; anything else is an error, and a top-level
+ * (src/worker/worker-tuning.ts), `serve` (src/serve/serve-settings.ts) and `encryption`
+ * (src/encryption/encryption-settings.ts) are handed on as written; anything else is an error, and a top-level
  * `pricing` gets one that says where prices go. Every problem is one line that starts with its path
  * (`mcp_servers.files.command: required for a stdio server`), and all of a file's problems are
  * reported at once.
@@ -22,6 +23,8 @@ export interface ConfigFile {
   worker?: unknown;
   /** The raw `serve:` section (validated by src/serve/serve-settings.ts). */
   serve?: unknown;
+  /** The raw `encryption:` section (validated by src/encryption/encryption-settings.ts). */
+  encryption?: unknown;
   /** The file it came from. */
   source: string;
 }
@@ -56,6 +59,8 @@ const ConfigFileSchema = z
     worker: z.unknown().optional(),
     /** Validated by src/serve/serve-settings.ts. */
     serve: z.unknown().optional(),
+    /** Validated by src/encryption/encryption-settings.ts. */
+    encryption: z.unknown().optional(),
   })
   .strict();
 
@@ -141,14 +146,43 @@ export function parseConfig(
     }
   }
   if (problems.length || !mcp.servers || !parsed.success) throw new ConfigError(sourceName, problems);
-  const { claude, worker, serve } = parsed.data;
+  const { claude, worker, serve, encryption } = parsed.data;
   return {
     servers: mcp.servers,
     ...(claude != null ? { claude } : {}),
     ...(worker !== undefined ? { worker } : {}),
     ...(serve !== undefined ? { serve } : {}),
+    ...(encryption !== undefined ? { encryption } : {}),
     source: sourceName,
   };
+}
+
+/**
+ * One top-level section of a config file, variables substituted in it alone: for a process that
+ * needs only that section (a client reading the keyring) and must not fail on the others.
+ * Throws {@link ConfigError} when the file cannot be read or parsed, or a variable is unset.
+ */
+export function readConfigSection(path: string, name: string, env: NodeJS.ProcessEnv = process.env): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(path, [`(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
+  }
+  const format = /\.ya?ml$/i.test(path) ? 'yaml' : 'json';
+  let raw: unknown;
+  try {
+    raw = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(path, [`(file): not valid ${format.toUpperCase()}: ${(err as Error).message.split('\n')[0]}`]);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const section = (raw as Record<string, unknown>)[name];
+  if (section === undefined) return undefined;
+  const missing = new Map<string, string>();
+  const substituted = substitute(section, [name], env, missing);
+  if (missing.size) throw new ConfigError(path, [...missing].map(([at, problem]) => `${at}: ${problem}`));
+  return substituted;
 }
 
 /**

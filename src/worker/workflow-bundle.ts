@@ -1,8 +1,9 @@
 /**
  * The workflow bundle a worker runs. `npm run build` writes it once, next to the compiled code
- * (`dist/workflow-bundle.js`, plus a fingerprint of the code it was made from); a worker started
- * from `dist/` loads it when the fingerprint still matches and otherwise bundles at start, as
- * before. Why: bundling inside the worker costs ~1.5 s at start and ~85 MB of peak RSS (webpack
+ * (`dist/workflow-bundle.js`, plus a fingerprint of the code it was made from), and its variant for
+ * encryption (`dist/workflow-bundle-encrypted.js`: failures keep their message in encoded
+ * attributes, src/encryption/encoded-failure-converter.ts); a worker started from `dist/` loads
+ * the one it needs when the fingerprint still matches and otherwise bundles at start. Why: bundling inside the worker costs ~1.5 s at start and ~85 MB of peak RSS (webpack
  * stays loaded), which a long-running batch worker should not carry.
  *
  *   node dist/src/worker/workflow-bundle.js   # what `npm run build` runs
@@ -19,8 +20,19 @@ function distRoot(): string | undefined {
   return entry.endsWith('.js') ? path.resolve(path.dirname(entry), '..') : undefined;
 }
 
-function bundleFiles(root: string): { code: string; meta: string } {
-  return { code: path.join(root, 'workflow-bundle.js'), meta: path.join(root, 'workflow-bundle.json') };
+/** Which bundle: the plain one, or the one whose failure converter encodes failure messages (encryption on). */
+export type BundleVariant = 'plain' | 'encrypted';
+
+function bundleFiles(root: string, variant: BundleVariant = 'plain'): { code: string; meta: string } {
+  return {
+    code: path.join(root, variant === 'plain' ? 'workflow-bundle.js' : 'workflow-bundle-encrypted.js'),
+    meta: path.join(root, 'workflow-bundle.json'),
+  };
+}
+
+/** The compiled failure converter the encrypted variant bundles. */
+function encodedFailureConverterPath(root: string): string {
+  return path.join(root, 'src', 'encryption', 'encoded-failure-converter.js');
 }
 
 function listJs(dir: string): string[] {
@@ -36,7 +48,8 @@ function listJs(dir: string): string[] {
  */
 export function workflowCodeFingerprint(root: string): string {
   const hash = crypto.createHash('sha256');
-  for (const file of [...listJs(path.join(root, 'workflows')), ...listJs(path.join(root, 'src', 'core'))].sort()) {
+  const files = [...listJs(path.join(root, 'workflows')), ...listJs(path.join(root, 'src', 'core')), encodedFailureConverterPath(root)];
+  for (const file of files.filter((f) => fs.existsSync(f)).sort()) {
     hash.update(path.relative(root, file)).update('\0').update(fs.readFileSync(file)).update('\0');
   }
   const sdk = JSON.parse(fs.readFileSync(require.resolve('@temporalio/workflow/package.json'), 'utf8')) as { version: string };
@@ -44,27 +57,35 @@ export function workflowCodeFingerprint(root: string): string {
   return hash.digest('hex');
 }
 
-/** Bundles the compiled workflows into `dist/workflow-bundle.js` with their fingerprint. */
-export async function writeWorkflowBundle(): Promise<string> {
+/** Bundles the compiled workflows into `dist/workflow-bundle.js` and its encrypted variant, with their fingerprint. */
+export async function writeWorkflowBundle(): Promise<string[]> {
   const root = distRoot();
   if (!root) throw new Error('mcp-turns: build first (tsc); the bundle is made from the compiled workflows in dist/');
-  const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
-  const files = bundleFiles(root);
-  fs.writeFileSync(files.code, code);
-  fs.writeFileSync(files.meta, JSON.stringify({ fingerprint: workflowCodeFingerprint(root), bytes: code.length }, null, 2));
-  return files.code;
+  const [plain, encrypted] = await Promise.all([
+    bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger }),
+    bundleWorkflowCode({ workflowsPath: workflowsPath(), failureConverterPath: encodedFailureConverterPath(root), logger: quietBundlerLogger }),
+  ]);
+  const files = bundleFiles(root, 'plain');
+  const encryptedFiles = bundleFiles(root, 'encrypted');
+  fs.writeFileSync(files.code, plain.code);
+  fs.writeFileSync(encryptedFiles.code, encrypted.code);
+  fs.writeFileSync(files.meta, JSON.stringify({ fingerprint: workflowCodeFingerprint(root), bytes: plain.code.length }, null, 2));
+  return [files.code, encryptedFiles.code];
 }
 
 /**
  * Worker options naming the workflow code: the prebuilt bundle when it matches the compiled code,
  * else the workflows path (the worker bundles at start). `reason` says which and why, for the log.
  */
-export function workflowSource(root: string | undefined = distRoot()): {
+export function workflowSource(
+  variant: BundleVariant = 'plain',
+  root: string | undefined = distRoot(),
+): {
   source: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>;
   reason: string;
 } {
   if (!root) return { source: { workflowsPath: workflowsPath() }, reason: 'bundled at start from source' };
-  const files = bundleFiles(root);
+  const files = bundleFiles(root, variant);
   const bundleAtStart = { workflowsPath: path.join(root, 'workflows', 'index.js') };
   let fingerprint: string | undefined;
   try {
@@ -90,7 +111,7 @@ export const quietBundlerLogger = {
 
 if (require.main === module) {
   writeWorkflowBundle().then(
-    (file) => console.log(`mcp-turns: workflow bundle ${file}`),
+    (files) => console.log(`mcp-turns: workflow bundles ${files.join(', ')}`),
     (err: unknown) => {
       console.error(err instanceof Error ? err.message : err);
       process.exit(1);

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { addNewKey, KeyringError, loadKeyring, parseKeyring, useKey } from '../../src/encryption/keyring';
+import { addNewKey, followKeyring, KeyringError, loadKeyring, parseKeyring, useKey } from '../../src/encryption/keyring';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -58,5 +58,22 @@ describe('keyring', () => {
     expect(() => useKey(file, 'k9')).toThrow(`keyring ${file} holds no key k9 (it holds k1, k2)`);
     expect(() => addNewKey(file, 'k2')).toThrow(`keyring ${file} already holds a key k2`);
     expect(fs.readdirSync(path.dirname(file))).toEqual(['ring.json']);
+  });
+});
+
+describe('followKeyring', () => {
+  it('sees a key added and made current while the process runs, and keeps the ring on a bad edit', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'keyring-')), 'ring.json');
+    addNewKey(file);
+    const errors: string[] = [];
+    const source = followKeyring(file, { intervalMs: 0, onError: (err) => errors.push(err.message) });
+    expect(source.current().current).toBe('k1');
+    addNewKey(file);
+    useKey(file, 'k2');
+    expect(source.current().current).toBe('k2');
+    expect(source.current().keys.size).toBe(2);
+    fs.writeFileSync(file, '{"current": "k3", "keys": []}');
+    expect(source.current().current).toBe('k2');
+    expect(errors).toEqual([`keyring ${file}: keys must hold at least one key`]);
   });
 });

@@ -22,7 +22,7 @@ describe('prebuilt workflow bundle', () => {
   it('is used while it matches the compiled code', () => {
     const root = fakeDist();
     writeBundle(root, workflowCodeFingerprint(root));
-    const { source, reason } = workflowSource(root);
+    const { source, reason } = workflowSource('plain', root);
     expect(source).toEqual({ workflowBundle: { codePath: path.join(root, 'workflow-bundle.js') } });
     expect(reason).toMatch(/^prebuilt /);
   });
@@ -31,14 +31,22 @@ describe('prebuilt workflow bundle', () => {
     const root = fakeDist();
     writeBundle(root, workflowCodeFingerprint(root));
     fs.writeFileSync(path.join(root, 'src', 'core', 'x.js'), 'exports.x = 2;');
-    const { source, reason } = workflowSource(root);
+    const { source, reason } = workflowSource('plain', root);
     expect(source).toEqual({ workflowsPath: path.join(root, 'workflows', 'index.js') });
     expect(reason).toMatch(/older than the code/);
   });
 
+  it('has a variant for encryption, chosen by name', () => {
+    const root = fakeDist();
+    writeBundle(root, workflowCodeFingerprint(root));
+    expect(workflowSource('encrypted', root).reason).toMatch(/no prebuilt bundle|older/);
+    fs.writeFileSync(path.join(root, 'workflow-bundle-encrypted.js'), '/* encrypted bundle */');
+    expect(workflowSource('encrypted', root).source).toEqual({ workflowBundle: { codePath: path.join(root, 'workflow-bundle-encrypted.js') } });
+  });
+
   it('is not required: without one the worker bundles at start', () => {
     const root = fakeDist();
-    expect(workflowSource(root)).toEqual({
+    expect(workflowSource('plain', root)).toEqual({
       source: { workflowsPath: path.join(root, 'workflows', 'index.js') },
       reason: expect.stringMatching(/no prebuilt bundle/),
     });

@@ -1,0 +1,84 @@
+/**
+ * Whether payloads are encrypted, and with which keyring, taken from one place for the client, the
+ * CLI, batches, `serve` and every worker (they must agree: what one encrypts another decrypts):
+ *
+ * - `MCP_TURNS_KEYRING`: the keyring file (src/encryption/keyring.ts); set = encryption on.
+ * - else the `encryption:` section of the config file (`--config`, else `MCP_TURNS_CONFIG`):
+ *   `encryption: { keyring: FILE, compress: true }`, FILE relative to the config file.
+ * - `MCP_TURNS_ENCRYPTION_COMPRESS=1`: compress (brotli) before encrypting; or `compress: true` in
+ *   the section.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError, readConfigSection } from '../worker/worker-file';
+
+export interface EncryptionSettings {
+  /** The keyring file, absolute. */
+  keyringFile: string;
+  /** Compress before encrypting. */
+  compress: boolean;
+}
+
+/** An encryption setting that cannot be used; the message names the variable or field. */
+export class EncryptionConfigError extends Error {
+  override name = 'EncryptionConfigError';
+}
+
+const sectionSchema = z.strictObject({
+  keyring: z.string().min(1, 'must name the keyring file'),
+  compress: z.boolean().optional(),
+});
+
+/**
+ * Checks a config file's `encryption:` section; problems come back one line each, path first
+ * (`encryption.keyring: …`), as the rest of the file's.
+ */
+export function resolveEncryptionSection(section: unknown, configFile: string): { settings?: EncryptionSettings; problems: string[] } {
+  if (section === undefined || section === null) return { problems: [] };
+  const parsed = sectionSchema.safeParse(section);
+  if (!parsed.success) {
+    return {
+      problems: parsed.error.issues.flatMap((issue) => {
+        const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
+        return keys.map((key) => {
+          const at = ['encryption', ...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.');
+          return `${at}: ${key === undefined ? issue.message.replace(/^Invalid input: /, '') : 'unknown key'}`;
+        });
+      }),
+    };
+  }
+  return {
+    settings: {
+      keyringFile: path.resolve(path.dirname(path.resolve(configFile)), parsed.data.keyring),
+      compress: parsed.data.compress ?? false,
+    },
+    problems: [],
+  };
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const value = env[name]?.trim().toLowerCase();
+  if (value === undefined || value === '') return undefined;
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new EncryptionConfigError(`${name} must be 1 or 0, got "${env[name]}"`);
+}
+
+/** This process's encryption settings; undefined when encryption is off. Throws {@link EncryptionConfigError}. */
+export function encryptionSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionSettings | undefined {
+  const compress = flag(env, 'MCP_TURNS_ENCRYPTION_COMPRESS');
+  const keyring = env.MCP_TURNS_KEYRING?.trim();
+  if (keyring) return { keyringFile: path.resolve(keyring), compress: compress ?? false };
+  const configFile = env.MCP_TURNS_CONFIG?.trim();
+  if (!configFile) return undefined;
+  let section: unknown;
+  try {
+    section = readConfigSection(configFile, 'encryption', env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new EncryptionConfigError(`config ${configFile}: ${err.problems.join('; ')}`);
+    throw err;
+  }
+  const { settings, problems } = resolveEncryptionSection(section, configFile);
+  if (problems.length) throw new EncryptionConfigError(`config ${configFile}: ${problems.join('; ')}`);
+  return settings && { ...settings, compress: compress ?? settings.compress };
+}
