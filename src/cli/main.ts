@@ -13,6 +13,7 @@ import type * as Ls from './commands/ls';
 import type * as Chat from './commands/chat';
 import type * as Decide from './commands/decide';
 import type * as Demo from './commands/demo';
+import type * as Keys from './commands/keys';
 import type * as Run from './commands/run';
 import type * as Serve from './commands/serve';
 import type * as Server from './commands/server';
@@ -43,6 +44,7 @@ const COMMANDS: Record<string, () => Command> = {
   demo: () => (require('./commands/demo') as typeof Demo).demoCommand(),
   'stub-model': () => (require('./commands/stub-model') as typeof StubModel).stubModelCommand(),
   auth: () => (require('./commands/auth') as typeof Auth).authCommand(),
+  keys: () => (require('./commands/keys') as typeof Keys).keysCommand(),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -70,9 +72,12 @@ export function buildProgram(argv?: string[]): Command {
     .version(packageVersion())
     .addHelpText('after', `\n${EXIT_CODES_HELP}`)
     .option('--state-dir <dir>', `where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else ${stateDir()})`)
-    .hook('preAction', (cmd) => {
+    .hook('preAction', (cmd, action) => {
       const dir = (cmd.opts() as { stateDir?: string }).stateDir;
       if (dir) process.env.MCP_TURNS_HOME = path.resolve(dir);
+      // A command's --config is the process's config: its encryption section reaches the one data converter.
+      const config = (action.opts() as { config?: unknown }).config;
+      if (typeof config === 'string') process.env.MCP_TURNS_CONFIG = path.resolve(config);
     });
   // Only the invoked command is loaded; without one (help, a typo), all are, for the listing.
   const invoked = argv && invokedCommand(argv);

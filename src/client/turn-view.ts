@@ -3,6 +3,12 @@
  * finished, its result or its failure; while it runs, its live progress.
  */
 import { WorkflowFailedError, type Client } from '@temporalio/client';
+import {
+  decodeArrayFromPayloads,
+  extstoreInboundOptions,
+  visit,
+  walkGetWorkflowExecutionHistoryResponse,
+} from '@temporalio/common/lib/internal-non-workflow';
 import type { ChatTurnInput } from '../schemas/turn-input';
 import { turnProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
@@ -27,12 +33,10 @@ export async function getTurnView(client: Client, workflowId: string): Promise<T
   const d = await handle.describe();
   const view: TurnView = { workflowId, status: d.status.name, startTime: d.startTime.toISOString() };
   if (d.closeTime) view.closeTime = d.closeTime.toISOString();
-  const history = await handle.fetchHistory();
-  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-  const payload = started?.input?.payloads?.[0];
-  if (payload) {
-    view.input = client.options.loadedDataConverter.payloadConverter.fromPayload<ChatTurnInput>(payload);
-    view.question = view.input.question;
+  const input = await startInput(client, workflowId, d.runId);
+  if (input) {
+    view.input = input;
+    view.question = input.question;
   }
   if (d.status.name === 'COMPLETED') view.result = (await handle.result()) as ChatTurnResult;
   else if (d.status.name === 'RUNNING') view.progress = await handle.query(turnProgressQuery);
@@ -44,4 +48,19 @@ export async function getTurnView(client: Client, workflowId: string): Promise<T
     }
   }
   return view;
+}
+
+/** The run's input, from its first history event: fetched from storage and decoded (decrypted) as any payload. */
+async function startInput(client: Client, workflowId: string, runId: string): Promise<ChatTurnInput | undefined> {
+  const converter = client.options.loadedDataConverter;
+  const page = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId, runId },
+    maximumPageSize: 1,
+  });
+  await visit(page, walkGetWorkflowExecutionHistoryResponse, extstoreInboundOptions(converter.externalStorage));
+  const payloads = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+  if (!payloads?.length) return undefined;
+  const [input] = await decodeArrayFromPayloads(converter, payloads);
+  return input as ChatTurnInput;
 }
