@@ -19,6 +19,8 @@ import {
 import { CliError } from './cli-error';
 import { EXIT } from './exit-codes';
 import { StorageConfigError } from '../storage/storage-config';
+import { EncryptionConfigError } from '../encryption/encryption-settings';
+import { KeyringError } from '../encryption/keyring';
 import { dataConverterFromEnv } from '../storage/data-converter';
 
 /** `s` as one shell word: quoted only when it needs to be. */
@@ -95,7 +97,7 @@ export function assertMayStartDevServer(address: string, dbFile: string): DevSer
 
 /**
  * A client for CLI commands; an unreachable server is one clear line (see the file comment). A bad
- * MCP_TURNS_STORAGE is bad input (exit 2), told before the server is looked for.
+ * MCP_TURNS_STORAGE or keyring is bad input (exit 2), told before the server is looked for.
  */
 export async function connectOrFail(overrides: ConnectOverrides): Promise<{ client: Client; address: string; namespace: string }> {
   const { connectionOptions, namespace } = loadConnectConfig(overrides);
@@ -104,7 +106,7 @@ export async function connectOrFail(overrides: ConnectOverrides): Promise<{ clie
   try {
     dataConverter = dataConverterFromEnv();
   } catch (err) {
-    if (err instanceof StorageConfigError) throw new CliError(err.message, EXIT.badInput);
+    if (err instanceof StorageConfigError || err instanceof EncryptionConfigError || err instanceof KeyringError) throw new CliError(err.message, EXIT.badInput);
     throw err;
   }
   await failIfNothingListens(address);

@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, readConfigSection } from '../worker/worker-file';
+import { ConfigError, readConfigSection } from '../worker/config-text';
 
 export interface EncryptionSettings {
   /** The keyring file, absolute. */
@@ -81,4 +81,10 @@ export function encryptionSettingsFromEnv(env: NodeJS.ProcessEnv = process.env):
   const { settings, problems } = resolveEncryptionSection(section, configFile);
   if (problems.length) throw new EncryptionConfigError(`config ${configFile}: ${problems.join('; ')}`);
   return settings && { ...settings, compress: compress ?? settings.compress };
+}
+
+/** One line for logs: whether payloads are encrypted, with which keyring (never a key). */
+export function describeEncryption(settings: EncryptionSettings | undefined): string {
+  if (!settings) return 'encryption: off (MCP_TURNS_KEYRING turns it on)';
+  return `encryption: AES-256-GCM, keyring ${settings.keyringFile}${settings.compress ? ', compressed first' : ''}`;
 }

@@ -7,6 +7,7 @@ import type { ServerConfig } from '../mcp';
 import { resolveClaudeConfig, ClaudeConfigError, type ClaudeConfig } from '../claude/config';
 import { loadConfig, parseConfig, ConfigError, type ConfigFile } from './worker-file';
 import { resolveWorkerTuning, type WorkerTuning } from './worker-tuning';
+import { resolveEncryptionSection } from '../encryption/encryption-settings';
 
 export interface WorkerConfig {
   /** The MCP servers, defaults applied. */
@@ -47,6 +48,8 @@ export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURN
   }
   const { tuning, problems: tuningProblems } = resolveWorkerTuning(file?.worker);
   problems.push(...tuningProblems);
+  // The section itself is used through the environment (encryption-settings.ts); checked here with the rest.
+  if (file) problems.push(...resolveEncryptionSection(file.encryption, file.source).problems);
   if (problems.length || !file || !claude || !tuning) throw new WorkerConfigError(source, problems);
   return { servers: file.servers, claude, worker: tuning, source };
 }

@@ -15,6 +15,9 @@ import { startTracingFromEnv } from '../../tracing/start-tracing';
 import { TracingConfigError } from '../../tracing/tracing-settings';
 import { Runtime } from '@temporalio/worker';
 import { describeStorage, storageConfigFromEnv, StorageConfigError } from '../../storage/storage-config';
+import { dataConverterFromEnv } from '../../storage/data-converter';
+import { describeEncryption, EncryptionConfigError, encryptionSettingsFromEnv } from '../../encryption/encryption-settings';
+import { KeyringError } from '../../encryption/keyring';
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -32,6 +35,9 @@ export function workerCommand(): Command {
       if (!['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level)) throw new CliError(`--log-level must be TRACE, DEBUG, INFO, WARN or ERROR, got "${opts.logLevel}"`, 2);
       const tracing = asBadInput(() => startTracingFromEnv('mcp-turns-worker'), TracingConfigError);
       const storage = asBadInput(() => storageConfigFromEnv(), StorageConfigError);
+      // A bad keyring stops the worker here, before it polls: one line naming the file and field.
+      const dataConverter = asBadInput(() => dataConverterFromEnv(), StorageConfigError, EncryptionConfigError, KeyringError);
+      const encryption = encryptionSettingsFromEnv();
       const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
       installTelemetry({ logLevel: level as 'INFO', ...(metricsAddress ? { metricsAddress } : {}) });
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
@@ -54,6 +60,7 @@ export function workerCommand(): Command {
         claudeClient,
         claudeConfig: config.claude,
         turnWorkerOptions: config.worker,
+        dataConverter,
         ...(tracing ? { plugins: [tracing.plugin] } : {}),
       });
       const stop = (signal: string): void => {
@@ -65,7 +72,7 @@ export function workerCommand(): Command {
       console.log(
         `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
           `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
-          `workflow code: ${workers.workflowCode}; payload storage: ${describeStorage(storage)}` +
+          `workflow code: ${workers.workflowCode}; payload storage: ${describeStorage(storage)}; ${describeEncryption(encryption)}` +
           (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : '') +
           (tracing ? `; traces to ${tracing.tracesEndpoint} as ${tracing.serviceName}` : ''),
       );
