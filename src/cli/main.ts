@@ -11,6 +11,7 @@ import type * as Batch from './commands/batch';
 import type * as Cancel from './commands/cancel';
 import type * as Ls from './commands/ls';
 import type * as Chat from './commands/chat';
+import type * as CodecServer from './commands/codec-server';
 import type * as Decide from './commands/decide';
 import type * as Demo from './commands/demo';
 import type * as Keys from './commands/keys';
@@ -45,6 +46,7 @@ const COMMANDS: Record<string, () => Command> = {
   'stub-model': () => (require('./commands/stub-model') as typeof StubModel).stubModelCommand(),
   auth: () => (require('./commands/auth') as typeof Auth).authCommand(),
   keys: () => (require('./commands/keys') as typeof Keys).keysCommand(),
+  'codec-server': () => (require('./commands/codec-server') as typeof CodecServer).codecServerCommand(),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

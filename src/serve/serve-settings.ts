@@ -80,16 +80,16 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-/** `name:token,name:token` from MCP_TURNS_SERVE_TOKENS. */
-function tokensFromEnv(value: string | undefined, problems: string[]): ServeToken[] {
+/** `name:token,name:token` from the environment variable `variable` (MCP_TURNS_SERVE_TOKENS, MCP_TURNS_CODEC_TOKENS). */
+export function tokensFromEnv(value: string | undefined, problems: string[], variable = 'MCP_TURNS_SERVE_TOKENS'): ServeToken[] {
   if (!value?.trim()) return [];
   const tokens: ServeToken[] = [];
   for (const [i, item] of value.split(',').entries()) {
     const at = item.indexOf(':');
     const parsed = TokenSchema.safeParse(at > 0 ? { name: item.slice(0, at).trim(), token: item.slice(at + 1).trim() } : {});
-    if (at <= 0) problems.push(`MCP_TURNS_SERVE_TOKENS item ${i + 1}: write name:token (e.g. alice:<a long random token>)`);
+    if (at <= 0) problems.push(`${variable} item ${i + 1}: write name:token (e.g. alice:<a long random token>)`);
     else if (!parsed.success)
-      problems.push(`MCP_TURNS_SERVE_TOKENS item ${i + 1} (${item.slice(0, at).trim()}): ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`);
+      problems.push(`${variable} item ${i + 1} (${item.slice(0, at).trim()}): ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`);
     else tokens.push(parsed.data);
   }
   return tokens;

@@ -74,10 +74,14 @@ export function serverCommand(): Command {
     .option('--ui-port <port>', 'Web UI port (default: the gRPC port + 1000)')
     .option('--ip <ip>', 'address to bind', '127.0.0.1')
     .option('--db <file>', 'SQLite file (default: <state dir>/temporal.db)')
+    .option('--codec-endpoint <url>', 'the Web UI decodes payloads through this codec server (`mcp-turns codec-server`, e.g. http://127.0.0.1:8888)')
     .option('--verbose', "print the server's own log")
     .option('--stop', 'stop the dev server that `run` or `batch` started in the background on --port')
-    .action(async (opts: { port: string; uiPort?: string; ip: string; db?: string; verbose?: boolean; stop?: boolean }) => {
+    .action(async (opts: { port: string; uiPort?: string; ip: string; db?: string; codecEndpoint?: string; verbose?: boolean; stop?: boolean }) => {
       const port = parsePort(opts.port, '--port');
+      if (opts.codecEndpoint !== undefined && !/^https?:\/\/[^/\s]+(\/\S*)?$/.test(opts.codecEndpoint)) {
+        throw new CliError(`--codec-endpoint must be an http(s) URL such as http://127.0.0.1:8888, got "${opts.codecEndpoint}"`, EXIT.badInput);
+      }
       const uiPort = opts.uiPort === undefined ? port + 1000 : parsePort(opts.uiPort, '--ui-port');
       const address = `${opts.ip}:${port}`;
       if (opts.stop) {
@@ -99,6 +103,7 @@ export function serverCommand(): Command {
           uiPort,
           ip: opts.ip,
           dbFile,
+          ...(opts.codecEndpoint ? { extraArgs: ['--ui-codec-endpoint', opts.codecEndpoint] } : {}),
           onLog: (line) => (opts.verbose || line.startsWith('installing') || line.startsWith('temporal CLI') ? console.error(line) : undefined),
         });
       } catch (err) {
@@ -108,7 +113,7 @@ export function serverCommand(): Command {
       writeDevServerRecord({ pid: server.pid!, address: server.address, uiUrl: server.uiUrl, dbFile, startedAt: new Date().toISOString() });
       console.log(`Temporal dev server on ${server.address} (db ${dbFile})`);
       console.log(`Search attributes: ${SEARCH_ATTRIBUTES.map((k) => k.name).join(', ')}`);
-      console.log(`Temporal Web UI: ${server.uiUrl}`);
+      console.log(`Temporal Web UI: ${server.uiUrl}${opts.codecEndpoint ? ` (payloads decoded by ${opts.codecEndpoint})` : ''}`);
       let stopping = false;
       const stop = (signal: string): void => {
         if (stopping) return;
