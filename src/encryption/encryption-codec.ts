@@ -36,11 +36,13 @@ export class EncryptionKeyMissingError extends Error {
   override name = 'EncryptionKeyMissing';
   constructor(
     readonly keyId: string,
-    keyringFile: string,
+    /** The process's keyring file; undefined when it has none. */
+    keyringFile: string | undefined,
   ) {
     super(
-      `a payload is encrypted under key ${keyId}, which the keyring ${keyringFile} lacks: add ${keyId} to this process's keyring ` +
-        '(copy it from the keyring that has it) and restart; Temporal retries the workflow task until a worker with the key takes it',
+      keyringFile
+        ? `a payload is encrypted under key ${keyId}, which the keyring ${keyringFile} lacks: add ${keyId} to it (copy the entry from a keyring that has it)`
+        : `a payload is encrypted under key ${keyId}, and this process has no keyring: set MCP_TURNS_KEYRING to a keyring file holding ${keyId}`,
     );
   }
 }
@@ -183,4 +185,24 @@ export class EncryptionCodec implements PayloadCodec {
 /** What the tag also covers: the key id and the compression, so neither can be swapped. */
 function additionalData(keyId: string, compression: string | undefined): Buffer {
   return Buffer.from(`${keyId}\0${compression ?? ''}`, 'utf8');
+}
+
+/**
+ * The codec of a process without a keyring: it encrypts nothing, and an encrypted payload it meets
+ * fails with the line that says which key to configure, instead of an unknown encoding.
+ */
+export class NoKeyringCodec implements PayloadCodec {
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads;
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    for (const payload of payloads) {
+      if (isEncrypted(payload)) {
+        const keyId = payloadKeyId(payload) ?? '(none)';
+        throw new EncryptionKeyMissingError(keyId, undefined);
+      }
+    }
+    return payloads;
+  }
 }

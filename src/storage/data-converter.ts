@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import { ExternalStorage, type DataConverter } from '@temporalio/common';
-import { EncryptionCodec } from '../encryption/encryption-codec';
+import { EncryptionCodec, EncryptionKeyMissingError, NoKeyringCodec } from '../encryption/encryption-codec';
 import { encryptionSettingsFromEnv, type EncryptionSettings } from '../encryption/encryption-settings';
 import { followKeyring } from '../encryption/keyring';
 import { FsStorageDriver } from './fs-storage-driver';
@@ -57,10 +57,7 @@ export function createEncryptionCodec(settings: EncryptionSettings, log: (line: 
       const last = logged.get(keyId);
       if (last !== undefined && Date.now() - last < MISSING_KEY_LOG_INTERVAL_MS) return;
       logged.set(keyId, Date.now());
-      log(
-        `mcp-turns: a payload is encrypted under key ${keyId}, which the keyring ${settings.keyringFile} lacks: ` +
-          `add ${keyId} to it (copy the entry from a keyring that has it); the workflow task is retried until a worker with the key takes it`,
-      );
+      log(`mcp-turns: ${new EncryptionKeyMissingError(keyId, settings.keyringFile).message}; a workflow task is retried until a worker with the key takes it`);
     },
   });
 }
@@ -69,7 +66,7 @@ export function createEncryptionCodec(settings: EncryptionSettings, log: (line: 
 export function createDataConverter(config: StorageConfig, encryption?: EncryptionSettings): DataConverter {
   const encrypted: DataConverter = encryption
     ? { payloadCodecs: [createEncryptionCodec(encryption)], failureConverterPath: ENCODED_FAILURE_CONVERTER_PATH }
-    : {};
+    : { payloadCodecs: [new NoKeyringCodec()] };
   const driver = createStorageDriver(config.location);
   if (!driver) {
     return {
