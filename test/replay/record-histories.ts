@@ -11,7 +11,9 @@
  * - `parallel-then-repeat`: one step with two tool calls in parallel, then a repeated call;
  * - `batch-of-two`: a chatBatch of two one-round queries (the batch workflow's history);
  * - `conversation`: a conversation's first run: three messages sent at once, answered in order by
- *   child turns, and a continue-as-new after two turns per run (the third answered first).
+ *   child turns, and a continue-as-new after two turns per run (the third answered first);
+ * - `encrypted-two-round`: `two-round` with encryption on, under key k1 of the test keyring
+ *   (test/replay/test-keyring.json, a key for tests only): every payload is ciphertext.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,6 +45,10 @@ import {
 } from '../support/scripted-activities';
 import { runChain } from '../support/history-payloads';
 import { quietRuntime } from '../support/temporal';
+import { dataConverterFromEnv } from '../../src/storage/data-converter';
+
+/** The keyring the encrypted histories were recorded with, and are replayed with (run from the repository's root). */
+const TEST_KEYRING = path.resolve('test', 'replay', 'test-keyring.json');
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -147,22 +153,27 @@ async function conversationHistory(turns: ScriptedTurns, id: string): Promise<Hi
   return turns.client.workflow.getHandle(id, runs[0]).fetchHistory();
 }
 
+/** Two tool rounds, then the answer and the formatter. */
+function twoRound(turns: ScriptedTurns, workflowId: string): Promise<History> {
+  return turnHistory(
+    turns,
+    workflowId,
+    { question: 'echo alpha, then add 2 and 3' },
+    {
+      tools,
+      claude: [
+        reply([text('Let me echo first.'), toolUse('everything__echo', { message: 'alpha' })]),
+        reply([text('Now the sum.'), toolUse('everything__get-sum', { a: 2, b: 3 })]),
+        reply([text('Both done: Echo: alpha; the sum is 5.')]),
+      ],
+      formatter,
+    },
+  );
+}
+
 async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
   return {
-    'two-round': await turnHistory(
-      turns,
-      'two-round',
-      { question: 'echo alpha, then add 2 and 3' },
-      {
-        tools,
-        claude: [
-          reply([text('Let me echo first.'), toolUse('everything__echo', { message: 'alpha' })]),
-          reply([text('Now the sum.'), toolUse('everything__get-sum', { a: 2, b: 3 })]),
-          reply([text('Both done: Echo: alpha; the sum is 5.')]),
-        ],
-        formatter,
-      },
-    ),
+    'two-round': await twoRound(turns, 'two-round'),
     'parallel-then-repeat': await turnHistory(
       turns,
       'parallel-then-repeat',
@@ -201,6 +212,7 @@ async function main(): Promise<void> {
     },
   });
   let turns: ScriptedTurns | undefined;
+  let encryptedTurns: ScriptedTurns | undefined;
   try {
     const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
     const bundlePath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-record-')), 'workflows.js');
@@ -210,6 +222,11 @@ async function main(): Promise<void> {
     process.env.MCP_TURNS_TEST_BUNDLE = bundlePath;
     turns = await startScriptedTurns();
     const histories = await record(turns);
+    // Encryption on, payloads inline: the client and the scripted workers take both from the environment.
+    process.env.MCP_TURNS_KEYRING = TEST_KEYRING;
+    process.env.MCP_TURNS_STORAGE = 'none';
+    encryptedTurns = await startScriptedTurns();
+    histories['encrypted-two-round'] = await twoRound(encryptedTurns, 'encrypted-two-round');
     await replayAll(histories, bundle.code);
     fs.mkdirSync(out, { recursive: true });
     for (const [name, history] of Object.entries(histories)) {
@@ -218,6 +235,7 @@ async function main(): Promise<void> {
       console.log(`${file}: ${history.events?.length ?? 0} events`);
     }
   } finally {
+    await encryptedTurns?.close();
     await turns?.close();
     await env.teardown();
   }
@@ -226,7 +244,8 @@ async function main(): Promise<void> {
 /** Every history must replay against the code that recorded it, or none is written. */
 async function replayAll(histories: Record<string, History>, code: string): Promise<void> {
   const entries = Object.entries(histories).map(([workflowId, history]) => ({ workflowId, history }));
-  for await (const r of Worker.runReplayHistories({ workflowBundle: { code } }, entries)) {
+  // The encrypting converter reads plaintext histories too.
+  for await (const r of Worker.runReplayHistories({ workflowBundle: { code }, dataConverter: dataConverterFromEnv() }, entries)) {
     if (r.error) throw new Error(`${r.workflowId} does not replay: ${r.error.message}`);
   }
 }

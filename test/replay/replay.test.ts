@@ -1,7 +1,9 @@
 /**
  * Every recorded history of a real turn in histories/ must replay against the current workflow code,
  * and an incompatible change must be caught. When a change alters history, the histories are
- * re-recorded: README, "Changing workflow code that alters history".
+ * re-recorded: README, "Changing workflow code that alters history". Histories are replayed with
+ * the converter of a process that encrypts under the test keyring (test-keyring.json, a key for tests
+ * only): `encrypted-two-round` was recorded under its key k1, the others in plaintext, which it reads too.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,6 +11,13 @@ import { Worker, DefaultLogger, Runtime } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { workflowsPath } from '../../src/worker/workflows-path';
+import { createDataConverter } from '../../src/storage/data-converter';
+import { isEncrypted } from '../../src/encryption/encryption-codec';
+
+const dataConverter = createDataConverter(
+  { location: { kind: 'none' }, thresholdBytes: 256 * 1024, segmentThresholdBytes: 512, carriedThresholdBytes: 16 * 1024 },
+  { keyringFile: path.join(__dirname, 'test-keyring.json'), compress: false },
+);
 
 jest.setTimeout(120_000);
 
@@ -34,8 +43,18 @@ describe('replay of recorded chat turns', () => {
 
   it('replays every recorded history against the current workflow code', async () => {
     const results = [];
-    for await (const r of Worker.runReplayHistories({ workflowsPath: workflowsPath() }, files.map(load))) results.push(r);
+    for await (const r of Worker.runReplayHistories({ workflowsPath: workflowsPath(), dataConverter }, files.map(load))) results.push(r);
     expect(results.map((r) => ({ id: r.workflowId, error: r.error?.message }))).toEqual(files.map((f) => ({ id: path.basename(f, '.json'), error: undefined })));
+  });
+
+  it('has a history recorded under key k1 whose inputs and results are ciphertext', () => {
+    const { history } = load('encrypted-two-round.json');
+    const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+    const completed = history.events!.at(-1)!.workflowExecutionCompletedEventAttributes!;
+    for (const payload of [started.input!.payloads![0]!, completed.result!.payloads![0]!, started.userMetadata!.summary!]) {
+      expect(isEncrypted(payload)).toBe(true);
+      expect(Buffer.from(payload.metadata!['encryption-key-id']!).toString()).toBe('k1');
+    }
   });
 
   it('fails replay when the workflow changes incompatibly', async () => {
