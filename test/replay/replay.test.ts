@@ -51,7 +51,7 @@ describe('replay of recorded chat turns', () => {
     const { history } = load('encrypted-two-round.json');
     const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
     const completed = history.events!.at(-1)!.workflowExecutionCompletedEventAttributes!;
-    for (const payload of [started.input!.payloads![0]!, completed.result!.payloads![0]!, started.userMetadata!.summary!]) {
+    for (const payload of [started.input!.payloads![0]!, completed.result!.payloads![0]!, history.events![0]!.userMetadata!.summary!]) {
       expect(isEncrypted(payload)).toBe(true);
       expect(Buffer.from(payload.metadata!['encryption-key-id']!).toString()).toBe('k1');
     }
