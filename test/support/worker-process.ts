@@ -11,6 +11,8 @@ export async function startWorkerProcess(opts: {
   stubUrl: string;
   extraArgs?: string[];
   env?: NodeJS.ProcessEnv;
+  /** Given: the worker's stderr goes here instead of this process's. */
+  onStderr?: (text: string) => void;
 }): Promise<ChildProcess> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-worker-'));
   const config = path.join(dir, 'config.json');
@@ -23,8 +25,9 @@ export async function startWorkerProcess(opts: {
       ANTHROPIC_BASE_URL: opts.stubUrl,
       ...opts.env,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', opts.onStderr ? 'pipe' : 'inherit'],
   });
+  if (opts.onStderr) child.stderr!.on('data', (d: Buffer) => opts.onStderr!(d.toString()));
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => d.toString().includes('mcp-turns worker on') && resolve());
     child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)));
