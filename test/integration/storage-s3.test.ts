@@ -2,9 +2,14 @@
  * The S3-compatible driver against a real S3 server (Versity's gateway, built from its Go module by
  * the test harness on first use): store, retrieve, one object per distinct payload, the age restarted
  * on reuse, a clear line for a missing object; then a whole turn with large payloads configured only
- * through MCP_TURNS_STORAGE and the AWS credential variables, whose objects are in the bucket.
+ * through MCP_TURNS_STORAGE and the AWS credential variables, whose objects are in the bucket; and
+ * the same with encryption on, where no object of the bucket holds the question or the tool's result.
  */
-import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { addNewKey } from '../../src/encryption/keyring';
 import { defaultPayloadConverter, StorageDriverClaim } from '@temporalio/common';
 import type { Scenario } from '../../src/stub';
 import { startChatTurn } from '../../src/client/chat-turn-client';
@@ -132,6 +137,42 @@ describe('a turn on the S3 driver', () => {
       const history = JSON.stringify(await rawHistoryEvents(h.client, handle.workflowId));
       expect(history).not.toContain(s3.credentials.secretAccessKey);
     } finally {
+      await h.close();
+    }
+  });
+
+  it('with encryption on, keeps the question and the tool result out of every object of the bucket', async () => {
+    const keyring = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-s3-keyring-')), 'keyring.json');
+    addNewKey(keyring);
+    const canary = 'S3-CANARY-2f61c9';
+    process.env.MCP_TURNS_STORAGE = `s3://turns/encrypted?endpoint=${encodeURIComponent(s3.endpoint)}&region=${s3.region}&path_style=1`;
+    process.env.MCP_TURNS_KEYRING = keyring;
+    process.env.AWS_ACCESS_KEY_ID = s3.credentials.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = s3.credentials.secretAccessKey;
+    const h = await startTurnHarness({
+      scenarios: {
+        'canary-echo': {
+          steps: [
+            { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: `${canary} ${BIG}` } }] },
+            { content: [{ type: 'text', text: 'Echoed it.' }] },
+          ],
+        },
+      },
+      servers: { everything: everythingStdio({ max_result_bytes: 1_000_000 }) },
+    });
+    try {
+      const handle = await startChatTurn(h.client, { question: `Echo ${canary}`, model: 'canary-echo', servers: ['everything'] }, { taskQueue: h.taskQueue });
+      expect(JSON.stringify((await handle.result()).messages)).toContain(`Echo: ${canary}`);
+      const keys = await objectKeys('turns', 'encrypted/');
+      expect(keys.length).toBeGreaterThanOrEqual(3);
+      for (const key of keys) {
+        const object = await s3.client.send(new GetObjectCommand({ Bucket: 'turns', Key: key }));
+        const bytes = Buffer.from(await object.Body!.transformToByteArray());
+        expect(bytes.includes(Buffer.from(canary))).toBe(false);
+        expect(bytes.includes(Buffer.from('ssssssssssssssss'))).toBe(false);
+      }
+    } finally {
+      delete process.env.MCP_TURNS_KEYRING;
       await h.close();
     }
   });
