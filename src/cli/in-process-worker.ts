@@ -9,6 +9,7 @@ import { createClaudeClient, ClaudeClientConfigError } from '../claude/client';
 import { McpPool } from '../mcp';
 import { connectWorker } from '../temporal/worker-connection';
 import { installTelemetry } from '../worker/telemetry';
+import { encryptionSettingsFromEnv } from '../encryption/encryption-settings';
 import { poolMetrics } from '../worker/metrics';
 import { createTurnWorkers } from '../worker/turn-worker';
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '../worker/worker-config';
@@ -47,7 +48,7 @@ export async function startInProcessWorker(
   setup: InProcessWorkerSetup,
   target: { address: string; namespace: string; taskQueue: string },
 ): Promise<InProcessWorker> {
-  installTelemetry({ logLevel: 'ERROR' });
+  installTelemetry({ logLevel: 'ERROR', withholdFailureMessages: encryptionSettingsFromEnv() !== undefined });
   const { connection, namespace } = await connectWorker({
     address: target.address,
     namespace: target.namespace,

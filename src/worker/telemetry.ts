@@ -4,12 +4,15 @@
  * all served from one endpoint through the Temporal Runtime's meter.
  */
 import { Runtime, DefaultLogger, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
+import { logWithFailureMessagesWithheld } from './failure-log-redaction';
 
 export interface TelemetryOptions {
   /** host:port for Prometheus (`/metrics`); undefined = no endpoint. */
   metricsAddress?: string;
   /** @default "INFO" */
   logLevel?: LogLevel;
+  /** Log failures by type only, without their messages (encryption is on). @default false */
+  withholdFailureMessages?: boolean;
 }
 
 let installed = false;
@@ -19,7 +22,7 @@ export function installTelemetry(opts: TelemetryOptions): void {
   if (installed) return;
   installed = true;
   Runtime.install({
-    logger: new DefaultLogger(opts.logLevel ?? 'INFO'),
+    logger: new DefaultLogger(opts.logLevel ?? 'INFO', opts.withholdFailureMessages ? logWithFailureMessagesWithheld : undefined),
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
       ...(opts.metricsAddress ? { metrics: { prometheus: { bindAddress: opts.metricsAddress } } } : {}),

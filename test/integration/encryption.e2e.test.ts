@@ -2,9 +2,9 @@
  * Encryption at rest, end to end: a dev server of its own (SQLite file, its log kept), a real
  * `mcp-turns worker` process with a keyring and the filesystem store, the counting MCP server, the
  * real Anthropic SDK to the stub, the real CLI and the codec server in Chromium.
- * - Canaries in the question, a tool's result and the answer are nowhere as bytes: not in the
- *   database files, the server's log, the store, nor `show --json` without the key (a plaintext
- *   turn's canary is found in the database, so the scan can see).
+ * - Canaries in the question, a tool's result, the answer and a failure's message are nowhere as
+ *   bytes: not in the database files, the server's log, the store, nor `show --json` without the
+ *   key (a plaintext turn's canary is found in the database, so the scan can see).
  * - The Web UI shows a turn decoded through `mcp-turns codec-server`, stored payloads included.
  * - Rotation: a turn started under k1 finishes under k2 after `keys new` and `keys use`.
  * - A worker without the key logs one line and fails only its workflow tasks; restarted with the
@@ -45,7 +45,7 @@ const db = path.join(dir, 'temporal.db');
 const serverLog = path.join(dir, 'server.log');
 const countFile = path.join(dir, 'count.jsonl');
 const taskQueue = uniqueQueue('encryption');
-const CANARY = { question: 'QUESTION-CANARY-6d1f0a', tool: 'TOOL-CANARY-b37e52', answer: 'ANSWER-CANARY-94c8e1' };
+const CANARY = { question: 'QUESTION-CANARY-6d1f0a', tool: 'TOOL-CANARY-b37e52', answer: 'ANSWER-CANARY-94c8e1', failure: 'FAILURE-CANARY-5a03d7' };
 
 let server: DevServer;
 let stub: StubModel;
@@ -104,6 +104,11 @@ beforeAll(async () => {
           { content: [{ type: 'text', text: `${CANARY.answer}: {{toolResults}}` }] },
         ],
       },
+      // Claude refuses the request with a message that quotes it: the turn fails with that message.
+      refused: {
+        steps: [{ content: [{ type: 'text', text: 'never sent' }] }],
+        faults: [{ step: 0, status: 400, message: `request refused: ${CANARY.failure}` }],
+      },
     },
   });
   env = {
@@ -138,32 +143,39 @@ async function keyIdsOf(workflowId: string): Promise<{ payloads: Payload[]; keyI
 describe('encryption at rest', () => {
   let canaryTurn: string;
 
-  it('keeps question, tool result and answer out of the database, the server log, the store and --json without the key', async () => {
+  it('keeps question, tool result, answer and failure messages out of the database, the server log, the store and --json without the key', async () => {
     canaryTurn = `canary-${Date.now()}`;
     const run = await runCli(['run', CANARY.question, '--model', 'canary', '--json', '--id', canaryTurn], { env });
-    expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     const result = JSON.parse(run.stdout) as { response: { conversation: string } };
     expect(result.response.conversation).toBe(`${CANARY.answer}: counted ${CANARY.tool}`);
 
+    // A failed turn: its failure's message, which quotes Claude's refusal, is encrypted too.
+    const failedTurn = `refused-${Date.now()}`;
+    const refused = await runCli(['run', 'refuse this', '--model', 'refused', '--id', failedTurn], { env });
+    expect({ code: refused.code, said: refused.stdout + refused.stderr }).toEqual({ code: 1, said: expect.stringContaining(CANARY.failure) });
+    const failedEvent = (await rawHistoryEvents(plainClient, failedTurn)).at(-1)!.workflowExecutionFailedEventAttributes!;
+    expect(failedEvent.failure!.message).toBe('Encoded failure');
+
     // A turn started by a process without the keyring: its question is plaintext, and the scan finds it.
     const plain = await runCli(['run', 'PLAINTEXT-CANARY-0e77', '--model', 'canary', '--json'], { env: { ...env, MCP_TURNS_KEYRING: '' } });
-    expect(plain.code).toBe(1);
-    expect(plain.stderr.trim()).toBe('mcp-turns: a payload is encrypted under key k1, and this process has no keyring: set MCP_TURNS_KEYRING to a keyring file holding k1');
+    expect({ code: plain.code, stderr: plain.stderr.trim() }).toEqual({
+      code: 1,
+      stderr: 'mcp-turns: a payload is encrypted under key k1, and this process has no keyring: set MCP_TURNS_KEYRING to a keyring file holding k1',
+    });
 
     const dbFiles = fs.readdirSync(dir).filter((f) => f.startsWith('temporal.db')).map((f) => path.join(dir, f));
     expect(holding('PLAINTEXT-CANARY-0e77', dbFiles).length).toBeGreaterThan(0);
     expect(filesUnder(store).length).toBeGreaterThan(0);
     const shown = await runCli(['show', canaryTurn, '--json'], { env: { ...env, MCP_TURNS_KEYRING: '' } });
-    expect(shown.code).toBe(1);
+    expect({ code: shown.code, stderr: shown.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringMatching(/^mcp-turns: a payload is encrypted under key k1, and this process has no keyring/) });
     for (const canary of Object.values(CANARY)) {
       expect(holding(canary, [...dbFiles, serverLog, ...filesUnder(store)])).toEqual([]);
       expect(shown.stdout + shown.stderr).not.toContain(canary);
     }
     const withKey = await runCli(['show', canaryTurn, '--json'], { env });
-    expect(withKey.stderr).toBe('');
-    expect(withKey.code).toBe(0);
-    for (const canary of Object.values(CANARY)) expect(withKey.stdout).toContain(canary);
+    expect({ code: withKey.code, stderr: withKey.stderr }).toEqual({ code: 0, stderr: '' });
+    for (const canary of [CANARY.question, CANARY.tool, CANARY.answer]) expect(withKey.stdout).toContain(canary);
   });
 
   it('shows the turn decoded in the Web UI through the codec server, stored payloads included', async () => {

@@ -39,7 +39,7 @@ export function workerCommand(): Command {
       const dataConverter = asBadInput(() => dataConverterFromEnv(), StorageConfigError, EncryptionConfigError, KeyringError);
       const encryption = encryptionSettingsFromEnv();
       const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
-      installTelemetry({ logLevel: level as 'INFO', ...(metricsAddress ? { metricsAddress } : {}) });
+      installTelemetry({ logLevel: level as 'INFO', withholdFailureMessages: encryption !== undefined, ...(metricsAddress ? { metricsAddress } : {}) });
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
       const overrides = { address: opts.address, namespace: opts.namespace };
       const address = loadConnectConfig(overrides).connectionOptions.address;
