@@ -17,7 +17,11 @@
  *  - while the conversation is idle: the next message's time to the answer, against an undisturbed one.
  * Every figure is printed with the machine's load (os.loadavg()).
  *
- *   npm run bench:conversation     (BENCH_MESSAGES=100)
+ * BENCH_ENCRYPTION lists the modes to run, one after the other, each on a dev server, store and
+ * worker of its own (default `off,on`): `off`, `on` (a keyring: every payload encrypted), `on+compress`
+ * (compressed, then encrypted). The stalls are measured in the first mode only.
+ *
+ *   npm run bench:conversation     (BENCH_MESSAGES=100, BENCH_ENCRYPTION=off,on)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,6 +30,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { clientStorageOptions } from '../src/storage/client-storage-options';
+import { createDataConverter } from '../src/storage/data-converter';
+import { storageConfigFromEnv } from '../src/storage/storage-config';
+import { addNewKey } from '../src/encryption/keyring';
+import type { EncryptionSettings } from '../src/encryption/encryption-settings';
 import { formatBytes } from '../src/storage/stored-payload';
 import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
@@ -34,6 +42,8 @@ import { conversationTurnId, type MessageOutcome } from '../src/core/conversatio
 import { rawHistoryEvents, runChain } from '../test/support/history-payloads';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100);
+const MODES = (process.env.BENCH_ENCRYPTION ?? 'off,on').split(',').map((m) => m.trim());
+type Mode = 'off' | 'on' | 'on+compress';
 const CHECKPOINTS = [1, 10, 50, 100].filter((n) => n <= MESSAGES);
 const TASK_QUEUE = 'bench-conversation';
 /** The Claude activity's heartbeat timeout and first retry interval (workflows/turn-activities.ts). */
@@ -163,16 +173,37 @@ interface Row {
 }
 
 async function main(): Promise<void> {
+  for (const [i, mode] of MODES.entries()) {
+    if (!['off', 'on', 'on+compress'].includes(mode)) throw new Error(`BENCH_ENCRYPTION: unknown mode ${mode} (off, on, on+compress)`);
+    await conversation(mode as Mode, i === 0);
+  }
+}
+
+/** The conversation in `mode`; with `stalls`, the stalls after a SIGKILL too. */
+async function conversation(mode: Mode, stalls: boolean): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-conversation-bench-'));
   const store = path.join(dir, 'payloads');
-  process.env.MCP_TURNS_STORAGE = `fs:${store}`;
+  const storage = storageConfigFromEnv({ MCP_TURNS_STORAGE: `fs:${store}` });
+  let encryption: EncryptionSettings | undefined;
+  if (mode !== 'off') {
+    encryption = { keyringFile: path.join(dir, 'keyring.json'), compress: mode === 'on+compress' };
+    addNewKey(encryption.keyringFile);
+  }
   const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
   const stub: StubModel = await startStubModel({ scenarios: { chat: chat(), slow: chat(SLOW_CALL_MS) } });
   const config = path.join(dir, 'config.json');
   fs.writeFileSync(config, JSON.stringify({ mcp_servers: { documents: { type: 'stdio', command: process.execPath, args: [DOCUMENTS] } } }));
-  const env = { ...process.env, TEMPORAL_ADDRESS: server.address, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: stub.url };
+  const { MCP_TURNS_KEYRING: _keyring, MCP_TURNS_ENCRYPTION_COMPRESS: _compress, ...inherited } = process.env;
+  const env = {
+    ...inherited,
+    MCP_TURNS_STORAGE: `fs:${store}`,
+    ...(encryption ? { MCP_TURNS_KEYRING: encryption.keyringFile, MCP_TURNS_ENCRYPTION_COMPRESS: encryption.compress ? '1' : '0' } : {}),
+    TEMPORAL_ADDRESS: server.address,
+    ANTHROPIC_API_KEY: 'bench',
+    ANTHROPIC_BASE_URL: stub.url,
+  };
   let worker = await startWorker(env, config);
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions(createDataConverter(storage, encryption)) });
   try {
     const id = newConversationId();
     const question = (i: number): string => `message ${i} of ${id}`;
@@ -214,51 +245,70 @@ async function main(): Promise<void> {
     const totalS = (performance.now() - t0) / 1000;
     const runs = (await runChain(client, id)).length;
 
-    // The stall after a SIGKILL during a Claude call: the worker is restarted at once.
-    process.stderr.write('a worker SIGKILLed during a Claude call…\n');
-    const undisturbedText = `undisturbed slow ${id}`;
-    const u0 = performance.now();
-    check(await send(undisturbedText, 'slow'), undisturbedText);
-    const undisturbedMs = performance.now() - u0;
+    /** The stalls after a SIGKILL of the worker, which is restarted at once; printed. */
+    const measureStalls = async (): Promise<void> => {
+      // The stall after a SIGKILL during a Claude call: the worker is restarted at once.
+      process.stderr.write('a worker SIGKILLed during a Claude call…\n');
+      const undisturbedText = `undisturbed slow ${id}`;
+      const u0 = performance.now();
+      check(await send(undisturbedText, 'slow'), undisturbedText);
+      const undisturbedMs = performance.now() - u0;
 
-    const killedText = `killed during a Claude call ${id}`;
-    const k0 = performance.now();
-    const killed = send(killedText, 'slow');
-    const lastCall = (): RecordedRequest[] => stub.requests.filter((r) => r.scenario === 'slow' && r.step === 1 && currentQuestion(r) === killedText);
-    await until(() => lastCall().length === 1);
-    const killedAt = await kill(worker);
-    worker = await startWorker(env, config);
-    const restartedMs = performance.now() - killedAt;
-    await until(() => lastCall().length === 2);
-    const retriedMs = performance.now() - killedAt;
-    check(await killed, killedText);
-    const killedTotalMs = performance.now() - k0;
-    const answeredAfterRetryMs = performance.now() - killedAt - retriedMs - SLOW_CALL_MS;
-    const stallLoad = load();
+      const killedText = `killed during a Claude call ${id}`;
+      const k0 = performance.now();
+      const killed = send(killedText, 'slow');
+      const lastCall = (): RecordedRequest[] => stub.requests.filter((r) => r.scenario === 'slow' && r.step === 1 && currentQuestion(r) === killedText);
+      await until(() => lastCall().length === 1);
+      const killedAt = await kill(worker);
+      worker = await startWorker(env, config);
+      const restartedMs = performance.now() - killedAt;
+      await until(() => lastCall().length === 2);
+      const retriedMs = performance.now() - killedAt;
+      check(await killed, killedText);
+      const killedTotalMs = performance.now() - k0;
+      const answeredAfterRetryMs = performance.now() - killedAt - retriedMs - SLOW_CALL_MS;
+      const stallLoad = load();
 
-    // A SIGKILL while the conversation is idle: the next message, on the restarted worker.
-    process.stderr.write('a worker SIGKILLed while the conversation is idle…\n');
-    const idleKilledAt = await kill(worker);
-    worker = await startWorker(env, config);
-    const idleRestartMs = performance.now() - idleKilledAt;
-    const afterIdleText = `after an idle kill ${id}`;
-    const i0 = performance.now();
-    check(await send(afterIdleText), afterIdleText);
-    const afterIdleMs = performance.now() - i0;
-    const stickyWaits = await stickyTimeouts(client, id);
-    const normalText = `normal again ${id}`;
-    const n0 = performance.now();
-    check(await send(normalText), normalText);
-    const normalMs = performance.now() - n0;
-    const idleLoad = load();
+      // A SIGKILL while the conversation is idle: the next message, on the restarted worker.
+      process.stderr.write('a worker SIGKILLed while the conversation is idle…\n');
+      const idleKilledAt = await kill(worker);
+      worker = await startWorker(env, config);
+      const idleRestartMs = performance.now() - idleKilledAt;
+      const afterIdleText = `after an idle kill ${id}`;
+      const i0 = performance.now();
+      check(await send(afterIdleText), afterIdleText);
+      const afterIdleMs = performance.now() - i0;
+      const stickyWaits = await stickyTimeouts(client, id);
+      const normalText = `normal again ${id}`;
+      const n0 = performance.now();
+      check(await send(normalText), normalText);
+      const normalMs = performance.now() - n0;
+      const idleLoad = load();
 
+      console.log(`\nWorker SIGKILLed during a Claude call (the reply takes ${SLOW_CALL_MS} ms) and restarted at once (ready ${restartedMs.toFixed(0)} ms after the kill)`);
+      console.log(
+        `  the call reached Claude again ${(retriedMs / 1000).toFixed(1)} s after the kill; the activity's own retry: ` +
+          `heartbeat timeout ${CLAUDE_HEARTBEAT_TIMEOUT_MS / 1000} s + first retry ${CLAUDE_FIRST_RETRY_MS / 1000} s = ${((CLAUDE_HEARTBEAT_TIMEOUT_MS + CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s ` +
+          `(beyond it: ${((retriedMs - CLAUDE_HEARTBEAT_TIMEOUT_MS - CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s)`,
+      );
+      console.log(
+        `  from the retried reply to the answer: ${answeredAfterRetryMs.toFixed(0)} ms; the message took ${(killedTotalMs / 1000).toFixed(1)} s ` +
+          `(undisturbed ${(undisturbedMs / 1000).toFixed(1)} s); load ${stallLoad}`,
+      );
+      console.log(`Worker SIGKILLed while the conversation was idle, restarted at once (ready after ${idleRestartMs.toFixed(0)} ms)`);
+      console.log(`  the next message answered in ${(afterIdleMs / 1000).toFixed(1)} s; the one after ${(normalMs / 1000).toFixed(1)} s; load ${idleLoad}`);
+      console.log(
+        `  workflow tasks of the conversation timed out on the dead worker's sticky queue: ${stickyWaits.length ? stickyWaits.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ') : 'none'}` +
+          ' (the worker\'s stickyQueueScheduleToStartTimeout: 3 s in mcp-turns workers, Temporal\'s default 10 s)',
+      );
+    };
     const sorted = [...latencies].sort((a, b) => a - b);
     const pct = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
     const window = (from: number, to: number): string => {
       const slice = latencies.slice(from - 1, to).sort((a, b) => a - b);
       return slice.length ? `${slice[Math.floor(slice.length / 2)]!.toFixed(0)} ms` : '-';
     };
-    console.log(`\nA ${MESSAGES}-message conversation, two ~100 KB tool results a turn (${os.availableParallelism()} cores; store: files)`);
+    console.log(`\nA ${MESSAGES}-message conversation, two ~100 KB tool results a turn (${os.availableParallelism()} cores; store: files; encryption ${mode})`);
     console.log(`  ${MESSAGES} messages answered in ${totalS.toFixed(1)} s; ${runs} conversation runs (continued as new ${runs - 1} times)`);
     console.log(`  time to the answer: p50 ${pct(50).toFixed(0)} ms, p95 ${pct(95).toFixed(0)} ms, max ${pct(100).toFixed(0)} ms; median of messages 1-10 ${window(1, 10)}, 41-50 ${window(41, 50)}, 91-100 ${window(91, 100)}`);
     console.log('  message | to the answer | conversation history added | its turn\'s history | stored (objects) | Claude calls: requests | load 1/5/15');
@@ -269,22 +319,7 @@ async function main(): Promise<void> {
           `${`${r.claudeCalls}: ${formatBytes(r.claudeRequestBytes)}`.padStart(22)} | ${r.load}`,
       );
     }
-    console.log(`\nWorker SIGKILLed during a Claude call (the reply takes ${SLOW_CALL_MS} ms) and restarted at once (ready ${restartedMs.toFixed(0)} ms after the kill)`);
-    console.log(
-      `  the call reached Claude again ${(retriedMs / 1000).toFixed(1)} s after the kill; the activity's own retry: ` +
-        `heartbeat timeout ${CLAUDE_HEARTBEAT_TIMEOUT_MS / 1000} s + first retry ${CLAUDE_FIRST_RETRY_MS / 1000} s = ${((CLAUDE_HEARTBEAT_TIMEOUT_MS + CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s ` +
-        `(beyond it: ${((retriedMs - CLAUDE_HEARTBEAT_TIMEOUT_MS - CLAUDE_FIRST_RETRY_MS) / 1000).toFixed(1)} s)`,
-    );
-    console.log(
-      `  from the retried reply to the answer: ${answeredAfterRetryMs.toFixed(0)} ms; the message took ${(killedTotalMs / 1000).toFixed(1)} s ` +
-        `(undisturbed ${(undisturbedMs / 1000).toFixed(1)} s); load ${stallLoad}`,
-    );
-    console.log(`Worker SIGKILLed while the conversation was idle, restarted at once (ready after ${idleRestartMs.toFixed(0)} ms)`);
-    console.log(`  the next message answered in ${(afterIdleMs / 1000).toFixed(1)} s; the one after ${(normalMs / 1000).toFixed(1)} s; load ${idleLoad}`);
-    console.log(
-      `  workflow tasks of the conversation timed out on the dead worker's sticky queue: ${stickyWaits.length ? stickyWaits.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ') : 'none'}` +
-        ' (the worker\'s stickyQueueScheduleToStartTimeout: 3 s in mcp-turns workers, Temporal\'s default 10 s)',
-    );
+    if (stalls) await measureStalls();
   } finally {
     // Also after a failure: no dev server or worker is left running.
     if (worker.child.exitCode === null && worker.child.signalCode === null) {
