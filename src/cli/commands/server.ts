@@ -90,7 +90,10 @@ export function serverCommand(): Command {
       }
       const dbFile = path.resolve(opts.db ?? defaultDevServerDb());
       if (await portIsOpen(opts.ip, port)) {
-        if (await temporalAnswers(address)) return reuseAnsweringServer(address, port, dbFile);
+        if (await temporalAnswers(address)) {
+          if (opts.codecEndpoint) console.error(`Note: --codec-endpoint applies to a server this command starts; the one on ${address} keeps its UI as it was started (stop it, then start it with the flag).`);
+          return reuseAnsweringServer(address, port, dbFile);
+        }
         throw new CliError(`port ${port} on ${opts.ip} is in use by something that is not a Temporal server`);
       }
       const previous = lastDevServerRecord(address);
