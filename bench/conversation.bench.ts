@@ -40,6 +40,7 @@ import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { newConversationId, sendMessage } from '../src/client/conversation-client';
 import { conversationTurnId, type MessageOutcome } from '../src/core/conversation';
 import { rawHistoryEvents, runChain } from '../test/support/history-payloads';
+import { storeSize } from './store-size';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100);
 const MODES = (process.env.BENCH_ENCRYPTION ?? 'off,on').split(',').map((m) => m.trim());
@@ -85,20 +86,6 @@ async function historyBytes(client: Client, workflowId: string): Promise<number>
     total += temporal.api.history.v1.History.encode({ events }).finish().length;
   }
   return total;
-}
-
-/** Files and bytes in the store. */
-function storeSize(dir: string): { objects: number; bytes: number } {
-  let objects = 0;
-  let bytes = 0;
-  if (!fs.existsSync(dir)) return { objects, bytes };
-  for (const sub of fs.readdirSync(dir)) {
-    for (const f of fs.readdirSync(path.join(dir, sub))) {
-      objects++;
-      bytes += fs.statSync(path.join(dir, sub, f)).size;
-    }
-  }
-  return { objects, bytes };
 }
 
 /** The question a Claude request asks now (its last user text). */

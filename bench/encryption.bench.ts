@@ -37,6 +37,7 @@ import { formatBytes } from '../src/storage/stored-payload';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { encodedSize, rawHistoryEvents } from '../test/support/history-payloads';
+import { storeSize } from './store-size';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -64,20 +65,6 @@ function projectText(): string {
 function cpuSeconds(pid: number): number {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks
-}
-
-/** Files and bytes in a filesystem store (`<dir>/<first two hex>/<key>`). */
-function storeSize(dir: string): { objects: number; bytes: number } {
-  let objects = 0;
-  let bytes = 0;
-  if (!fs.existsSync(dir)) return { objects, bytes };
-  for (const sub of fs.readdirSync(dir)) {
-    for (const f of fs.readdirSync(path.join(dir, sub))) {
-      objects++;
-      bytes += fs.statSync(path.join(dir, sub, f)).size;
-    }
-  }
-  return { objects, bytes };
 }
 
 const loadText = (): string =>

@@ -12,14 +12,14 @@
  * - Nothing decoded is logged: one line per request with the namespace, the count and the caller.
  */
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import cors from '@fastify/cors';
 import { z } from 'zod';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow/external-storage-runner';
 import { isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/extstore-helpers';
 import type { ExternalStorage } from '@temporalio/common';
-import { tokenName } from '../serve/request-guard';
+import { bearerCaller } from '../serve/request-guard';
 import type { ServeToken } from '../serve/serve-settings';
 
 export interface CodecServerSettings {
@@ -73,7 +73,7 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
   const port = (): number => (app.server.address() as AddressInfo | null)?.port ?? settings.port;
   const storage = opts.externalStorage ? new ExternalStorageRunner(opts.externalStorage) : undefined;
 
-  app.decorateRequest('caller', '');
+  app.decorateRequest('actor', '');
   app.addHook('onRequest', async (request, reply) => {
     const host = (request.headers.host ?? '').toLowerCase();
     if (!allowedHosts(settings, port()).has(host)) {
@@ -83,16 +83,11 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
     if (origin !== undefined && !settings.uiOrigins.includes(origin)) {
       return reply.code(403).send({ error: `Origin ${origin} is not a UI origin of this codec server: add it with --ui-origin` });
     }
+    request.actor = 'local';
     if (request.method === 'OPTIONS' || settings.tokens.length === 0) return;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    const name = match ? tokenName(settings.tokens, match[1]!) : undefined;
-    if (!name) {
-      return reply
-        .code(401)
-        .header('www-authenticate', 'Bearer')
-        .send({ error: match ? 'the bearer token is not one of the codec server tokens' : 'missing Authorization: Bearer <token>' });
-    }
-    (request as unknown as { caller: string }).caller = name;
+    const caller = bearerCaller(settings.tokens, request.headers.authorization, 'the codec server tokens');
+    if ('refusal' in caller) return reply.code(401).header('www-authenticate', 'Bearer').send({ error: caller.refusal });
+    request.actor = caller.name;
   });
   await app.register(cors, {
     origin: settings.uiOrigins,
@@ -110,8 +105,7 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
     }
     return parsed.data.payloads.map(fromJson);
   };
-  const who = (request: { headers: Record<string, unknown>; caller?: unknown }): string =>
-    `namespace ${String(request.headers['x-namespace'] ?? '(none)')}, caller ${String((request as { caller?: string }).caller || 'local')}`;
+  const who = (request: FastifyRequest): string => `namespace ${String(request.headers['x-namespace'] ?? '(none)')}, caller ${request.actor}`;
 
   app.post('/decode', async (request) => {
     const payloads = await body(request);

@@ -37,6 +37,17 @@ export function tokenName(tokens: readonly ServeToken[], presented: string): str
   return found;
 }
 
+/**
+ * Who an `Authorization` header names among `tokens`: the token's name, or the line a 401 answers
+ * with (`tokensName` says which tokens, e.g. "serve.tokens").
+ */
+export function bearerCaller(tokens: readonly ServeToken[], authorization: string | undefined, tokensName: string): { name: string } | { refusal: string } {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  const name = match ? tokenName(tokens, match[1]!) : undefined;
+  if (name) return { name };
+  return { refusal: match ? `the bearer token is not one of ${tokensName}` : 'missing Authorization: Bearer <token>' };
+}
+
 /** The host names (lower case, with port) requests may name. */
 export function allowedHostsOf(settings: ServeSettings, port: number): Set<string> {
   const hosts = new Set<string>();
@@ -64,16 +75,12 @@ export function requestGuard(settings: ServeSettings, port: () => number) {
     request.actor = LOCAL_ACTOR;
     const path = request.url.split('?')[0]!;
     if (settings.tokens.length === 0 || OPEN_PATHS.has(path) || !(path.startsWith('/v1/') || path.startsWith('/api/'))) return;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    const name = match ? tokenName(settings.tokens, match[1]!) : undefined;
-    if (!name) {
-      await reply
-        .code(401)
-        .header('www-authenticate', 'Bearer')
-        .send({ error: match ? 'the bearer token is not one of serve.tokens' : 'missing Authorization: Bearer <token>' });
+    const caller = bearerCaller(settings.tokens, request.headers.authorization, 'serve.tokens');
+    if ('refusal' in caller) {
+      await reply.code(401).header('www-authenticate', 'Bearer').send({ error: caller.refusal });
       return;
     }
-    request.actor = name;
+    request.actor = caller.name;
   };
 }
 
