@@ -61,12 +61,14 @@ export function workflowCodeFingerprint(root: string): string {
 export async function writeWorkflowBundle(): Promise<string[]> {
   const root = distRoot();
   if (!root) throw new Error('mcp-turns: build first (tsc); the bundle is made from the compiled workflows in dist/');
+  const files = bundleFiles(root, 'plain');
+  const encryptedFiles = bundleFiles(root, 'encrypted');
+  // Made from this very code already (`npm test` builds again after `npm ci` built): nothing to do.
+  if (workflowSource('plain', root).source.workflowBundle && workflowSource('encrypted', root).source.workflowBundle) return [files.code, encryptedFiles.code];
   const [plain, encrypted] = await Promise.all([
     bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger }),
     bundleWorkflowCode({ workflowsPath: workflowsPath(), failureConverterPath: encodedFailureConverterPath(root), logger: quietBundlerLogger }),
   ]);
-  const files = bundleFiles(root, 'plain');
-  const encryptedFiles = bundleFiles(root, 'encrypted');
   fs.writeFileSync(files.code, plain.code);
   fs.writeFileSync(encryptedFiles.code, encrypted.code);
   fs.writeFileSync(files.meta, JSON.stringify({ fingerprint: workflowCodeFingerprint(root), bytes: plain.code.length }, null, 2));

@@ -18,6 +18,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { chromium } from 'playwright-core';
 import { startChatTurn } from '../../src/client/chat-turn-client';
+import type { ChatTurnResult } from '../../src/core/turn-result';
 import { approveToolCall } from '../../src/client/approvals';
 import { pendingApprovalsQuery } from '../../src/core/workflow-handlers';
 import { payloadKeyId } from '../../src/encryption/encryption-codec';
@@ -266,7 +267,13 @@ describe('encryption at rest', () => {
     worker = lacking.child;
     const before = fs.existsSync(countFile) ? fs.readFileSync(countFile, 'utf8').split('\n').filter(Boolean).length : 0;
     const requestsBefore = stub.requests.length;
-    const handle = await startChatTurn(client, { question: 'under a key the worker lacks', model: 'canary' }, { taskQueue });
+    // A short workflow task timeout: the task the killed worker had taken is given to the next one soon.
+    const handle = await client.workflow.start('chatTurn', {
+      taskQueue,
+      workflowId: `lacking-key-${Date.now()}`,
+      args: [{ question: 'under a key the worker lacks', model: 'canary' }],
+      workflowTaskTimeout: '2s',
+    });
     const line = `a payload is encrypted under key k2, which the keyring ${k1Only} lacks: add k2 to it`;
     for (let i = 0; i < 200 && !lacking.stderr().includes(line); i++) await new Promise((r) => setTimeout(r, 50));
     // Stopped at its first failure: Temporal backs off between later attempts of a workflow task.
@@ -276,7 +283,7 @@ describe('encryption at rest', () => {
     expect(stub.requests.length).toBe(requestsBefore);
 
     worker = (await startWorker()).child;
-    const result = await handle.result();
+    const result = (await handle.result()) as ChatTurnResult;
     expect(result.stopReason).toBe('completed');
     const counted = fs.readFileSync(countFile, 'utf8').split('\n').filter(Boolean).length - before;
     expect(counted).toBe(1);

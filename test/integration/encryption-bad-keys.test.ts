@@ -1,4 +1,7 @@
 /**
+ * Bad keys. A worker whose keyring is missing, malformed or without its current key stops at start
+ * with one line naming the file and the field (exit 2), before it connects.
+ *
  * What happens to an activity whose input is under a key its worker lacks: the workflow's worker
  * (full keyring) schedules a Claude call encrypted under k2; the Claude queue's worker has only k1.
  * Each attempt fails with the line that names the key (it cannot read its arguments), and is retried
@@ -22,6 +25,7 @@ import { storageConfigFromEnv } from '../../src/storage/storage-config';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from '../../src/worker/queue-registrations';
 import { quietRuntime, uniqueQueue } from '../support/temporal';
+import { runCli } from '../support/cli';
 
 jest.setTimeout(60_000);
 
@@ -83,6 +87,21 @@ afterAll(async () => {
   await client?.connection.close();
   await connection?.close();
   await stub?.close();
+});
+
+it('stops a worker at start on a missing or malformed keyring, or one without its current key, naming the field', async () => {
+  const bad = path.join(dir, 'bad.json');
+  const cases: Array<[string | undefined, string]> = [
+    [undefined, `mcp-turns: keyring ${path.join(dir, 'nowhere.json')} does not exist (mcp-turns keys new --keyring FILE makes one)`],
+    ['{"current": "k1", "keys": [{"id": "k1", "key": "c2hvcnQ="}]}', `mcp-turns: keyring ${bad}: keys[0] (k1).key must be the base64 of 32 random bytes (mcp-turns keys new makes one)`],
+    [JSON.stringify({ current: 'k9', keys: [{ id: 'k1', key: Buffer.alloc(32).toString('base64') }] }), `mcp-turns: keyring ${bad}: current names k9, which is not in keys (k1)`],
+  ];
+  for (const [content, line] of cases) {
+    if (content !== undefined) fs.writeFileSync(bad, content);
+    const keyring = content === undefined ? path.join(dir, 'nowhere.json') : bad;
+    const res = await runCli(['worker', '--task-queue', taskQueue], { env: { MCP_TURNS_KEYRING: keyring, ANTHROPIC_API_KEY: 'test', TEMPORAL_ADDRESS: address } });
+    expect({ code: res.code, stderr: res.stderr.trim() }).toEqual({ code: 2, stderr: line });
+  }
 });
 
 it('fails each attempt of a Claude call under k2 on a worker with only k1, and runs it once a worker with k2 polls', async () => {
