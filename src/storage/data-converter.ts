@@ -7,11 +7,10 @@
  * With encryption on (src/encryption/encryption-settings.ts), every payload is encrypted by the
  * codec before it is stored or sent, and failures keep their message in an encrypted attribute.
  */
-import path from 'node:path';
 import { ExternalStorage, type DataConverter } from '@temporalio/common';
-import { EncryptionCodec, EncryptionKeyMissingError, NoKeyringCodec } from '../encryption/encryption-codec';
+import { EncryptionCodec, NoKeyringCodec } from '../encryption/encryption-codec';
+import { createEncryptionCodec, ENCODED_FAILURE_CONVERTER_PATH } from '../encryption/process-codec';
 import { encryptionSettingsFromEnv, type EncryptionSettings } from '../encryption/encryption-settings';
-import { followKeyring } from '../encryption/keyring';
 import { FsStorageDriver } from './fs-storage-driver';
 import { NoStorageDriver, payloadLimitSelector, TEMPORAL_PAYLOAD_LIMIT } from './payload-limit';
 import { smallestStoredSize, storedPayloadSelector } from './payload-selector';
@@ -34,32 +33,6 @@ export function createStorageDriver(location: StorageLocation): FsStorageDriver 
       return new Driver(options);
     }
   }
-}
-
-/** The module whose `failureConverter` keeps failure messages in encoded attributes. */
-export const ENCODED_FAILURE_CONVERTER_PATH = require.resolve(path.join(__dirname, '..', 'encryption', 'encoded-failure-converter'));
-
-/** How often one line about a missing key is repeated (a workflow task is retried every few seconds). */
-const MISSING_KEY_LOG_INTERVAL_MS = 60_000;
-
-/** The codec for `settings`, following its keyring file; a missing key is logged once a minute per id. */
-export function createEncryptionCodec(settings: EncryptionSettings, log: (line: string) => void = (line) => console.error(line)): EncryptionCodec {
-  const logged = new Map<string, number>();
-  return new EncryptionCodec({
-    keyring: followKeyring(settings.keyringFile, {
-      onChange: (ring, before) => {
-        if (ring.current !== before.current) log(`mcp-turns: keyring ${ring.file}: new payloads are encrypted under ${ring.current} (was ${before.current})`);
-      },
-      onError: (err) => log(`mcp-turns: ${err.message}; the keyring read before stays in use`),
-    }),
-    compress: settings.compress,
-    onMissingKey: (keyId) => {
-      const last = logged.get(keyId);
-      if (last !== undefined && Date.now() - last < MISSING_KEY_LOG_INTERVAL_MS) return;
-      logged.set(keyId, Date.now());
-      log(`mcp-turns: ${new EncryptionKeyMissingError(keyId, settings.keyringFile).message}; a workflow task is retried until a worker with the key takes it`);
-    },
-  });
 }
 
 /** A data converter that stores payloads as `config` says, and encrypts them when `encryption` is given. */
