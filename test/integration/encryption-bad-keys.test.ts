@@ -90,18 +90,22 @@ afterAll(async () => {
 });
 
 it('stops a worker at start on a missing or malformed keyring, or one without its current key, naming the field', async () => {
-  const bad = path.join(dir, 'bad.json');
-  const cases: Array<[string | undefined, string]> = [
-    [undefined, `mcp-turns: keyring ${path.join(dir, 'nowhere.json')} does not exist (mcp-turns keys new --keyring FILE makes one)`],
-    ['{"current": "k1", "keys": [{"id": "k1", "key": "c2hvcnQ="}]}', `mcp-turns: keyring ${bad}: keys[0] (k1).key must be the base64 of 32 random bytes (mcp-turns keys new makes one)`],
-    [JSON.stringify({ current: 'k9', keys: [{ id: 'k1', key: Buffer.alloc(32).toString('base64') }] }), `mcp-turns: keyring ${bad}: current names k9, which is not in keys (k1)`],
+  const file = (name: string, content: string): string => {
+    fs.writeFileSync(path.join(dir, name), content);
+    return path.join(dir, name);
+  };
+  const missing = path.join(dir, 'nowhere.json');
+  const malformed = file('malformed.json', '{"current": "k1", "keys": [{"id": "k1", "key": "c2hvcnQ="}]}');
+  const noCurrent = file('no-current.json', JSON.stringify({ current: 'k9', keys: [{ id: 'k1', key: Buffer.alloc(32).toString('base64') }] }));
+  const cases: Array<[string, string]> = [
+    [missing, `mcp-turns: keyring ${missing} does not exist (mcp-turns keys new --keyring FILE makes one)`],
+    [malformed, `mcp-turns: keyring ${malformed}: keys[0] (k1).key must be the base64 of 32 random bytes (mcp-turns keys new makes one)`],
+    [noCurrent, `mcp-turns: keyring ${noCurrent}: current names k9, which is not in keys (k1)`],
   ];
-  for (const [content, line] of cases) {
-    if (content !== undefined) fs.writeFileSync(bad, content);
-    const keyring = content === undefined ? path.join(dir, 'nowhere.json') : bad;
-    const res = await runCli(['worker', '--task-queue', taskQueue], { env: { MCP_TURNS_KEYRING: keyring, ANTHROPIC_API_KEY: 'test', TEMPORAL_ADDRESS: address } });
-    expect({ code: res.code, stderr: res.stderr.trim() }).toEqual({ code: 2, stderr: line });
-  }
+  const runs = await Promise.all(
+    cases.map(([keyring]) => runCli(['worker', '--task-queue', taskQueue], { env: { MCP_TURNS_KEYRING: keyring, ANTHROPIC_API_KEY: 'test', TEMPORAL_ADDRESS: address } })),
+  );
+  expect(runs.map((r) => ({ code: r.code, stderr: r.stderr.trim() }))).toEqual(cases.map(([, line]) => ({ code: 2, stderr: line })));
 });
 
 it('fails each attempt of a Claude call under k2 on a worker with only k1, and runs it once a worker with k2 polls', async () => {
