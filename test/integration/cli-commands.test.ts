@@ -14,7 +14,7 @@ import { conversationTurnId } from '../../src/core/conversation';
 import { FailingCalls } from '../../src/cli/failing-calls';
 import { listWorkflows, type ListedWorkflow, type WorkflowListFilter } from '../../src/client/workflow-list';
 import { runCli } from '../support/cli';
-import { freePort } from '../support/ports';
+import { REFUSING_PORT } from '../support/ports';
 import { testClient, uniqueQueue } from '../support/temporal';
 import { startWorkerProcess } from '../support/worker-process';
 
@@ -42,7 +42,7 @@ beforeAll(async () => {
       slow: { streamDelayMs: 100, steps: [{ content: [{ type: 'text', text: 'slowly '.repeat(600) }] }] },
     },
   });
-  const closedPort = await freePort();
+  const closedPort = REFUSING_PORT;
   workers = await Promise.all([
     startWorkerProcess({ config: { mcp_servers: {} }, taskQueue, stubUrl: stub.url }),
     // Its failing attempts are what the test is about: not logged as warnings.

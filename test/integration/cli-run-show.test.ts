@@ -12,8 +12,8 @@ import type { Client } from '@temporalio/client';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { CONTEXT_WINDOW_ANSWER } from '../../src/core/prompts';
 import { BIN, runCli } from '../support/cli';
+import { REFUSING_PORT } from '../support/ports';
 import { everythingStdio } from '../support/mcp-servers';
-import { freePort } from '../support/ports';
 import { testClient, uniqueQueue } from '../support/temporal';
 import { startWorkerProcess } from '../support/worker-process';
 
@@ -70,12 +70,13 @@ function startRun(args: string[], env: NodeJS.ProcessEnv = {}) {
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
-async function until<T>(what: string, value: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+/** @param seen what the process printed so far, quoted in the timeout's message. */
+async function until<T>(what: string, value: () => T | undefined, timeoutMs = 30_000, seen?: () => string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = value();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${seen ? `; printed so far:\n${seen()}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -183,7 +184,7 @@ it('--require-approval without a terminal prints how to decide; a denial exits 4
 });
 
 it('a failing Claude call is a line on stderr while it is retried; SIGINT leaves the turn running and says how to follow it (exit 130)', async () => {
-  const closed = await freePort();
+  const closed = REFUSING_PORT;
   const config = path.join(dir, 'no-servers.json');
   fs.writeFileSync(config, JSON.stringify({ mcp_servers: {} }));
   // No worker polls this queue: the run's own worker calls Claude at a closed port.
@@ -191,7 +192,7 @@ it('a failing Claude call is a line on stderr while it is retried; SIGINT leaves
     ANTHROPIC_BASE_URL: `http://127.0.0.1:${closed}`,
     ANTHROPIC_API_KEY: 'test',
   });
-  await until('a failing call line', () => (/^Claude unreachable: connection refused \(http:\/\/127\.0\.0\.1:\d+\/v1\/messages\), attempt 1, (next in \d+ s|retrying now)$/m.test(run.stderr()) ? true : undefined), 20_000);
+  await until('a failing call line', () => (/^Claude unreachable: connection refused \(http:\/\/127\.0\.0\.1:\d+\/v1\/messages\), attempt 1, (next in \d+ s|retrying now)$/m.test(run.stderr()) ? true : undefined), 30_000, run.stderr);
   run.child.kill('SIGINT');
   expect(await run.exited).toBe(130);
   // The run's own worker stopped with it: the turn waits for the next worker, and the line says so.
