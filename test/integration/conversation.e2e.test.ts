@@ -4,7 +4,9 @@
  * filesystem External Storage of the test run (and Versity's S3 gateway at the end). A long
  * conversation with two ~100 KB tool results per turn, the two turns that used to hit Temporal's
  * payload limit, a worker SIGKILLed and a dev server restarted mid-conversation, two messages sent at
- * the same instant to a new id, and the S3 driver.
+ * the same instant to a new id, and the S3 driver. The long conversation, the killed worker and the
+ * restarted dev server run side by side: each has its own conversation, and the last two their own
+ * worker (and dev server).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -139,7 +141,7 @@ function questionsIn(messages: MessageParam[]): string[] {
   });
 }
 
-it(`a ${MESSAGES}-message conversation, two ~100 KB tool results a turn: every message answered in order, only the new message sent, no inline payload over the threshold, continued as new without loss`, async () => {
+it.concurrent(`a ${MESSAGES}-message conversation, two ~100 KB tool results a turn: every message answered in order, only the new message sent, no inline payload over the threshold, continued as new without loss`, async () => {
   const id = newConversationId();
   const question = (i: number) => `message ${i + 1} of ${id}`;
   const outcomes: MessageOutcome[] = [];
@@ -274,7 +276,7 @@ async function expectOneTurnPerMessage(client: Client, id: string, count: number
   await expect(client.workflow.getHandle(conversationTurnId(id, count)).describe()).rejects.toThrow();
 }
 
-it('a worker SIGKILLed mid-conversation and restarted: the conversation continues, a message sent meanwhile is answered, none lost or answered twice', async () => {
+it.concurrent('a worker SIGKILLed mid-conversation and restarted: the conversation continues, a message sent meanwhile is answered, none lost or answered twice', async () => {
   const ownCount = path.join(dir, 'killed.jsonl');
   const taskQueue = uniqueQueue('conversation-kill');
   const workerOptions = { config: { mcp_servers: { documents: documentStdio(ownCount) } }, taskQueue, stubUrl: h.stub.url };
@@ -312,9 +314,7 @@ it('a worker SIGKILLed mid-conversation and restarted: the conversation continue
   }
 });
 
-// Skipped: on this dev-server restart the message in flight is not answered within 120 s (the
-// client's update poll after the restart hangs); not diagnosed yet — issue 14 stays open for it.
-it('a dev server restarted mid-conversation: the message in flight is answered once, and the conversation goes on', async () => {
+it.concurrent('a dev server restarted mid-conversation: the message in flight is answered once, and the conversation goes on', async () => {
   // A dev server of this test's own, with a database file, so it can be restarted.
   const port = await freePort();
   const serverArgs = ['server', '--port', String(port), '--ui-port', String(await freePort()), '--db', path.join(dir, 'temporal.db')];

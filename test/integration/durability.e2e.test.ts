@@ -24,20 +24,42 @@ const INJECTED = 'injected-token-91c7e2-worker-only';
 const ENV_SECRET = 'server-env-secret-5d8a11';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-durable-'));
-const countFile = path.join(dir, 'count.jsonl');
-const configFile = path.join(dir, 'mcp-turns.json');
 
 let stub: StubModel;
 let client: Client;
 const workers: ChildProcess[] = [];
 
-function executions(): Array<{ tool: string; args: { label: string } }> {
-  if (!fs.existsSync(countFile)) return [];
-  return fs.readFileSync(countFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+/** One turn's own worker config and count of tool executions (its own counting server). */
+interface Run {
+  configFile: string;
+  countFile: string;
 }
 
-function startWorker(taskQueue: string): ChildProcess {
-  const child = spawn(process.execPath, [BIN, 'worker', '--config', configFile, '--task-queue', taskQueue], {
+function newRun(name: string): Run {
+  const countFile = path.join(dir, `${name}.count.jsonl`);
+  const configFile = path.join(dir, `${name}.mcp-turns.json`);
+  fs.writeFileSync(
+    configFile,
+    JSON.stringify({
+      mcp_servers: {
+        counting: countingStdio(countFile, {
+          env: { COUNT_FILE: countFile, SECRET_FOR_SERVER: '${COUNTING_SECRET}' },
+          inject: { access_token: INJECTED },
+          heartbeat_timeout_ms: 2000,
+        }),
+      },
+    }),
+  );
+  return { configFile, countFile };
+}
+
+function executions(run: Run): Array<{ tool: string; args: { label: string } }> {
+  if (!fs.existsSync(run.countFile)) return [];
+  return fs.readFileSync(run.countFile, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+function startWorker(run: Run, taskQueue: string): ChildProcess {
+  const child = spawn(process.execPath, [BIN, 'worker', '--config', run.configFile, '--task-queue', taskQueue], {
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS,
@@ -72,18 +94,6 @@ const scenario = {
 
 beforeAll(async () => {
   stub = await startStubModel({ scenarios: { durable: scenario } });
-  fs.writeFileSync(
-    configFile,
-    JSON.stringify({
-      mcp_servers: {
-        counting: countingStdio(countFile, {
-          env: { COUNT_FILE: countFile, SECRET_FOR_SERVER: '${COUNTING_SECRET}' },
-          inject: { access_token: INJECTED },
-          heartbeat_timeout_ms: 2000,
-        }),
-      },
-    }),
-  );
   client = await testClient();
 });
 
@@ -93,15 +103,15 @@ afterAll(async () => {
   await stub?.close();
 });
 
-async function runTurn(question: string, kill?: { when: () => boolean; what: string }): Promise<{ result: ChatTurnResult; workflowId: string }> {
+async function runTurn(run: Run, question: string, kill?: { when: () => boolean; what: string }): Promise<{ result: ChatTurnResult; workflowId: string }> {
   const taskQueue = uniqueQueue('durable');
-  let worker = startWorker(taskQueue);
-  const handle = await startChatTurn(client, { question, model: 'durable' }, { taskQueue, workflowId: `durable-${Date.now()}` });
+  let worker = startWorker(run, taskQueue);
+  const handle = await startChatTurn(client, { question, model: 'durable' }, { taskQueue, workflowId: `durable-${taskQueue}` });
   if (kill) {
     await waitFor(kill.when, kill.what);
     worker.kill('SIGKILL');
     await new Promise((r) => worker.once('exit', r));
-    worker = startWorker(taskQueue);
+    worker = startWorker(run, taskQueue);
   }
   const result = await handle.result();
   worker.kill('SIGTERM');
@@ -112,41 +122,43 @@ function stepRequests(question: string) {
   return stub.requests.filter((r) => JSON.stringify(r.body.messages?.[0]).includes(question));
 }
 
-let baseline: ChatTurnResult;
+// The three turns run side by side, each on its own task queue, worker and counting server: the
+// killed ones spend most of their time waiting for Temporal to time out the attempt the kill cut off.
+let baselineRun: Promise<ChatTurnResult> | undefined;
+const baseline = (): Promise<ChatTurnResult> => (baselineRun ??= runTurn(newRun('baseline'), 'baseline run').then((r) => r.result));
 
-it('runs undisturbed (the baseline)', async () => {
-  const { result } = await runTurn('baseline run');
-  baseline = result;
+test.concurrent('runs undisturbed (the baseline)', async () => {
+  const result = await baseline();
   expect(result.stopReason).toBe('completed');
   expect(result.response.conversation).toContain('counted a');
   expect(result.response.conversation).toContain('slow b done');
 });
 
-it('survives a worker killed in the middle of a tool call', async () => {
-  fs.rmSync(countFile, { force: true });
+test.concurrent('survives a worker killed in the middle of a tool call', async () => {
+  const run = newRun('tool-kill');
   const question = 'killed during a tool call';
-  const { result, workflowId } = await runTurn(question, {
-    when: () => executions().some((e) => e.tool === 'slow'),
+  const { result, workflowId } = await runTurn(run, question, {
+    when: () => executions(run).some((e) => e.tool === 'slow'),
     what: 'the slow tool to start',
   });
-  expect(result.response).toEqual(baseline.response);
+  expect(result.response).toEqual((await baseline()).response);
   // `count` had completed before the kill: it never ran again. `slow` was cut off, so it ran twice.
-  expect(executions().filter((e) => e.tool === 'count')).toHaveLength(1);
-  expect(executions().filter((e) => e.tool === 'slow')).toHaveLength(2);
+  expect(executions(run).filter((e) => e.tool === 'count')).toHaveLength(1);
+  expect(executions(run).filter((e) => e.tool === 'slow')).toHaveLength(2);
   const steps = stepRequests(question).filter((r) => r.kind === 'step' && r.status === 200);
   expect(steps.map((r) => r.step)).toEqual([0, 1, 2]);
   await expectNoSecrets(workflowId);
 });
 
-it('survives a worker killed in the middle of a Claude call', async () => {
-  fs.rmSync(countFile, { force: true });
+test.concurrent('survives a worker killed in the middle of a Claude call', async () => {
+  const run = newRun('claude-kill');
   const question = 'killed during a Claude call';
-  const { result, workflowId } = await runTurn(question, {
+  const { result, workflowId } = await runTurn(run, question, {
     when: () => stepRequests(question).some((r) => r.kind === 'step' && r.step === 2),
     what: 'the third Claude call to start',
   });
-  expect(result.response).toEqual(baseline.response);
-  expect(executions().map((e) => e.tool)).toEqual(['count', 'slow']);
+  expect(result.response).toEqual((await baseline()).response);
+  expect(executions(run).map((e) => e.tool)).toEqual(['count', 'slow']);
   const steps = stepRequests(question).filter((r) => r.kind === 'step');
   // Steps 0 and 1 answered once; step 2 was cut off by the kill and asked again.
   expect(steps.map((r) => r.step)).toEqual([0, 1, 2, 2]);

@@ -8,6 +8,8 @@
  *   no duplicate, and its stream is the one read after close.
  * - Two worker processes on one task queue: a streamed turn with a tool call reaches the subscriber
  *   whole, and agrees with the result.
+ * The three run side by side: each has its own task queue and workers (the restarted server is this
+ * file's own).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -103,7 +105,7 @@ const stepCalls = (scenario: string, question: string) =>
     (r) => r.scenario === scenario && r.kind === 'step' && r.step === 0 && questionOf(r) === question,
   );
 
-test('a worker SIGKILLed in the middle of a streamed reply, then restarted: the step is retried and streamed whole again, live as after close', async () => {
+test.concurrent('a worker SIGKILLed in the middle of a streamed reply, then restarted: the step is retried and streamed whole again, live as after close', async () => {
   const taskQueue = uniqueQueue('stream-kill');
   const question = `forty words, killed ${Date.now()}`;
   let worker = await startWorker({ taskQueue });
@@ -172,7 +174,7 @@ test('a worker SIGKILLed in the middle of a streamed reply, then restarted: the 
   );
 });
 
-test('the Temporal server restarted while a subscriber waits mid-reply: the subscriber resumes, no gap, no duplicate, the stream read after close', async () => {
+test.concurrent('the Temporal server restarted while a subscriber waits mid-reply: the subscriber resumes, no gap, no duplicate, the stream read after close', async () => {
   // A dev server of this test's own (never the shared one), on a database file that the restart keeps.
   const serverOptions = {
     port: await freePort(),
@@ -236,7 +238,7 @@ test('the Temporal server restarted while a subscriber waits mid-reply: the subs
   }
 });
 
-test('two worker processes on one task queue: the subscriber, on neither, gets the whole stream of each turn with a tool call', async () => {
+test.concurrent('two worker processes on one task queue: the subscriber, on neither, gets the whole stream of each turn with a tool call', async () => {
   const taskQueue = uniqueQueue('stream-two');
   const workers = await Promise.all(
     [0, 1].map(() => startWorker({ taskQueue, servers: { everything: everythingStdio() } })),

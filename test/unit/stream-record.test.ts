@@ -30,6 +30,10 @@ const jsonDelta = (index: number, partial_json: string): MessageStreamEvent =>
     delta: { type: 'input_json_delta', partial_json },
   }) as MessageStreamEvent;
 
+/** Every recorder made, closed after each test so that no publication timer outlives it. */
+const made: StreamRecorder[] = [];
+afterEach(() => made.splice(0).forEach((r) => r.close()));
+
 function recorder(opts: { previous?: StreamRecord; attempt?: number; call?: 'step' | 'formatter' } = {}) {
   const published: StreamRecord[] = [];
   const r = new StreamRecorder({
@@ -40,6 +44,7 @@ function recorder(opts: { previous?: StreamRecord; attempt?: number; call?: 'ste
     publish: (record) => published.push(record),
     publishEveryMs: 60_000, // only the first delta publishes at once: the rest join
   });
+  made.push(r);
   return { r, published };
 }
 
