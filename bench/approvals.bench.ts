@@ -20,6 +20,7 @@ import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { approveToolCall, listPendingApprovals } from '../src/client/approvals';
 import { startChatTurn } from '../src/client/chat-turn-client';
+import { loadAverages } from './machine-figures';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 /** The worker's sticky cache: with fewer than TURNS, waiting turns are evicted and come back on the decision. */
@@ -42,12 +43,6 @@ async function gauge(metricsUrl: string, name: string, ...labels: string[]): Pro
     .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
-function load(): string {
-  return os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
-}
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const t0 = performance.now();
@@ -144,7 +139,7 @@ async function main(): Promise<void> {
   }
   const freeSlots = await gauge(metricsUrl, 'temporal_worker_task_slots_available', 'worker_type="ActivityWorker"', `task_queue="${TASK_QUEUE}"`);
   const cachedTurns = await gauge(metricsUrl, 'temporal_sticky_cache_size');
-  const waitingLoad = load();
+  const waitingLoad = loadAverages();
 
   const lists = [];
   for (let i = 0; i < 5; i++) {
@@ -157,7 +152,7 @@ async function main(): Promise<void> {
   const cli = spawnSync(process.execPath, [bin, 'approvals', '--batch', BATCH, '--address', server.address], { encoding: 'utf8' });
   const cliMs = performance.now() - cliT0;
   const cliRows = cli.stdout.trim().split('\n').length - 1;
-  const listLoad = load();
+  const listLoad = loadAverages();
 
   const t1 = performance.now();
   await inWindow(ids, 20, async (id) => {
@@ -180,7 +175,7 @@ async function main(): Promise<void> {
   console.log(`  listPendingApprovals (${TURNS} turns, one visibility call): median ${median(lists).toFixed(0)} ms, max ${Math.max(...lists).toFixed(0)} ms of 5 (target < 1000 ms); without the batch filter ${listAll.ms.toFixed(0)} ms`);
   console.log(`  mcp-turns approvals --batch: ${cliRows} rows in ${cliMs.toFixed(0)} ms end to end (node start, connect, list, print)`);
   console.log(`  approving all ${TURNS} (20 decisions at a time) to all finished: ${approveS.toFixed(1)} s; files written: ${written}`);
-  console.log(`  load average (1/5/15 min): ${waitingLoad} while waiting, ${listLoad} while listing, ${load()} at the end`);
+  console.log(`  load average (1/5/15 min): ${waitingLoad} while waiting, ${listLoad} while listing, ${loadAverages()} at the end`);
 
   worker.kill('SIGTERM');
   await new Promise((r) => worker.once('exit', r));

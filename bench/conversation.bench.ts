@@ -41,6 +41,8 @@ import { newConversationId, sendMessage } from '../src/client/conversation-clien
 import { conversationTurnId, type MessageOutcome } from '../src/core/conversation';
 import { rawHistoryEvents, runChain } from '../test/support/history-payloads';
 import { storeSize } from './store-size';
+import { loadAverages } from './machine-figures';
+import { encryptionEnv } from './encryption-env';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100);
 const MODES = (process.env.BENCH_ENCRYPTION ?? 'off,on').split(',').map((m) => m.trim());
@@ -57,11 +59,6 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const DOCUMENTS = path.join(ROOT, 'test', 'support', 'document-mcp-server.js');
 const BIN = path.join(ROOT, 'bin', 'mcp-turns.js');
 
-const load = (): string =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 
 const chat = (lastLatencyMs = 0): Scenario => ({
   perTurn: true,
@@ -180,11 +177,9 @@ async function conversation(mode: Mode, stalls: boolean): Promise<void> {
   const stub: StubModel = await startStubModel({ scenarios: { chat: chat(), slow: chat(SLOW_CALL_MS) } });
   const config = path.join(dir, 'config.json');
   fs.writeFileSync(config, JSON.stringify({ mcp_servers: { documents: { type: 'stdio', command: process.execPath, args: [DOCUMENTS] } } }));
-  const { MCP_TURNS_KEYRING: _keyring, MCP_TURNS_ENCRYPTION_COMPRESS: _compress, ...inherited } = process.env;
   const env = {
-    ...inherited,
+    ...encryptionEnv(process.env, encryption),
     MCP_TURNS_STORAGE: `fs:${store}`,
-    ...(encryption ? { MCP_TURNS_KEYRING: encryption.keyringFile, MCP_TURNS_ENCRYPTION_COMPRESS: encryption.compress ? '1' : '0' } : {}),
     TEMPORAL_ADDRESS: server.address,
     ANTHROPIC_API_KEY: 'bench',
     ANTHROPIC_BASE_URL: stub.url,
@@ -225,7 +220,7 @@ async function conversation(mode: Mode, stalls: boolean): Promise<void> {
           storedObjects: after.objects - before.store.objects,
           claudeRequestBytes: calls.reduce((n, r) => n + Buffer.byteLength(JSON.stringify(r.body)), 0),
           claudeCalls: calls.length,
-          load: load(),
+          load: loadAverages(),
         });
       }
     }
@@ -254,7 +249,7 @@ async function conversation(mode: Mode, stalls: boolean): Promise<void> {
       check(await killed, killedText);
       const killedTotalMs = performance.now() - k0;
       const answeredAfterRetryMs = performance.now() - killedAt - retriedMs - SLOW_CALL_MS;
-      const stallLoad = load();
+      const stallLoad = loadAverages();
 
       // A SIGKILL while the conversation is idle: the next message, on the restarted worker.
       process.stderr.write('a worker SIGKILLed while the conversation is idle…\n');
@@ -270,7 +265,7 @@ async function conversation(mode: Mode, stalls: boolean): Promise<void> {
       const n0 = performance.now();
       check(await send(normalText), normalText);
       const normalMs = performance.now() - n0;
-      const idleLoad = load();
+      const idleLoad = loadAverages();
 
       console.log(`\nWorker SIGKILLed during a Claude call (the reply takes ${SLOW_CALL_MS} ms) and restarted at once (ready ${restartedMs.toFixed(0)} ms after the kill)`);
       console.log(

@@ -38,6 +38,8 @@ import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { encodedSize, rawHistoryEvents } from '../test/support/history-payloads';
 import { storeSize } from './store-size';
+import { cpuSeconds, loadAverages } from './machine-figures';
+import { encryptionEnv } from './encryption-env';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -61,17 +63,6 @@ function projectText(): string {
   return [path.join(ROOT, 'README.md'), ...files].map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 }
 
-/** CPU seconds (utime + stime) of a process, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks
-}
-
-const loadText = (): string =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 
 /** `count` JSON payloads of ~`bytes` each, windows of `text` at different places. */
 function jsonPayloads(text: string, count: number, bytes: number): Payload[] {
@@ -174,7 +165,7 @@ async function measureBatch(run: ModeRun, round: number, serverPid: number): Pro
   const serverCpu = cpuSeconds(serverPid) - server0;
   const store1 = storeSize(run.store);
   const load = os.loadavg()[0]!;
-  const loads = loadText();
+  const loads = loadAverages();
   if (failures.length) throw new Error(`${run.mode.name}, round ${round}: ${failures.length} of ${TURNS} turns failed; first ${failures[0]}`);
 
   const step = Math.max(1, Math.floor(TURNS / HISTORY_SAMPLE));
@@ -252,21 +243,17 @@ async function main(): Promise<void> {
       { name: 'on', encryption: { keyringFile, compress: false } },
       { name: 'on+compress', encryption: { keyringFile, compress: true } },
     ];
-    const { MCP_TURNS_KEYRING: _keyring, MCP_TURNS_ENCRYPTION_COMPRESS: _compress, ...inherited } = process.env;
     const runs: ModeRun[] = [];
     for (const mode of modes) {
       const slug = mode.name.replace('+', '-');
       const store = path.join(dir, `payloads-${slug}`);
       const taskQueue = `bench-encryption-${slug}`;
       const env: NodeJS.ProcessEnv = {
-        ...inherited,
+        ...encryptionEnv(process.env, mode.encryption),
         TEMPORAL_ADDRESS: server.address,
         ANTHROPIC_API_KEY: 'bench',
         ANTHROPIC_BASE_URL: stub.url,
         MCP_TURNS_STORAGE: `fs:${store}`,
-        ...(mode.encryption
-          ? { MCP_TURNS_KEYRING: mode.encryption.keyringFile, MCP_TURNS_ENCRYPTION_COMPRESS: mode.encryption.compress ? '1' : '0' }
-          : {}),
       };
       const worker = spawn(process.execPath, [BIN, 'worker', '--config', config, '--task-queue', taskQueue, '--log-level', 'ERROR'], {
         env,

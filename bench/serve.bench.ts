@@ -29,6 +29,7 @@ import { metricsText } from './dev-server-metrics';
 import { writeEverythingConfig } from './everything-config';
 import { startStubModel, type Scenario } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
+import { cpuSeconds, loadAverages } from './machine-figures';
 
 const SOLO = Number(process.env.BENCH_SERVE_SOLO ?? 90);
 const SHARED = Number(process.env.BENCH_SERVE_SHARED ?? 10);
@@ -69,25 +70,14 @@ const SCENARIO: Scenario = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Small helpers: load, percentiles, /proc, the dev server's metrics.
+// Small helpers: percentiles, /proc, the dev server's metrics.
 
-const load = (): string =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 const pct = (xs: number[], p: number): number =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 const ms = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(0)} ms` : '-');
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
-
-/** CPU seconds (utime + stime, all threads) of a process, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks
-}
 
 /** VmRSS and VmHWM (peak RSS since the process started) of a process, in bytes. */
 function memOf(pid: number): { rss: number; hwm: number } {
@@ -341,7 +331,7 @@ interface Phase {
 
 async function main(): Promise<void> {
   const began = performance.now();
-  const loadAtStart = load();
+  const loadAtStart = loadAverages();
   const cores = os.availableParallelism();
   const metricsPort = await freePort();
   const server = await startDevServer({
@@ -426,7 +416,7 @@ async function main(): Promise<void> {
     const cpuEnd = cpuSeconds(servePid);
     const peakRss = sampler.stop();
     const hwmAfterRun = memOf(servePid).hwm;
-    const runLoad = load();
+    const runLoad = loadAverages();
     const serverCpu = cpuSeconds(serverPid) - server0;
     const workerCpu = cpuSeconds(workerPid) - worker0;
     // After: serve should be idle again (every feed stopped with its last subscriber).
@@ -488,7 +478,7 @@ async function main(): Promise<void> {
         oneTurn.push(await phase(`${SHARED} clients on 1 turn (round ${round + 1})`, 1));
       }
     }
-    const ratioLoad = load();
+    const ratioLoad = loadAverages();
     const memEnd = memOf(servePid);
 
     // ---------------------------------------------------------------------------------------------
@@ -591,7 +581,7 @@ async function main(): Promise<void> {
     );
     out(`   serve RSS at the end of part 2: ${mb(memEnd.rss)} (VmHWM ${mb(memEnd.hwm)})`);
 
-    out(`\nWhole bench ${((performance.now() - began) / 1000).toFixed(0)} s; load at the end ${load()}`);
+    out(`\nWhole bench ${((performance.now() - began) / 1000).toFixed(0)} s; load at the end ${loadAverages()}`);
     if (failures.length) {
       out(`\nFAILED (${failures.length}):`);
       for (const f of failures) out(`  - ${f}`);

@@ -40,6 +40,7 @@ import { subscribeTurn } from '../src/stream/subscribe';
 import { stepTextId, ANSWER_TEXT_ID } from '../src/core/stream-events';
 import { inProcessWorkerSetup, startInProcessWorker } from '../src/cli/in-process-worker';
 import { rawHistoryEvents } from '../test/support/history-payloads';
+import { cpuSeconds, loadAverages } from './machine-figures';
 
 const LATENCY_TURNS = Number(process.env.BENCH_STREAM_LATENCY_TURNS ?? 5);
 const COST_TURNS = Number(process.env.BENCH_STREAM_TURNS ?? 20);
@@ -125,25 +126,14 @@ const SCENARIOS: Record<string, Scenario> = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Small helpers: load, medians, /proc, the server's metrics.
+// Small helpers: medians, /proc, the server's metrics.
 
-const load = (): string =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' / ');
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const pct = (xs: number[], p: number): number =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 const ms = (x: number): string => (Number.isFinite(x) ? `${x.toFixed(0)} ms` : '-');
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const sleep = (t: number): Promise<void> => new Promise((r) => setTimeout(r, t));
-
-/** CPU seconds (utime + stime, all threads) of a process, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks
-}
 
 /**
  * The server's request counters: `service_requests` (frontend, history, matching) and
@@ -367,7 +357,7 @@ interface Cost {
 
 async function main(): Promise<void> {
   const began = performance.now();
-  const loadAtStart = load();
+  const loadAtStart = loadAverages();
   const metricsPort = await freePort();
   const server = await startDevServer({
     port: await freePort(),
@@ -424,7 +414,7 @@ async function main(): Promise<void> {
           `latency ${i}`,
         ),
       );
-    const latencyLoad = load();
+    const latencyLoad = loadAverages();
     const reply: CallTimes[] = [];
     const answer: CallTimes[] = [];
     for (const run of latencyRuns) {
@@ -486,9 +476,9 @@ async function main(): Promise<void> {
       { label: `${model} on, ${MANY_SUBSCRIBERS} subs`, model, stream: true, subscribers: MANY_SUBSCRIBERS },
     ];
     const fastCosts = await measure(modesOf('fast', 'fast'), COST_TURNS);
-    const fastLoad = load();
+    const fastLoad = loadAverages();
     const pacedCosts = await measure(modesOf('paced', 'paced-off'), PACED_TURNS);
-    const pacedLoad = load();
+    const pacedLoad = loadAverages();
 
     const histories = new Map<Cost, { events: number; bytes: number }>();
     for (const cost of [...fastCosts, ...pacedCosts]) {
@@ -527,7 +517,7 @@ async function main(): Promise<void> {
     await sleep(METRICS_FLUSH_MS);
     const burstCounters = counterDelta(await serverCounters(metricsPort), counters0);
     const memDuring = await askWorkerMemory(child, false);
-    const burstLoad = load();
+    const burstLoad = loadAverages();
     const burstReplyFirst: number[] = [];
     const burstTurnFirst: number[] = [];
     for (const run of burst) {
@@ -678,7 +668,7 @@ async function main(): Promise<void> {
         `history reads ${(historyReads(burstCounters) / CONCURRENT).toFixed(1)}, db updates ${(count(burstCounters, DB_UPDATE) / CONCURRENT).toFixed(1)}; ` +
         `stub peak concurrent requests ${stub.maxConcurrent}`,
     );
-    out(`\nWhole bench ${((performance.now() - began) / 1000).toFixed(0)} s; load at the end ${load()}`);
+    out(`\nWhole bench ${((performance.now() - began) / 1000).toFixed(0)} s; load at the end ${loadAverages()}`);
   } finally {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));

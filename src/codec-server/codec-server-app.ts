@@ -19,7 +19,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow/external-storage-runner';
 import { isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/extstore-helpers';
 import type { ExternalStorage } from '@temporalio/common';
-import { bearerCaller } from '../serve/request-guard';
+import { allowedHostsOf, bearerCaller } from '../serve/request-guard';
 import type { ServeToken } from '../serve/serve-settings';
 
 export interface CodecServerSettings {
@@ -44,7 +44,8 @@ export interface CodecServerOptions {
 const Base64 = z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64');
 const PayloadJson = z.object({ metadata: z.record(z.string(), Base64).optional(), data: Base64.optional() });
 const CodecBody = z.object({ payloads: z.array(PayloadJson) });
-type PayloadJson = z.infer<typeof PayloadJson>;
+/** A payload as the codec server protocol writes it: metadata values and data in base64. */
+export type PayloadJson = z.infer<typeof PayloadJson>;
 
 function fromJson(p: PayloadJson): Payload {
   const metadata: Record<string, Uint8Array> = {};
@@ -52,18 +53,11 @@ function fromJson(p: PayloadJson): Payload {
   return { metadata, data: Buffer.from(p.data ?? '', 'base64') };
 }
 
-function toJson(p: Payload): PayloadJson {
+/** `p` in the protocol's JSON shape. */
+export function payloadToJson(p: Payload): PayloadJson {
   const metadata: Record<string, string> = {};
   for (const [k, v] of Object.entries(p.metadata ?? {})) if (v) metadata[k] = Buffer.from(v).toString('base64');
   return { metadata, data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') };
-}
-
-/** The host names (lower case, with port) requests may name: the loopback names on the port, the bind address, the listed ones. */
-function allowedHosts(settings: CodecServerSettings, port: number): Set<string> {
-  const hosts = new Set(settings.allowedHosts.map((h) => h.toLowerCase()));
-  for (const name of ['localhost', '127.0.0.1', '[::1]']) hosts.add(`${name}:${port}`);
-  if (settings.host !== '0.0.0.0' && settings.host !== '::') hosts.add(`${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`);
-  return hosts;
 }
 
 export async function buildCodecServerApp(opts: CodecServerOptions): Promise<FastifyInstance> {
@@ -72,11 +66,12 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
   const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024, forceCloseConnections: true });
   const port = (): number => (app.server.address() as AddressInfo | null)?.port ?? settings.port;
   const storage = opts.externalStorage ? new ExternalStorageRunner(opts.externalStorage) : undefined;
+  const names = { host: settings.host, allowedHosts: settings.allowedHosts.map((h) => h.toLowerCase()) };
 
   app.decorateRequest('actor', '');
   app.addHook('onRequest', async (request, reply) => {
     const host = (request.headers.host ?? '').toLowerCase();
-    if (!allowedHosts(settings, port()).has(host)) {
+    if (!allowedHostsOf(names, port()).has(host)) {
       return reply.code(403).send({ error: `Host ${host || '(none)'} is not one of this codec server's names` });
     }
     const origin = request.headers.origin;
@@ -125,14 +120,14 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
       }),
     );
     log(`decode: ${payloads.length} payload(s), ${unreadable} unreadable (${who(request)})${why}`);
-    return { payloads: decoded.map(toJson) };
+    return { payloads: decoded.map(payloadToJson) };
   });
 
   app.post('/encode', async (request) => {
     let payloads = await body(request);
     for (const codec of opts.codecs) payloads = await codec.encode(payloads);
     log(`encode: ${payloads.length} payload(s) (${who(request)})`);
-    return { payloads: payloads.map(toJson) };
+    return { payloads: payloads.map(payloadToJson) };
   });
 
   app.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {

@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, readConfigSection } from '../worker/config-text';
+import { ConfigError, issueProblems, readConfigSection } from '../worker/config-text';
 
 export interface EncryptionSettings {
   /** The keyring file, absolute. */
@@ -38,13 +38,7 @@ export function resolveEncryptionSection(section: unknown, configFile: string): 
   const parsed = sectionSchema.safeParse(section);
   if (!parsed.success) {
     return {
-      problems: parsed.error.issues.flatMap((issue) => {
-        const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
-        return keys.map((key) => {
-          const at = ['encryption', ...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.');
-          return `${at}: ${key === undefined ? issue.message.replace(/^Invalid input: /, '') : 'unknown key'}`;
-        });
-      }),
+      problems: issueProblems(parsed.error.issues, ['encryption']).map(({ at, message }) => `${at}: ${message.replace(/^Invalid input: /, '')}`),
     };
   }
   return {

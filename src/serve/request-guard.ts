@@ -48,8 +48,11 @@ export function bearerCaller(tokens: readonly ServeToken[], authorization: strin
   return { refusal: match ? `the bearer token is not one of ${tokensName}` : 'missing Authorization: Bearer <token>' };
 }
 
-/** The host names (lower case, with port) requests may name. */
-export function allowedHostsOf(settings: ServeSettings, port: number): Set<string> {
+/**
+ * The host names (lower case, with port) requests may name: the loopback names on the port, the
+ * bound address unless it is a wildcard, and the listed ones (lower case already).
+ */
+export function allowedHostsOf(settings: Pick<ServeSettings, 'host' | 'allowedHosts'>, port: number): Set<string> {
   const hosts = new Set<string>();
   for (const name of ['localhost', '127.0.0.1', '[::1]']) hosts.add(`${name}:${port}`);
   if (settings.host !== '0.0.0.0' && settings.host !== '::') hosts.add(`${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`);

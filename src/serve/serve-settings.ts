@@ -11,6 +11,7 @@
  *   address) may make `rateLimit.max` requests per `rateLimit.windowSeconds`.
  */
 import { z } from 'zod';
+import { issueProblems } from '../worker/config-text';
 
 export const DEFAULT_SERVE_PORT = 8787;
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -103,13 +104,7 @@ export function resolveServeSettings(section: unknown, flags: ServeFlags = {}, e
   const problems: string[] = [];
   const parsed = ServeSectionSchema.optional().safeParse(section ?? undefined);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
-      for (const key of keys) {
-        const at = ['serve', ...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.');
-        problems.push(`${at}: ${key === undefined ? issue.message : 'unknown key'}`);
-      }
-    }
+    for (const { at, message } of issueProblems(parsed.error.issues, ['serve'])) problems.push(`${at}: ${message}`);
   }
   const file = parsed.success ? (parsed.data ?? {}) : {};
   const tokens = [...(file.tokens ?? []), ...tokensFromEnv(env.MCP_TURNS_SERVE_TOKENS, problems)];

@@ -1,10 +1,12 @@
 /**
- * Config file text, before any section is checked: `${VAR}` / `${VAR:-default}` substitution, the
- * error a refused file gives, and one section read alone (for a client that needs only the keyring
- * and must not load, or fail on, the rest). src/worker/worker-file.ts reads the whole file.
+ * Config file text, before any section is checked: reading and parsing it (JSON, or YAML for
+ * `.yaml` / `.yml`), `${VAR}` / `${VAR:-default}` substitution, the error a refused file gives, its
+ * problems as lines, and one section read alone (for a client that needs only the keyring and must
+ * not load, or fail on, the rest). src/worker/worker-file.ts reads the whole file.
  */
 import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
 
 /** A refused config file. The worker prints `problems` one per line and exits with code 2. */
 export class ConfigError extends Error {
@@ -54,25 +56,48 @@ export function substitute(
   return value;
 }
 
+export type ConfigFormat = 'json' | 'yaml';
+
+/** A config file's text and format (`.yaml` / `.yml` are YAML, anything else JSON). Throws {@link ConfigError}. */
+export function readConfigFile(path: string): { text: string; format: ConfigFormat } {
+  try {
+    return { text: fs.readFileSync(path, 'utf8'), format: /\.ya?ml$/i.test(path) ? 'yaml' : 'json' };
+  } catch (err) {
+    throw new ConfigError(path, [`(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
+  }
+}
+
+/** Config text parsed; `sourceName` names it in the error. Throws {@link ConfigError}. */
+export function parseConfigText(text: string, format: ConfigFormat, sourceName: string): unknown {
+  try {
+    return format === 'yaml' ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(sourceName, [`(file): not valid ${format.toUpperCase()}: ${(err as Error).message.split('\n')[0]}`]);
+  }
+}
+
+/**
+ * A schema's complaints as problems, each at its path under `prefix` (`serve.port`); an unknown key
+ * is a problem of its own at its own path.
+ */
+export function issueProblems(issues: readonly z.core.$ZodIssue[], prefix: readonly string[] = []): Array<{ at: string; message: string }> {
+  return issues.flatMap((issue) => {
+    const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
+    return keys.map((key) => ({
+      at: [...prefix, ...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.'),
+      message: key === undefined ? issue.message : 'unknown key',
+    }));
+  });
+}
+
 /**
  * One top-level section of a config file, variables substituted in it alone: for a process that
  * needs only that section (a client reading the keyring) and must not fail on the others.
  * Throws {@link ConfigError} when the file cannot be read or parsed, or a variable is unset.
  */
 export function readConfigSection(path: string, name: string, env: NodeJS.ProcessEnv = process.env): unknown {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(path, [`(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
-  }
-  const format = /\.ya?ml$/i.test(path) ? 'yaml' : 'json';
-  let raw: unknown;
-  try {
-    raw = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(path, [`(file): not valid ${format.toUpperCase()}: ${(err as Error).message.split('\n')[0]}`]);
-  }
+  const { text, format } = readConfigFile(path);
+  const raw = parseConfigText(text, format, path);
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   const section = (raw as Record<string, unknown>)[name];
   if (section === undefined) return undefined;
@@ -81,4 +106,3 @@ export function readConfigSection(path: string, name: string, env: NodeJS.Proces
   if (missing.size) throw new ConfigError(path, [...missing].map(([at, problem]) => `${at}: ${problem}`));
   return substituted;
 }
-

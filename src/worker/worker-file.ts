@@ -9,11 +9,9 @@
  * (`mcp_servers.files.command: required for a stdio server`), and all of a file's problems are
  * reported at once.
  */
-import fs from 'node:fs';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseMcpServers, type ServerConfig } from '../mcp';
-import { ConfigError, substitute } from './config-text';
+import { ConfigError, issueProblems, parseConfigText, readConfigFile, substitute, type ConfigFormat } from './config-text';
 
 export { ConfigError } from './config-text';
 
@@ -60,17 +58,11 @@ const ConfigFileSchema = z
  */
 export function parseConfig(
   text: string,
-  format: 'json' | 'yaml',
+  format: ConfigFormat,
   env: NodeJS.ProcessEnv = process.env,
   sourceName = '(config)',
 ): ConfigFile {
-  let raw: unknown;
-  try {
-    raw = format === 'yaml' ? parseYaml(text) : JSON.parse(text);
-  } catch (err) {
-    const first = (err as Error).message.split('\n')[0];
-    throw new ConfigError(sourceName, [`(file): not valid ${format.toUpperCase()}: ${first}`]);
-  }
+  let raw = parseConfigText(text, format, sourceName);
   if (raw === null || raw === undefined) raw = {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(sourceName, ['(file): must be an object with mcpServers or mcp_servers']);
@@ -92,12 +84,9 @@ export function parseConfig(
 
   const parsed = ConfigFileSchema.safeParse(sections);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
-      for (const key of keys) {
-        const at = [...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.') || '(file)';
-        if (!reported.has(at)) problems.push(`${at}: ${key === undefined ? issue.message : 'unknown key'}`);
-      }
+    for (const { at, message } of issueProblems(parsed.error.issues)) {
+      const where = at || '(file)';
+      if (!reported.has(where)) problems.push(`${where}: ${message}`);
     }
   }
   if (problems.length || !mcp.servers || !parsed.success) throw new ConfigError(sourceName, problems);
@@ -117,14 +106,6 @@ export function parseConfig(
  * {@link ConfigError} listing every problem (an unreadable file is one).
  */
 export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(path, [
-      `(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    ]);
-  }
-  const format = /\.ya?ml$/i.test(path) ? 'yaml' : 'json';
+  const { text, format } = readConfigFile(path);
   return parseConfig(text, format, env, path);
 }

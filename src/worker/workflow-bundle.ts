@@ -57,21 +57,31 @@ export function workflowCodeFingerprint(root: string): string {
   return hash.digest('hex');
 }
 
+/** The fingerprint of the code the prebuilt bundles were made from; undefined when there are none. */
+function prebuiltFingerprint(metaFile: string): string | undefined {
+  try {
+    return (JSON.parse(fs.readFileSync(metaFile, 'utf8')) as { fingerprint?: string }).fingerprint;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Bundles the compiled workflows into `dist/workflow-bundle.js` and its encrypted variant, with their fingerprint. */
 export async function writeWorkflowBundle(): Promise<string[]> {
   const root = distRoot();
   if (!root) throw new Error('mcp-turns: build first (tsc); the bundle is made from the compiled workflows in dist/');
   const files = bundleFiles(root, 'plain');
   const encryptedFiles = bundleFiles(root, 'encrypted');
+  const fingerprint = workflowCodeFingerprint(root);
   // Made from this very code already (`npm test` builds again after `npm ci` built): nothing to do.
-  if (workflowSource('plain', root).source.workflowBundle && workflowSource('encrypted', root).source.workflowBundle) return [files.code, encryptedFiles.code];
+  if (prebuiltFingerprint(files.meta) === fingerprint && fs.existsSync(files.code) && fs.existsSync(encryptedFiles.code)) return [files.code, encryptedFiles.code];
   const [plain, encrypted] = await Promise.all([
     bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger }),
     bundleWorkflowCode({ workflowsPath: workflowsPath(), failureConverterPath: encodedFailureConverterPath(root), logger: quietBundlerLogger }),
   ]);
   fs.writeFileSync(files.code, plain.code);
   fs.writeFileSync(encryptedFiles.code, encrypted.code);
-  fs.writeFileSync(files.meta, JSON.stringify({ fingerprint: workflowCodeFingerprint(root), bytes: plain.code.length }, null, 2));
+  fs.writeFileSync(files.meta, JSON.stringify({ fingerprint, bytes: plain.code.length }, null, 2));
   return [files.code, encryptedFiles.code];
 }
 
@@ -89,12 +99,8 @@ export function workflowSource(
   if (!root) return { source: { workflowsPath: workflowsPath() }, reason: 'bundled at start from source' };
   const files = bundleFiles(root, variant);
   const bundleAtStart = { workflowsPath: path.join(root, 'workflows', 'index.js') };
-  let fingerprint: string | undefined;
-  try {
-    fingerprint = (JSON.parse(fs.readFileSync(files.meta, 'utf8')) as { fingerprint?: string }).fingerprint;
-  } catch {
-    return { source: bundleAtStart, reason: 'bundled at start: no prebuilt bundle (npm run build makes one)' };
-  }
+  const fingerprint = prebuiltFingerprint(files.meta);
+  if (fingerprint === undefined) return { source: bundleAtStart, reason: 'bundled at start: no prebuilt bundle (npm run build makes one)' };
   if (fingerprint !== workflowCodeFingerprint(root) || !fs.existsSync(files.code)) {
     return { source: bundleAtStart, reason: 'bundled at start: the prebuilt bundle is older than the code (npm run build)' };
   }

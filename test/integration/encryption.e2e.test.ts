@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { chromium } from 'playwright-core';
@@ -23,12 +23,13 @@ import { approveToolCall } from '../../src/client/approvals';
 import { pendingApprovalsQuery } from '../../src/core/workflow-handlers';
 import { payloadKeyId } from '../../src/encryption/encryption-codec';
 import { addNewKey, loadKeyring } from '../../src/encryption/keyring';
+import { payloadToJson } from '../../src/codec-server/codec-server-app';
 import { clientStorageOptions } from '../../src/storage/client-storage-options';
 import { createDataConverter } from '../../src/storage/data-converter';
 import { storageConfigFromEnv } from '../../src/storage/storage-config';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { BIN, runCli } from '../support/cli';
+import { runCli, startCli } from '../support/cli';
 import { CHROMIUM_ARGS, ensureChromium } from '../support/chromium';
 import { payloadsIn, rawHistoryEvents, storageReference } from '../support/history-payloads';
 import { countingStdio } from '../support/mcp-servers';
@@ -41,6 +42,8 @@ jest.setTimeout(90_000);
 const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-encryption-')));
 const ring = path.join(dir, 'keyring.json');
+/** The ring as it was before `keys new`: k1 alone. */
+const k1Only = path.join(dir, 'k1-only.json');
 const store = path.join(dir, 'store');
 const db = path.join(dir, 'temporal.db');
 const serverLog = path.join(dir, 'server.log');
@@ -83,12 +86,22 @@ function filesUnder(root: string): string[] {
   return fs.readdirSync(root, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
 }
 
-function holding(text: string, files: string[]): string[] {
-  return files.filter((f) => fs.readFileSync(f).includes(Buffer.from(text)));
+/** For each text, the files (read once each) that hold it as bytes. */
+function holding(texts: string[], files: string[]): Map<string, string[]> {
+  const found = new Map<string, string[]>(texts.map((t) => [t, []]));
+  for (const file of files) {
+    const bytes = fs.readFileSync(file);
+    for (const t of texts) if (bytes.includes(Buffer.from(t))) found.get(t)!.push(file);
+  }
+  return found;
 }
+
+/** Tool executions the counting server has recorded so far. */
+const countedCalls = (): number => (fs.existsSync(countFile) ? fs.readFileSync(countFile, 'utf8').split('\n').filter(Boolean).length : 0);
 
 beforeAll(async () => {
   addNewKey(ring);
+  fs.copyFileSync(ring, k1Only);
   const [port, uiPort] = [await freePort(), await freePort()];
   codecPort = await freePort();
   server = await startDevServer({
@@ -167,12 +180,14 @@ describe('encryption at rest', () => {
     });
 
     const dbFiles = fs.readdirSync(dir).filter((f) => f.startsWith('temporal.db')).map((f) => path.join(dir, f));
-    expect(holding('PLAINTEXT-CANARY-0e77', dbFiles).length).toBeGreaterThan(0);
-    expect(filesUnder(store).length).toBeGreaterThan(0);
+    expect(holding(['PLAINTEXT-CANARY-0e77'], dbFiles).get('PLAINTEXT-CANARY-0e77')!.length).toBeGreaterThan(0);
+    const stored = filesUnder(store);
+    expect(stored.length).toBeGreaterThan(0);
     const shown = await runCli(['show', canaryTurn, '--json'], { env: { ...env, MCP_TURNS_KEYRING: '' } });
     expect({ code: shown.code, stderr: shown.stderr.trim() }).toEqual({ code: 1, stderr: expect.stringMatching(/^mcp-turns: a payload is encrypted under key k1, and this process has no keyring/) });
+    const found = holding(Object.values(CANARY), [...dbFiles, serverLog, ...stored]);
     for (const canary of Object.values(CANARY)) {
-      expect(holding(canary, [...dbFiles, serverLog, ...filesUnder(store)])).toEqual([]);
+      expect(found.get(canary)).toEqual([]);
       expect(shown.stdout + shown.stderr).not.toContain(canary);
     }
     const withKey = await runCli(['show', canaryTurn, '--json'], { env });
@@ -182,25 +197,15 @@ describe('encryption at rest', () => {
 
   it('shows the turn decoded in the Web UI through the codec server, stored payloads included', async () => {
     const origin = server.uiUrl;
-    const codec = spawn(process.execPath, [BIN, 'codec-server', '--port', String(codecPort), '--ui-origin', origin], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let codecLog = '';
-    codec.stderr.on('data', (d: Buffer) => (codecLog += d.toString()));
+    const codec = await startCli(['codec-server', '--port', String(codecPort), '--ui-origin', origin], /codec server on/, { env });
     try {
-      await new Promise<void>((resolve, reject) => {
-        codec.stdout.on('data', (d: Buffer) => d.toString().includes('codec server on') && resolve());
-        codec.once('exit', (code) => reject(new Error(`codec-server exited (${code}): ${codecLog}`)));
-      });
       const endpoint = `http://127.0.0.1:${codecPort}`;
       // A stored payload of the turn, as the UI meets it: a reference, decoded to the segment it names.
       const { payloads } = await keyIdsOf(canaryTurn);
       const stored = payloads.find((p) => storageReference(p));
       expect(stored).toBeDefined();
-      const toJson = (p: Payload) => ({
-        metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
-        data: Buffer.from(p.data ?? []).toString('base64'),
-      });
       const decode = (headers: Record<string, string>) =>
-        fetch(`${endpoint}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers }, body: JSON.stringify({ payloads: [toJson(stored!)] }) });
+        fetch(`${endpoint}/decode`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default', ...headers }, body: JSON.stringify({ payloads: [payloadToJson(stored!)] }) });
       const answer = await decode({ origin });
       expect(answer.status).toBe(200);
       expect(answer.headers.get('access-control-allow-origin')).toBe(origin);
@@ -229,17 +234,17 @@ describe('encryption at rest', () => {
       } finally {
         await browser.close();
       }
-      expect(codecLog).toMatch(/decode: \d+ payload\(s\), 0 unreadable \(namespace default, caller local\)/);
-      for (const canary of Object.values(CANARY)) expect(codecLog).not.toContain(canary);
+      expect(codec.output()).toMatch(/decode: \d+ payload\(s\), 0 unreadable \(namespace default, caller local\)/);
+      for (const canary of Object.values(CANARY)) expect(codec.output()).not.toContain(canary);
     } finally {
-      codec.kill('SIGTERM');
+      codec.child.kill('SIGTERM');
     }
   });
 
   it('finishes under k2 a turn started under k1, after keys new and keys use', async () => {
     const handle = await startChatTurn(client, { question: 'rotate while I wait', model: 'canary', approval: { tools: ['counting__count'] } }, { taskQueue });
     let waiting = await handle.query(pendingApprovalsQuery);
-    while (!waiting.length) {
+    for (let i = 0; i < 300 && !waiting.length; i++) {
       await new Promise((r) => setTimeout(r, 100));
       waiting = await handle.query(pendingApprovalsQuery);
     }
@@ -260,12 +265,9 @@ describe('encryption at rest', () => {
 
   it('fails only the workflow tasks of a worker without the key, which logs one line; restarted with it, the turn completes once', async () => {
     await stopWorker();
-    const k1Only = path.join(dir, 'k1-only.json');
-    const full = loadKeyring(ring);
-    fs.writeFileSync(k1Only, JSON.stringify({ current: 'k1', keys: [{ id: 'k1', key: full.keys.get('k1')!.toString('base64') }] }));
     const lacking = await startWorker(k1Only);
     worker = lacking.child;
-    const before = fs.existsSync(countFile) ? fs.readFileSync(countFile, 'utf8').split('\n').filter(Boolean).length : 0;
+    const before = countedCalls();
     const requestsBefore = stub.requests.length;
     // A short workflow task timeout: the task the killed worker had taken is given to the next one soon.
     const handle = await client.workflow.start('chatTurn', {
@@ -285,8 +287,7 @@ describe('encryption at rest', () => {
     worker = (await startWorker()).child;
     const result = (await handle.result()) as ChatTurnResult;
     expect(result.stopReason).toBe('completed');
-    const counted = fs.readFileSync(countFile, 'utf8').split('\n').filter(Boolean).length - before;
-    expect(counted).toBe(1);
+    expect(countedCalls() - before).toBe(1);
     // Two steps and the formatter: each Claude call made once.
     expect(stub.requests.length - requestsBefore).toBe(3);
   });

@@ -12,12 +12,13 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { workflowsPath } from '../../src/worker/workflows-path';
 import { createDataConverter } from '../../src/storage/data-converter';
+import { storageConfigFromEnv } from '../../src/storage/storage-config';
 import { isEncrypted } from '../../src/encryption/encryption-codec';
 
-const dataConverter = createDataConverter(
-  { location: { kind: 'none' }, thresholdBytes: 256 * 1024, segmentThresholdBytes: 512, carriedThresholdBytes: 16 * 1024 },
-  { keyringFile: path.join(__dirname, 'test-keyring.json'), compress: false },
-);
+const dataConverter = createDataConverter(storageConfigFromEnv({ MCP_TURNS_STORAGE: 'none' }), {
+  keyringFile: path.join(__dirname, 'test-keyring.json'),
+  compress: false,
+});
 
 jest.setTimeout(120_000);
 

@@ -3,17 +3,13 @@
  * Temporal's payload JSON; Host, Origin and bearer tokens are checked; CORS answers the UI origin.
  */
 import http from 'node:http';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { FastifyInstance } from 'fastify';
-import { buildCodecServerApp, type CodecServerSettings } from '../../src/codec-server/codec-server-app';
+import { buildCodecServerApp, payloadToJson, type CodecServerSettings } from '../../src/codec-server/codec-server-app';
 import { EncryptionCodec } from '../../src/encryption/encryption-codec';
 
 const UI = 'http://127.0.0.1:8233';
 const codec = new EncryptionCodec({ keyring: { file: '/k/ring.json', current: 'k1', keys: new Map([['k1', Buffer.alloc(32, 3)]]) } });
-const json = (p: Payload) => ({
-  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
-  data: Buffer.from(p.data ?? []).toString('base64'),
-});
 
 async function start(settings: Partial<CodecServerSettings> = {}): Promise<{ app: FastifyInstance; url: string; log: string[] }> {
   const log: string[] = [];
@@ -33,9 +29,9 @@ describe('codec server', () => {
       const [encrypted] = await codec.encode([defaultPayloadConverter.toPayload({ secret: 'CANARY-codec' })]);
       const post = (route: string, payloads: unknown[]) =>
         fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-namespace': 'default' }, body: JSON.stringify({ payloads }) });
-      const decoded = (await (await post('/decode', [json(encrypted!)])).json()) as { payloads: Array<{ data: string }> };
+      const decoded = (await (await post('/decode', [payloadToJson(encrypted!)])).json()) as { payloads: Array<{ data: string }> };
       expect(Buffer.from(decoded.payloads[0]!.data, 'base64').toString()).toBe('{"secret":"CANARY-codec"}');
-      const encoded = (await (await post('/encode', [json(defaultPayloadConverter.toPayload('x'))])).json()) as { payloads: Array<{ metadata: Record<string, string> }> };
+      const encoded = (await (await post('/encode', [payloadToJson(defaultPayloadConverter.toPayload('x'))])).json()) as { payloads: Array<{ metadata: Record<string, string> }> };
       expect(Buffer.from(encoded.payloads[0]!.metadata['encryption-key-id']!, 'base64').toString()).toBe('k1');
       const bad = await post('/decode', [{ data: 'not base64!' }]);
       expect(bad.status).toBe(400);

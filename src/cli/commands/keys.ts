@@ -8,11 +8,13 @@ import { EncryptionConfigError, encryptionSettingsFromEnv } from '../../encrypti
 import { addNewKey, KeyringError, loadKeyring, useKey } from '../../encryption/keyring';
 import { asBadInput, CliError } from '../cli-error';
 
-/** The keyring file: `--keyring`, else MCP_TURNS_KEYRING, else the config's `encryption.keyring`. */
-function keyringFile(opts: { keyring?: string; config?: string }): string {
+/**
+ * The keyring file: `--keyring`, else MCP_TURNS_KEYRING, else the config's `encryption.keyring`
+ * (the command's `--config` is MCP_TURNS_CONFIG by then: src/cli/main.ts).
+ */
+function keyringFile(opts: { keyring?: string }): string {
   if (opts.keyring) return opts.keyring;
-  const env = opts.config ? { ...process.env, MCP_TURNS_CONFIG: opts.config } : process.env;
-  const settings = asBadInput(() => encryptionSettingsFromEnv(env), EncryptionConfigError);
+  const settings = asBadInput(() => encryptionSettingsFromEnv(), EncryptionConfigError);
   if (!settings) throw new CliError('name the keyring: --keyring FILE, MCP_TURNS_KEYRING, or encryption.keyring in the config file', 2);
   return settings.keyringFile;
 }
