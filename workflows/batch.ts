@@ -48,18 +48,27 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
     skipped: input.skipped,
     running: [],
     waitingApproval: [],
+    ...(input.messageBatches ? { waitingMessageBatch: [], collectors: [] } : {}),
   };
-  setHandler(batchProgressQuery, () => progress);
   const itemOfChild = new Map<string, string>();
-  setHandler(turnWaitingSignal, ({ workflowId, waiting }) => {
+  // Message Batch waits change with every step of every turn: a set, not a list scan.
+  const waitingBatch = new Set<string>();
+  setHandler(turnWaitingSignal, ({ workflowId, waiting, for: reason, collector }) => {
     const item = itemOfChild.get(workflowId);
     if (item === undefined) return;
+    if (reason === 'message-batch') {
+      if (waiting) waitingBatch.add(item);
+      else waitingBatch.delete(item);
+      if (collector && progress.collectors && !progress.collectors.includes(collector)) progress.collectors.push(collector);
+      return;
+    }
     progress.waitingApproval = progress.waitingApproval.filter((id) => id !== item);
     if (waiting) progress.waitingApproval.push(item);
     report();
   });
-  // Turns waiting for approval hold no place in the window.
-  const active = (): number => progress.running.length - progress.waitingApproval.length;
+  setHandler(batchProgressQuery, () => (progress.waitingMessageBatch ? { ...progress, waitingMessageBatch: [...waitingBatch] } : progress));
+  // Turns waiting for approval or for a Message Batch hold no place in the window.
+  const active = (): number => progress.running.length - progress.waitingApproval.length - waitingBatch.size;
   upsertSearchAttributes([
     { key: SA_BATCH, value: input.name },
     { key: SA_STATUS, value: 'running' },
@@ -68,7 +77,8 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
     setCurrentDetails(
       `**batch ${input.name}** · ${progress.completed} done, ${progress.failed} failed, ${progress.skipped} skipped, ` +
         `${progress.running.length} running of ${progress.total}` +
-        (progress.waitingApproval.length ? ` (${progress.waitingApproval.length} waiting for approval)` : ''),
+        (progress.waitingApproval.length ? ` (${progress.waitingApproval.length} waiting for approval)` : '') +
+        (waitingBatch.size ? ` (${waitingBatch.size} waiting for a Message Batch)` : ''),
     );
 
   let startedThisRun = 0;
@@ -80,7 +90,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
       const handle = await startChild<typeof chatTurn>('chatTurn', {
         workflowId,
         taskQueue,
-        args: [item.input],
+        args: [input.messageBatches ? { ...item.input, messageBatches: input.messageBatches } : item.input],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         staticSummary: oneLine(item.input.question, 120),
@@ -104,6 +114,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
     } finally {
       progress.running.splice(progress.running.indexOf(item.id), 1);
       progress.waitingApproval = progress.waitingApproval.filter((id) => id !== item.id);
+      waitingBatch.delete(item.id);
       itemOfChild.delete(workflowId);
       report();
     }

@@ -18,6 +18,7 @@ import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { Approvals } from './approvals';
 import { askClaude, CONTEXT_EXHAUSTED } from './claude-step';
 import { answer } from './turn-answer';
+import { MessageBatchCalls } from './message-batch-call';
 import { turnStartActivities } from './turn-activities';
 import { markCompleted, markEnded, markRunning } from './turn-search-attributes';
 import { STARTING_PROGRESS, Turn } from './turn-state';
@@ -29,6 +30,7 @@ import { workflowTime } from './workflow-clock';
  */
 export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegment[]): Promise<ChatTurnResult> {
   const approvals = new Approvals();
+  const batchCalls = new MessageBatchCalls();
   let turn: Turn | undefined;
   // Every handler is registered here, before anything awaits, so a query or update right after the start is handled.
   setHandler(turnProgressQuery, () => (turn ? turnProgress(turn.progress()) : STARTING_PROGRESS));
@@ -40,7 +42,7 @@ export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegme
     },
   });
   try {
-    turn = await startTurn(input, approvals, history);
+    turn = await startTurn(input, approvals, history, batchCalls);
     const stopReason = await runLoop(turn);
     const result = turn.finish(stopReason, await answer(turn, stopReason));
     markCompleted(result);
@@ -52,7 +54,7 @@ export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegme
 }
 
 /** The input check and the tool listing, then the turn's state. A bad input fails the run at once. */
-async function startTurn(input: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[]): Promise<Turn> {
+async function startTurn(input: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[], batchCalls: MessageBatchCalls): Promise<Turn> {
   let prepared;
   try {
     prepared = await turnStartActivities('check input, list tools').prepareTurn(input);
@@ -63,7 +65,7 @@ async function startTurn(input: ChatTurnInput, approvals: Approvals, history: Tr
     }
     throw err;
   }
-  const turn = new Turn(input, prepared, approvals, history);
+  const turn = new Turn(input, prepared, approvals, history, batchCalls);
   markRunning(turn.input.model);
   return turn;
 }

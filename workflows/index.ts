@@ -2,3 +2,4 @@
 export { chatTurn } from './chat-turn';
 export { chatBatch } from './batch';
 export { conversation } from './conversation';
+export { messageBatchCollector } from './message-batch-collector';

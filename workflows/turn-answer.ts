@@ -29,7 +29,10 @@ async function answerOutput(turn: Turn, stopReason: TurnStopReason): Promise<{ o
     return { output: textOutput(lastText || `(no answer: the turn stopped with ${stopReason})`) };
   }
   turn.enter('formatting');
-  const formatted = await claudeActivities('format response', { streamed: turn.streamed }).formatResponse(turn.formatRequest, ...turn.transcript.segments({ withTools: false }));
+  const segments = turn.transcript.segments({ withTools: false });
+  const formatted = turn.batched
+    ? await turn.batched.formatResponse(turn, turn.formatRequest, segments)
+    : await claudeActivities('format response', { streamed: turn.streamed }).formatResponse(turn.formatRequest, ...segments);
   turn.addUsage(formatted);
   return { output: formatted.output, formatMode: formatted.mode };
 }

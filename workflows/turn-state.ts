@@ -26,10 +26,11 @@ import type { ChatTurnResult, TurnProgress, TurnStopReason } from '../src/core/t
 import { addUsage, totalTokens, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { publishWaitingApprovals } from './approval-status';
+import { publishBatchWaiting, type BatchedTurn, type MessageBatchCalls } from './message-batch-call';
 import type { ApprovalRequest, Approvals } from './approvals';
 import { ToolCalls } from './tool-round';
 import { TurnTranscript } from './turn-transcript';
-import { workflowTime } from './workflow-clock';
+import { workflowNow, workflowTime } from './workflow-clock';
 
 /** What every Claude call of the loop is asked with, besides the transcript and the step. */
 export type ClaudeStepRequest = Omit<ClaudeCallInput, 'step'>;
@@ -50,7 +51,7 @@ export const STARTING_PROGRESS: TurnProgress = {
   costUsd: 0,
 };
 
-export class Turn {
+export class Turn implements BatchedTurn {
   readonly input: ResolvedTurnInput;
   /** The loop's Claude calls' request, besides the transcript. */
   readonly request: ClaudeStepRequest;
@@ -71,14 +72,28 @@ export class Turn {
   private costUsd = 0;
   /** Whether any call waited for approval when that was last published. */
   private waitingPublished = false;
+  /** Every Claude call goes through Message Batches (`input.messageBatches`). */
+  readonly batched?: MessageBatchCalls;
+  readonly deadlineMs?: number;
+  private waitingMessageBatch?: { since: number; collector: string };
 
   /**
    * A turn from its input and what its start recorded (the tool listing and the worker's
    * defaults); `history` is prior conversation passed as segments (a conversation's turns), after
    * `input.history`.
    */
-  constructor(input: ChatTurnInput, prepared: PreparedTurn, private readonly approvals: Approvals, history: TranscriptSegment[] = []) {
+  constructor(
+    input: ChatTurnInput,
+    prepared: PreparedTurn,
+    private readonly approvals: Approvals,
+    history: TranscriptSegment[] = [],
+    batchCalls?: MessageBatchCalls,
+  ) {
     this.input = resolveTurn(input, prepared.workerDefaults);
+    if (this.input.messageBatches && batchCalls) {
+      this.batched = batchCalls;
+      this.deadlineMs = this.input.messageBatches.deadlineMs;
+    }
     const catalog = buildToolCatalog(prepared.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest, prepared.unusableTools);
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
@@ -100,7 +115,8 @@ export class Turn {
     const thinking: ThinkingConfigParam | undefined = this.input.thinking ? { type: 'enabled', budget_tokens: this.input.thinking.budgetTokens } : undefined;
     const loopSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'loop' });
     const formatterSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'formatter' });
-    const stream = streamRequest(this.input.stream);
+    // A Message Batch does not stream.
+    const stream = this.batched ? undefined : streamRequest(this.input.stream);
     this.streamed = stream !== undefined;
     const streaming = stream ? { stream } : {};
     this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
@@ -146,7 +162,15 @@ export class Turn {
       approvals: this.approvals.records,
       usage: this.usage,
       costUsd: this.costUsd,
+      ...(this.waitingMessageBatch ? { waitingMessageBatch: this.waitingMessageBatch } : {}),
     };
+  }
+
+  /** The Claude call waits for a Message Batch of `collector`, or no longer does: the batch parent is told. */
+  waitingFor(collector: string | undefined): void {
+    this.waitingMessageBatch = collector ? { since: workflowNow(), collector } : undefined;
+    publishBatchWaiting(collector);
+    this.refreshDetails();
   }
 
   /** The Temporal UI's current details follow the state. */

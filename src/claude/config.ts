@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DEFAULT_MODEL } from '../core/resolve-turn';
 import { DEFAULT_CLAUDE_ERROR_POLICY, type ClaudeErrorPolicy } from './errors';
 import { PricingOverridesSchema } from './pricing';
+import { API_MAX_BYTES, API_MAX_REQUESTS, DEFAULT_MESSAGE_BATCH_SETTINGS } from '../core/message-batches';
 
 export const ClaudeConfigSchema = z
   .object({
@@ -28,6 +29,24 @@ export const ClaudeConfigSchema = z
     noRetryAfterDelayMs: z.number().int().min(0).default(DEFAULT_CLAUDE_ERROR_POLICY.noRetryAfterDelayMs),
     /** Price overrides, USD per million tokens, by model id or prefix. */
     pricing: PricingOverridesSchema.optional(),
+    /** How turns that use Message Batches (`batch --message-batches`) gather their requests and wait. */
+    messageBatches: z
+      .object({
+        /** A Message Batch is sent with this many requests… @default 5000 */
+        maxRequests: z.number().int().min(1).max(API_MAX_REQUESTS).default(DEFAULT_MESSAGE_BATCH_SETTINGS.maxRequests),
+        /** …or once its first request has waited this long. @default 30000 */
+        maxWaitMs: z.number().int().min(0).default(DEFAULT_MESSAGE_BATCH_SETTINGS.maxWaitMs),
+        /** Request bytes in one Message Batch. @default 268435456 (the API's 256 MB) */
+        maxBytes: z.number().int().min(1024).max(API_MAX_BYTES).default(DEFAULT_MESSAGE_BATCH_SETTINGS.maxBytes),
+        /** First poll of a sent batch; each next one waits 1.5× longer… @default 10000 */
+        pollInitialMs: z.number().int().min(10).default(DEFAULT_MESSAGE_BATCH_SETTINGS.pollInitialMs),
+        /** …up to this. @default 60000 */
+        pollMaxMs: z.number().int().min(10).default(DEFAULT_MESSAGE_BATCH_SETTINGS.pollMaxMs),
+        /** The collector workflow ends after this long without requests. @default 600000 */
+        idleMs: z.number().int().min(1000).default(DEFAULT_MESSAGE_BATCH_SETTINGS.idleMs),
+      })
+      .strict()
+      .default(DEFAULT_MESSAGE_BATCH_SETTINGS),
   })
   .strict();
 

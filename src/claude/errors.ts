@@ -47,7 +47,7 @@ export interface ClaudeFailureDetails {
 }
 
 /** The status an error event inside a stream stands for (the event itself has no status). */
-const STATUS_OF_ERROR_TYPE: Record<string, number> = {
+export const STATUS_OF_ERROR_TYPE: Record<string, number> = {
   invalid_request_error: 400,
   authentication_error: 401,
   billing_error: 402,

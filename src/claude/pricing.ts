@@ -117,11 +117,20 @@ export interface Cost {
   priceKey?: string;
 }
 
+/** What a call answered through the Message Batches API costs, as a share of the standard price. */
+export const MESSAGE_BATCH_PRICE_FACTOR = 0.5;
+
+/** How a call was made, where that changes its price. */
+export interface CallPricing {
+  /** Answered in a Message Batch: every token at {@link MESSAGE_BATCH_PRICE_FACTOR} of its price. */
+  batch?: boolean;
+}
+
 /** A price table: built-in prices with config overrides on top. */
 export interface PriceTable {
   /** The price for a model id, or undefined for an unknown model. */
   lookup(model: string): { key: string; price: ModelPrice } | undefined;
-  costOf(usage: TokenUsage, model: string): Cost;
+  costOf(usage: TokenUsage, model: string, pricing?: CallPricing): Cost;
 }
 
 /**
@@ -147,10 +156,10 @@ export function makePriceTable(overrides: PricingOverrides = {}): PriceTable {
 
   return {
     lookup,
-    costOf(usage, model) {
+    costOf(usage, model, pricing = {}) {
       const found = lookup(model);
       if (!found) return { usd: 0, known: false };
-      return { usd: priceUsage(usage, found.price), known: true, priceKey: found.key };
+      return { usd: priceUsage(usage, found.price, pricing.batch ? MESSAGE_BATCH_PRICE_FACTOR : 1), known: true, priceKey: found.key };
     },
   };
 }
@@ -159,11 +168,11 @@ export function makePriceTable(overrides: PricingOverrides = {}): PriceTable {
 export const DEFAULT_PRICE_TABLE: PriceTable = makePriceTable();
 
 /** Cost of `usage` on `model` from `table` (default: the built-in prices). */
-export function costOf(usage: TokenUsage, model: string, table: PriceTable = DEFAULT_PRICE_TABLE): Cost {
-  return table.costOf(usage, model);
+export function costOf(usage: TokenUsage, model: string, table: PriceTable = DEFAULT_PRICE_TABLE, pricing: CallPricing = {}): Cost {
+  return table.costOf(usage, model, pricing);
 }
 
-function priceUsage(usage: TokenUsage, p: ModelPrice): number {
+function priceUsage(usage: TokenUsage, p: ModelPrice, factor: number): number {
   const prompt = inputTokensOf(usage);
   const rates = p.longPrompt && prompt > p.longPrompt.thresholdTokens ? p.longPrompt : p;
   const micro =
@@ -172,7 +181,7 @@ function priceUsage(usage: TokenUsage, p: ModelPrice): number {
     usage.cacheCreationInputTokens * rates.cacheWrite +
     usage.cacheReadInputTokens * rates.cacheRead;
   // Round to a millionth of a cent so sums of many calls don't show float noise.
-  return Math.round(micro * 100) / 1e8;
+  return Math.round(micro * factor * 100) / 1e8;
 }
 
 /**

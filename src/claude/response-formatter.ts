@@ -51,7 +51,13 @@ const NOT_A_TOOL = `Only the ${FORMATTER_TOOL_NAME} tool is available now.`;
 /** Tokens for the repair of an answer cut off at max_tokens. */
 const REPAIR_MAX_TOKENS_CEILING = 64_000;
 
-export type FormatResponseOptions = CallClaudeOptions;
+export interface FormatResponseOptions extends CallClaudeOptions {
+  /**
+   * Makes each of the formatter's Claude calls instead of the Messages API (a Message Batch plans
+   * its calls this way, src/message-batches/formatter-plan.ts).
+   */
+  call?: (request: ClaudeRequest) => Promise<ClaudeCallOutput>;
+}
 
 type Attempt =
   | { kind: 'valid'; output: FormatterOutput }
@@ -132,7 +138,7 @@ class FormatterRun {
     if (choice === 'forced') request.toolChoice = { type: 'tool', name: FORMATTER_TOOL_NAME };
     if (this.input.thinking) request.thinking = this.input.thinking;
     this.calls++;
-    const reply = await callClaude(this.client, request, this.opts);
+    const reply = await (this.opts.call ? this.opts.call(request) : callClaude(this.client, request, this.opts));
     this.usage = addUsage(this.usage, reply.usage);
     if (reply.costUsd !== undefined) {
       this.costUsd += reply.costUsd;

@@ -25,6 +25,8 @@ export interface BatchInput {
   completed: number;
   failed: number;
   skipped: number;
+  /** Every Claude call of the batch's turns goes through Message Batches (each turn's `messageBatches`). */
+  messageBatches?: { deadlineMs?: number };
 }
 
 export interface BatchProgress {
@@ -43,6 +45,13 @@ export interface BatchProgress {
    * batch's concurrency, so waiting turns never block the others.
    */
   waitingApproval: string[];
+  /**
+   * Item ids of running turns whose Claude call waits for a Message Batch: they do not count
+   * against the window either, so a Message Batch can hold more than the window's requests.
+   */
+  waitingMessageBatch?: string[];
+  /** The Message Batch collectors (workflow ids) the batch's turns have waited for. */
+  collectors?: string[];
 }
 
 export function batchChildId(batchName: string, itemId: string): string {

@@ -20,6 +20,8 @@ export interface TurnProgressState {
   approvals: readonly ApprovalRecord[];
   usage: TokenUsage;
   costUsd: number;
+  /** The Claude call waits for a Message Batch: since when (workflow time), and its collector's workflow id. */
+  waitingMessageBatch?: { since: number; collector: string };
 }
 
 export function turnProgress(s: TurnProgressState): TurnProgress {
@@ -38,6 +40,7 @@ export function turnProgress(s: TurnProgressState): TurnProgress {
     pendingApprovals: s.approvals.filter((a) => !a.outcome),
     usage: s.usage,
     costUsd: s.costUsd,
+    ...(s.waitingMessageBatch ? { waitingMessageBatch: s.waitingMessageBatch } : {}),
   };
 }
 
@@ -49,6 +52,7 @@ export function progressDetails(s: TurnProgressState): string {
     `**${s.phase}** · step ${s.step}/${s.maxSteps} · ${s.toolCalls.length} tool call(s)` +
     (errors ? `, ${errors} failed` : '') +
     ` · ${s.usage.inputTokens} in / ${s.usage.outputTokens} out tokens` +
+    (s.waitingMessageBatch ? `\n\n**waiting for a Message Batch** (collector \`${s.waitingMessageBatch.collector}\`)` : '') +
     waiting.map((a) => `\n\n**waiting for approval**: \`${a.name}\` (call ${a.callId}) ${oneLine(JSON.stringify(a.input ?? {}), 200)}`).join('')
   );
 }

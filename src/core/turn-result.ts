@@ -84,4 +84,6 @@ export interface TurnProgress {
   pendingApprovals: ApprovalRecord[];
   usage: TokenUsage;
   costUsd: number;
+  /** The Claude call waits for a Message Batch: since when (ms), and its collector's workflow id. */
+  waitingMessageBatch?: { since: number; collector: string };
 }

@@ -8,6 +8,7 @@ import type { ApprovalDecision, ApprovalRecord } from './approvals';
 import type { ConversationMessage, ConversationStatus, MessageAnswered } from './conversation';
 import type { MessageParam } from './contracts';
 import type { BatchProgress } from './batch';
+import type { BatchedCallOutcome, CollectorRequest, CollectorStatus } from './message-batches';
 import type { TurnProgress } from './turn-result';
 
 /** A turn's live progress: phase, step, tool calls so far, usage. */
@@ -22,8 +23,20 @@ export const pendingApprovalsQuery = defineQuery<ApprovalRecord[]>('pendingAppro
  * is unknown or already decided. Answers the records it decided.
  */
 export const decideUpdate = defineUpdate<ApprovalRecord[], [ApprovalDecision]>('decide');
-/** A batch's child tells its batch that it waits for approval (or no longer does). */
-export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: boolean }]>('turnWaiting');
+/**
+ * A batch's child tells its batch that it waits (or no longer does): for a person's approval, or
+ * for a Message Batch (then `collector` is the collector's workflow id).
+ */
+export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: boolean; for?: 'approval' | 'message-batch'; collector?: string }]>('turnWaiting');
+
+/** A turn hands a Claude request to its Message Batch collector. */
+export const messageBatchRequestSignal = defineSignal<[CollectorRequest]>('messageBatchRequest');
+/** A turn no longer waits for these requests (cancelled, or past their deadline): their results are discarded. */
+export const messageBatchWithdrawSignal = defineSignal<[{ customIds: string[] }]>('messageBatchWithdraw');
+/** The collector's requests waiting to be sent and the Message Batches it waits for. */
+export const messageBatchesQuery = defineQuery<CollectorStatus>('messageBatches');
+/** A request's result from its Message Batch, to its turn. */
+export const messageBatchResultSignal = defineSignal<[BatchedCallOutcome]>('messageBatchResult');
 
 /**
  * Sends a message to a conversation (with update-with-start: create-or-send in one call). The

@@ -59,6 +59,13 @@ export const ChatTurnInputSchema = z
      * without streaming. @default false
      */
     stream: z.union([z.boolean(), z.object({ reasoning: z.boolean().optional() }).strict()]).optional(),
+    /**
+     * Every Claude call of the turn (the loop's and the formatter's) goes through Anthropic's
+     * Message Batches API: half the price, answered within 24 h, and the turn waits without holding
+     * a worker. Such a turn does not stream. `deadlineMs`: a request not answered in this time is
+     * sent once more in a new Message Batch, then fails the turn. @default deadlineMs 86400000 (24 h)
+     */
+    messageBatches: z.object({ deadlineMs: z.number().int().min(1000).optional() }).strict().optional(),
     /** Extended thinking budget; when set, thinking blocks are kept and sent back unchanged. */
     thinking: z.object({ budgetTokens: z.number().int().min(1024) }).strict().optional(),
     /** How prior history is compacted when the conversation does not fit the model's context window. */

@@ -10,12 +10,13 @@
  */
 import type { Payload, StorageDriver, StorageDriverSelectContext, StorageDriverSelector } from '@temporalio/common';
 import { TRANSCRIPT_SEGMENT_JSON_PREFIX } from '../core/transcript-segment';
+import { BATCH_REQUEST_JSON_PREFIX } from '../core/message-batches';
 import { payloadSize } from './stored-payload';
 
-const SEGMENT_PREFIX = new TextEncoder().encode(TRANSCRIPT_SEGMENT_JSON_PREFIX);
+const SEGMENT_PREFIXES = [TRANSCRIPT_SEGMENT_JSON_PREFIX, BATCH_REQUEST_JSON_PREFIX].map((p) => new TextEncoder().encode(p));
 const JSON_ENCODING = 'json/plain';
-/** The conversation workflow's type name (workflows/conversation.ts). */
-const CONVERSATION_WORKFLOW = 'conversation';
+/** Workflow types whose payloads are carried on: the conversation, and the Message Batch collector (what it waits for). */
+const CARRYING_WORKFLOWS = new Set(['conversation', 'messageBatchCollector']);
 
 /** Sizes at which payloads are stored. */
 export interface StorageThresholds {
@@ -33,15 +34,18 @@ export interface StorageThresholds {
  */
 export const SEGMENT_METADATA = 'mcp-turns-segment';
 
-/** True when the payload is a transcript segment: JSON-encoded, or encrypted and marked as one. */
+/**
+ * True when the payload is a transcript segment, or a Message Batch request (a collector's create
+ * input is a few thousand of them, so each is stored as readily as a segment): JSON-encoded, or
+ * encrypted and marked as one.
+ */
 export function isTranscriptSegment(payload: Payload): boolean {
   const marked = payload.metadata?.[SEGMENT_METADATA];
   if (marked) return new TextDecoder().decode(marked) === '1';
   const encoding = payload.metadata?.encoding;
   if (!encoding || new TextDecoder().decode(encoding) !== JSON_ENCODING) return false;
   const data = payload.data;
-  if (!data || data.length < SEGMENT_PREFIX.length) return false;
-  return SEGMENT_PREFIX.every((byte, i) => data[i] === byte);
+  return Boolean(data) && SEGMENT_PREFIXES.some((prefix) => data!.length >= prefix.length && prefix.every((byte, i) => data![i] === byte));
 }
 
 /** The smallest size any payload is stored at: the SDK offers the selector only payloads this large. */
@@ -51,11 +55,12 @@ export function smallestStoredSize(thresholds: StorageThresholds): number {
 
 /**
  * The payload is one a workflow carries on with: produced by a conversation (its update outcomes,
- * its continue-as-new input), or a child's result, whose target is the parent and names no type.
+ * its continue-as-new input) or a Message Batch collector (the requests it is sent, what it carries
+ * to its next run), or a child's result, whose target is the parent and names no type.
  */
 export function isCarried(context: StorageDriverSelectContext): boolean {
   const target = context.target;
-  return target?.kind === 'workflow' && (target.type === CONVERSATION_WORKFLOW || (target.type === undefined && target.id !== undefined));
+  return target?.kind === 'workflow' && ((target.type !== undefined && CARRYING_WORKFLOWS.has(target.type)) || (target.type === undefined && target.id !== undefined));
 }
 
 /** A selector that sends what the thresholds say to `driver` and keeps the rest inline. */

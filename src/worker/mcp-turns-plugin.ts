@@ -10,7 +10,7 @@ import { Runtime, Worker, type ReplayWorkerOptions, type WorkerOptions } from '@
 import { createClaudeClient } from '../claude/client';
 import { claudeTaskQueue } from '../core/task-queues';
 import { McpPool } from '../mcp/pool';
-import { dataConverterFromEnv } from '../storage/data-converter';
+import { dataConverterFromEnv, storesPayloads } from '../storage/data-converter';
 import { combinedWorkflowsOptions } from './combined-workflows';
 import { poolMetrics } from './metrics';
 import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
@@ -104,7 +104,9 @@ export class McpTurnsPlugin extends SimplePlugin {
         ...(worker.connection ? { connection: worker.connection } : {}),
         namespace: worker.options.namespace,
         ...this.payloads,
-        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude),
+        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude, {
+          storesPayloads: this.payloads.dataConverter ? storesPayloads(this.payloads.dataConverter) : false,
+        }),
       });
       const stop = (w: Worker): void => {
         if (w.getState() === 'RUNNING') w.shutdown();

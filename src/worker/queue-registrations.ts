@@ -8,6 +8,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { makeClaudeActivities } from '../../activities/claude';
+import { makeMessageBatchActivities } from '../../activities/message-batches';
 import { makeMcpActivities } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
@@ -26,11 +27,16 @@ export function turnQueueActivities(pool: McpPool, claudeConfig: ClaudeConfig) {
   };
 }
 
-/** Options of the worker on the Claude queue of `turnTaskQueue` (without connection and namespace). */
+/**
+ * Options of the worker on the Claude queue of `turnTaskQueue` (without connection and namespace):
+ * the Claude calls and the Message Batches activities. `storesPayloads`: the workers' data converter
+ * stores large payloads (mcp-turns' default converter does).
+ */
 export function claudeQueueWorkerOptions(
   turnTaskQueue: string,
   claudeClient: Anthropic,
   claudeConfig: ClaudeConfig,
+  { storesPayloads = true }: { storesPayloads?: boolean } = {},
 ): Pick<
   WorkerOptions,
   | 'taskQueue'
@@ -43,11 +49,14 @@ export function claudeQueueWorkerOptions(
     taskQueue: claudeTaskQueue(turnTaskQueue),
     // A streamed call's deltas reach subscribers as heartbeat details: send them at this pace at most.
     maxHeartbeatThrottleInterval: STREAM_PUBLISH_INTERVAL_MS,
-    activities: makeClaudeActivities({
-      client: claudeClient,
-      config: claudeConfig,
-      metrics: claudeMetrics(Runtime.instance().metricMeter),
-    }),
+    activities: {
+      ...makeClaudeActivities({
+        client: claudeClient,
+        config: claudeConfig,
+        metrics: claudeMetrics(Runtime.instance().metricMeter),
+      }),
+      ...makeMessageBatchActivities({ client: claudeClient, config: claudeConfig, storesPayloads }),
+    },
     maxConcurrentActivityTaskExecutions: claudeConfig.maxConcurrentCalls,
     ...(claudeConfig.rateLimitPerSecond !== undefined
       ? { maxTaskQueueActivitiesPerSecond: claudeConfig.rateLimitPerSecond }

@@ -6,7 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { Worker, type NativeConnection, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { dataConverterFromEnv, encryptsPayloads } from '../storage/data-converter';
+import { dataConverterFromEnv, encryptsPayloads, storesPayloads } from '../storage/data-converter';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
 import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
@@ -72,7 +72,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     namespace,
     plugins,
     ...payloads,
-    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig),
+    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig, { storesPayloads: storesPayloads(dataConverter) }),
   });
   return {
     turnWorker,

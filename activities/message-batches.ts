@@ -1,0 +1,135 @@
+/**
+ * The Message Batches activities, thin over src/message-batches: a turn submits a request to its
+ * collector (signal-with-start); the collector creates a Message Batch, polls it, cancels it, and
+ * hands its results to their turns. All run on the Claude queue, beside the Anthropic client.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
+import type { ClaudeConfig } from '../src/claude/config';
+import { claudeErrorPolicy } from '../src/claude/config';
+import { toClaudeFailure } from '../src/claude/errors';
+import { makePriceTable } from '../src/claude/pricing';
+import type { FormatResponseOutput } from '../src/core/contracts';
+import {
+  collectorWorkflowId,
+  DEFAULT_MESSAGE_BATCH_SETTINGS,
+  ZERO_COLLECTOR_TOTALS,
+  type BatchedCallFailure,
+  type BatchRequestEntry,
+  type CollectorInput,
+  type DeliveryReport,
+  type MessageBatchSettings,
+  type TurnRef,
+} from '../src/core/message-batches';
+import type { TranscriptSegment } from '../src/core/transcript-segment';
+import { messageBatchRequestSignal, messageBatchResultSignal } from '../src/core/workflow-handlers';
+import { batchRequestOf, type BatchSubmitInput } from '../src/message-batches/batch-request';
+import { createOrAdoptBatch, type CreatedBatch } from '../src/message-batches/create-batch';
+import { deliverResults, type DeliveryInput } from '../src/message-batches/deliver-results';
+import { heartbeatingWhile } from './heartbeat';
+
+export interface MessageBatchActivityDeps {
+  client: Anthropic;
+  config: ClaudeConfig;
+  /** The worker stores large payloads (External Storage). */
+  storesPayloads: boolean;
+}
+
+/** Where a submitted request went: its custom_id and its collector's workflow id. */
+export interface BatchSubmitted {
+  customId: string;
+  collector: string;
+}
+
+export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
+  const prices = makePriceTable(deps.config.pricing);
+  const errorPolicy = claudeErrorPolicy(deps.config);
+  const settings: MessageBatchSettings = { ...DEFAULT_MESSAGE_BATCH_SETTINGS, ...deps.config.messageBatches, storesPayloads: deps.storesPayloads };
+  const apiCall = async <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const ctx = Context.current();
+    try {
+      return await heartbeatingWhile(ctx, () => fn(ctx.cancellationSignal));
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? err;
+      throw toClaudeFailure(err, errorPolicy, { url: `${deps.client.baseURL.replace(/\/+$/, '')}/v1/messages/batches` });
+    }
+  };
+
+  return {
+    /** Hands one Claude request of a turn to its collector; a formatter whose replies make its answer is done instead. */
+    async submitToMessageBatch(input: BatchSubmitInput, ...segments: TranscriptSegment[]): Promise<BatchSubmitted | { done: FormatResponseOutput }> {
+      const ctx = Context.current();
+      const execution = ctx.info.workflowExecution;
+      if (!execution) throw new Error('submitToMessageBatch runs only as a turn workflow\'s activity');
+      const turn: TurnRef = { workflowId: execution.workflowId, runId: execution.runId };
+      const planned = await batchRequestOf(input, segments, turn, { cache: deps.config.promptCaching });
+      if ('done' in planned) return planned;
+      const model = input.request.model;
+      const collector = collectorWorkflowId(input.taskQueue, model);
+      const start: CollectorInput = { taskQueue: input.taskQueue, model, settings, batches: [], pending: [], totals: ZERO_COLLECTOR_TOTALS, answered: [] };
+      await ctx.client.workflow.signalWithStart('messageBatchCollector', {
+        workflowId: collector,
+        taskQueue: input.taskQueue,
+        args: [start],
+        signal: messageBatchRequestSignal,
+        signalArgs: [{ entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) }],
+        staticSummary: `Message Batches for ${model} on ${input.taskQueue}`,
+      });
+      return { customId: planned.entry.batchRequest, collector };
+    },
+
+    /** Creates one Message Batch, or adopts the one an earlier attempt created (src/message-batches/create-batch.ts). */
+    async createMessageBatch(meta: { requests: number }, ...entries: BatchRequestEntry[]): Promise<CreatedBatch> {
+      const ctx = Context.current();
+      if (entries.length !== meta.requests) throw new Error(`createMessageBatch: ${entries.length} requests arrived, ${meta.requests} were sent`);
+      const recorded = (ctx.info.heartbeatDetails as { batchId?: string } | undefined)?.batchId;
+      let batchId = recorded;
+      const created = await apiCall((signal) =>
+        createOrAdoptBatch(deps.client, entries, {
+          attempt: ctx.info.attempt,
+          firstScheduledAtMs: ctx.info.scheduledTimestampMs,
+          ...(recorded ? { recordedBatchId: recorded } : {}),
+          record: (id) => {
+            batchId = id;
+            ctx.heartbeat({ batchId: id });
+          },
+          signal,
+        }),
+      );
+      ctx.log.info('Message Batch', { batchId, requests: entries.length, adopted: created.adopted, duplicateSuspects: created.duplicateSuspects });
+      return created;
+    },
+
+    /** Whether a Message Batch has ended. */
+    async retrieveMessageBatch(batchId: string): Promise<{ ended: boolean }> {
+      const batch = await apiCall((signal) => deps.client.messages.batches.retrieve(batchId, {}, { signal }));
+      return { ended: batch.processing_status === 'ended' };
+    },
+
+    /** Asks the API to cancel a Message Batch (requests not yet answered end `canceled`). */
+    async cancelMessageBatch(batchId: string): Promise<void> {
+      await apiCall((signal) => deps.client.messages.batches.cancel(batchId, {}, { signal }));
+    },
+
+    /** Hands an ended Message Batch's results to their turns (src/message-batches/deliver-results.ts). */
+    async deliverMessageBatchResults(input: DeliveryInput): Promise<DeliveryReport> {
+      const ctx = Context.current();
+      return apiCall((signal) =>
+        deliverResults(input, { anthropic: deps.client, temporal: ctx.client, prices, errorPolicy, progress: () => ctx.heartbeat(), signal }),
+      );
+    },
+
+    /** Tells each turn of a request set that it failed (a Message Batch the API refused). */
+    async answerWithFailure({ turns, failure }: { turns: Record<string, TurnRef>; failure: BatchedCallFailure }): Promise<void> {
+      const ctx = Context.current();
+      for (const [customId, turn] of Object.entries(turns)) {
+        await ctx.client.workflow
+          .getHandle(turn.workflowId, turn.runId)
+          .signal(messageBatchResultSignal, { customId, batchId: '', failure })
+          .catch(() => undefined); // a closed turn waits for nothing
+      }
+    },
+  };
+}
+
+export type MessageBatchActivities = ReturnType<typeof makeMessageBatchActivities>;

@@ -1,0 +1,46 @@
+/**
+ * What a turn submits to a Message Batch: the same Messages request an interactive call makes
+ * (prompt-caching breakpoints included: the API caches batch requests too, where it can), as one
+ * entry with its custom_id. A formatter call is planned from the replies it has had so far, and may
+ * instead be done.
+ */
+import type { ClaudeCallInput, FormatResponseInput, FormatResponseOutput } from '../core/contracts';
+import type { BatchRequestEntry } from '../core/message-batches';
+import { joinSegments, type TranscriptSegment } from '../core/transcript-segment';
+import { buildMessageParams } from '../claude/call-claude';
+import { planFormatterCall, type FormatterReply } from './formatter-plan';
+import { batchCustomId } from './custom-id';
+
+/** A call of the turn: its number in the turn and its attempt make its custom_id. */
+export interface BatchCallKey {
+  /** Unique in the turn for this request: the call, the formatter round, the attempt. */
+  key: string;
+}
+
+export type BatchSubmitInput = BatchCallKey & {
+  /** The turn's task queue: the collector runs there. */
+  taskQueue: string;
+  /** The turn's parent (a batch workflow), for progress by batch. */
+  parent?: string;
+} & ({ kind: 'step'; request: Omit<ClaudeCallInput, 'stream'> } | { kind: 'formatter'; request: Omit<FormatResponseInput, 'stream'>; replies: FormatterReply[] });
+
+/** The entry to submit, or the formatter's answer when its replies already make one. */
+export async function batchRequestOf(
+  input: BatchSubmitInput,
+  segments: readonly TranscriptSegment[],
+  turn: { workflowId: string; runId: string },
+  { cache }: { cache: boolean },
+): Promise<{ entry: BatchRequestEntry } | { done: FormatResponseOutput }> {
+  const { messages, tools } = joinSegments(segments);
+  let params;
+  if (input.kind === 'step') {
+    const { step: _step, ...request } = input.request;
+    params = buildMessageParams({ ...request, messages, tools }, { cache });
+  } else {
+    const planned = await planFormatterCall({ ...input.request, messages }, input.replies);
+    if ('done' in planned) return planned;
+    params = buildMessageParams(planned.request, { cache });
+  }
+  const customId = batchCustomId(turn.workflowId, turn.runId, input.key);
+  return { entry: { batchRequest: customId, params: params as unknown as Record<string, unknown>, bytes: Buffer.byteLength(JSON.stringify(params)) } };
+}

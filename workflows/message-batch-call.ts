@@ -1,0 +1,170 @@
+/**
+ * A turn's Claude calls through Message Batches: each request is handed to the collector of its
+ * task queue and model (workflows/message-batch-collector.ts), and the turn waits for its result
+ * signal: no worker slot is held, and the turn may leave the worker's cache. A retryable outcome is
+ * submitted again into a later batch (the interactive call's backoff and attempts); an expired one
+ * once more, then it fails the turn; a final failure fails it as the interactive call would. A
+ * cancelled turn withdraws its request (its result is discarded when it arrives).
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BatchSubmitted, MessageBatchActivities } from '../activities/message-batches';
+import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
+import { BatchedOutcomeType, DEFAULT_MESSAGE_BATCH_DEADLINE_MS, type BatchedCallFailure, type BatchedCallOutcome } from '../src/core/message-batches';
+import type { TranscriptSegment } from '../src/core/transcript-segment';
+import { claudeTaskQueue } from '../src/core/task-queues';
+import { messageBatchResultSignal, messageBatchWithdrawSignal, turnWaitingSignal } from '../src/core/workflow-handlers';
+import type { FormatterReply } from '../src/message-batches/formatter-plan';
+
+/** Submissions of one request before its turn fails, as the interactive call's attempts. */
+const MAX_SUBMISSIONS = 10;
+
+/** What the batched calls need of their turn. */
+export interface BatchedTurn {
+  /** A request not answered in this time is withdrawn and counts as expired. */
+  deadlineMs?: number;
+  /** The turn waits for a Message Batch (collector's workflow id), or no longer does. */
+  waitingFor(collector: string | undefined): void;
+}
+
+type Answer = ClaudeCallOutput | { failure: BatchedCallFailure };
+
+export class MessageBatchCalls {
+  private readonly outcomes = new Map<string, BatchedCallOutcome>();
+  private calls = 0;
+
+  /** Registers the result signal's handler: construct before the turn's first await. */
+  constructor() {
+    setHandler(messageBatchResultSignal, (outcome) => {
+      if (!this.outcomes.has(outcome.customId)) this.outcomes.set(outcome.customId, outcome);
+    });
+  }
+
+  /** One Claude call of the loop. */
+  async claude(turn: BatchedTurn, request: ClaudeCallInput, segments: TranscriptSegment[], summary: string): Promise<ClaudeCallOutput> {
+    const call = ++this.calls;
+    const { stream: _stream, ...unstreamed } = request;
+    const answer = await this.answer(turn, (attempt) =>
+      submitActivity(summary).submitToMessageBatch({ kind: 'step', key: `${call}.${attempt}`, request: unstreamed, ...where() }, ...segments),
+    );
+    if ('done' in answer) throw failed('a step cannot be done without Claude');
+    if ('failure' in answer) throw ApplicationFailure.create({ type: answer.failure.type, message: answer.failure.message, nonRetryable: true });
+    return answer;
+  }
+
+  /** The response formatter: each of its calls (forced, repair, auto) goes through a Message Batch. */
+  async formatResponse(turn: BatchedTurn, request: FormatResponseInput, segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
+    const call = ++this.calls;
+    const { stream: _stream, ...unstreamed } = request;
+    const replies: FormatterReply[] = [];
+    for (;;) {
+      const answer = await this.answer(turn, (attempt) =>
+        submitActivity('format response').submitToMessageBatch(
+          { kind: 'formatter', key: `${call}.${replies.length}.${attempt}`, request: unstreamed, replies, ...where() },
+          ...segments,
+        ),
+      );
+      if ('done' in answer) return answer.done;
+      replies.push(answer);
+    }
+  }
+
+  /** Submits until the request is answered or finally fails. */
+  private async answer(
+    turn: BatchedTurn,
+    submit: (attempt: number) => Promise<BatchSubmitted | { done: FormatResponseOutput }>,
+  ): Promise<Answer | { done: FormatResponseOutput }> {
+    let expired = 0;
+    for (let attempt = 1; ; attempt++) {
+      const submitted = await submit(attempt);
+      if ('done' in submitted) return submitted;
+      const outcome = await this.wait(turn, submitted);
+      if ('output' in outcome) return outcome.output;
+      const failure = outcome.failure;
+      if (failure.type === BatchedOutcomeType.Expired) {
+        if (++expired < 2) {
+          log.warn('a batched Claude request expired: sent once more', { customId: submitted.customId });
+          continue;
+        }
+        return { failure: { ...failure, retryable: false, message: `${failure.message}; it expired twice, so the call fails` } };
+      }
+      if (failure.type === BatchedOutcomeType.NotSubmitted) continue;
+      if (failure.retryable && attempt < MAX_SUBMISSIONS) {
+        log.info('a batched Claude request failed: it goes into a later Message Batch', { customId: submitted.customId, type: failure.type });
+        await sleep(failure.nextRetryDelayMs ?? Math.min(1000 * 2 ** (attempt - 1), 60_000));
+        continue;
+      }
+      return { failure: { ...failure, retryable: false } };
+    }
+  }
+
+  /** Waits for a submitted request's result, its deadline, or the turn's cancellation. */
+  private async wait(turn: BatchedTurn, submitted: BatchSubmitted): Promise<BatchedCallOutcome> {
+    const { customId, collector } = submitted;
+    const deadlineMs = turn.deadlineMs ?? DEFAULT_MESSAGE_BATCH_DEADLINE_MS;
+    turn.waitingFor(collector);
+    try {
+      if (await condition(() => this.outcomes.has(customId), deadlineMs)) return this.outcomes.get(customId)!;
+      await withdraw(collector, customId);
+      return {
+        customId,
+        batchId: '',
+        failure: { type: BatchedOutcomeType.Expired, message: `the request was not answered within its deadline (${Math.round(deadlineMs / 1000)} s)`, retryable: true },
+      };
+    } catch (err) {
+      if (isCancellation(err)) await CancellationScope.nonCancellable(() => withdraw(collector, customId));
+      throw err;
+    } finally {
+      turn.waitingFor(undefined);
+    }
+  }
+}
+
+/** The turn's task queue (its collector runs there) and its parent. */
+function where(): { taskQueue: string; parent?: string } {
+  const info = workflowInfo();
+  return { taskQueue: info.taskQueue, ...(info.parent ? { parent: info.parent.workflowId } : {}) };
+}
+
+function failed(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ message, nonRetryable: true });
+}
+
+/** Tells the collector a request's result is no longer wanted. */
+async function withdraw(collector: string, customId: string): Promise<void> {
+  await getExternalWorkflowHandle(collector)
+    .signal(messageBatchWithdrawSignal, { customIds: [customId] })
+    .catch(() => undefined); // a collector that has ended holds nothing of it
+}
+
+function submitActivity(summary: string): Pick<MessageBatchActivities, 'submitToMessageBatch'> {
+  return proxyActivities<MessageBatchActivities>({
+    summary: `${summary} · Message Batch`,
+    taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  });
+}
+
+/**
+ * Tells a batch parent that the turn waits for a Message Batch (it then holds no place in the
+ * batch's window), or no longer does.
+ */
+export function publishBatchWaiting(collector: string | undefined): void {
+  const parent = workflowInfo().parent;
+  if (!parent) return;
+  void getExternalWorkflowHandle(parent.workflowId, parent.runId)
+    .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, waiting: collector !== undefined, for: 'message-batch', ...(collector ? { collector } : {}) })
+    .catch(() => undefined); // a parent without the handler (not a batch) or already closed
+}

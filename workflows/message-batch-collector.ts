@@ -1,0 +1,272 @@
+/**
+ * The Message Batch collector: one workflow per namespace, task queue and model
+ * (`collectorWorkflowId`), started by the first request that reaches it (signal-with-start). It
+ * gathers turns' Claude requests into Message Batches (a size or a wait, whichever comes first,
+ * split at the API's limits), creates each with one activity, polls it from timers with backoff
+ * (no worker slot is held while it waits), and when it has ended hands every result to its turn.
+ * A request whose turn withdrew it is discarded when its result arrives (its cost still counted); a
+ * Message Batch whose every request was withdrawn is cancelled. Its history stays bounded: it
+ * continues as new, carrying only the batches it waits for.
+ */
+import {
+  ApplicationFailure,
+  ActivityFailure,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { MessageBatchActivities } from '../activities/message-batches';
+import {
+  API_MAX_BYTES,
+  API_MAX_REQUESTS,
+  INLINE_CREATE_BYTES,
+  type CollectorInput,
+  type CollectorRequest,
+  type CollectorStatus,
+  type CollectorTotals,
+  type DeliveryReport,
+  type SubmittedBatch,
+} from '../src/core/message-batches';
+import { claudeTaskQueue } from '../src/core/task-queues';
+import { failureMessage } from '../src/core/failure-message';
+import { messageBatchesQuery, messageBatchRequestSignal, messageBatchWithdrawSignal } from '../src/core/workflow-handlers';
+import { workflowNow } from './workflow-clock';
+
+/** Requests received by one run before it continues as new. */
+const REQUESTS_PER_RUN = 5000;
+/** Answered custom_ids remembered, so a request submitted again is not paid again. */
+const ANSWERED_KEPT = 20_000;
+
+export async function messageBatchCollector(input: CollectorInput): Promise<CollectorTotals> {
+  const { settings } = input;
+  const activities = proxyActivities<MessageBatchActivities>({
+    taskQueue: claudeTaskQueue(input.taskQueue),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
+  const pending: CollectorRequest[] = [...input.pending];
+  let pendingSince: number | undefined = pending.length ? workflowNow() : undefined;
+  const batches = new Map<string, SubmittedBatch>(input.batches.map((b) => [b.id, b]));
+  const totals: CollectorTotals = { ...input.totals };
+  const answered = new Set(input.answered);
+  /** custom_id → the Message Batch that holds it. */
+  const submitted = new Map<string, string>();
+  for (const b of batches.values()) if (!b.suspectedDuplicateOf) for (const id of Object.keys(b.turns)) submitted.set(id, b.id);
+  let receivedThisRun = 0;
+  let lastWorkAt = workflowNow();
+  let draining = false;
+  let busy = 0;
+
+  setHandler(messageBatchRequestSignal, (request) => {
+    receivedThisRun++;
+    lastWorkAt = workflowNow();
+    const id = request.entry.batchRequest;
+    // A submission repeated (a retried activity) is sent, and paid, once.
+    if (answered.has(id) || submitted.has(id) || pending.some((p) => p.entry.batchRequest === id)) return;
+    pending.push(request);
+    pendingSince ??= workflowNow();
+    report();
+  });
+  setHandler(messageBatchWithdrawSignal, ({ customIds }) => {
+    for (const id of customIds) {
+      const at = pending.findIndex((p) => p.entry.batchRequest === id);
+      if (at >= 0) {
+        pending.splice(at, 1); // never sent: nothing to pay
+        continue;
+      }
+      const batch = batches.get(submitted.get(id) ?? '');
+      if (batch && !batch.withdrawn.includes(id)) batch.withdrawn.push(id);
+    }
+    if (!pending.length) pendingSince = undefined;
+    report();
+  });
+  setHandler(messageBatchesQuery, (): CollectorStatus => status());
+
+  const byParent = (requests: readonly CollectorRequest[]): Record<string, number> => {
+    const counts: Record<string, number> = {};
+    for (const r of requests) if (r.parent) counts[r.parent] = (counts[r.parent] ?? 0) + 1;
+    return counts;
+  };
+  function status(): CollectorStatus {
+    return {
+      model: input.model,
+      taskQueue: input.taskQueue,
+      pending: { requests: pending.length, byParent: byParent(pending), ...(pendingSince !== undefined ? { since: pendingSince } : {}) },
+      batches: [...batches.values()]
+        .filter((b) => !b.suspectedDuplicateOf)
+        .map((b) => ({ id: b.id, requests: b.requests, submittedAt: b.submittedAt, byParent: b.byParent, withdrawn: b.withdrawn.length })),
+      totals,
+    };
+  }
+  function report(): void {
+    const now = workflowNow();
+    const lines = [...batches.values()]
+      .filter((b) => !b.suspectedDuplicateOf)
+      .map((b) => `- ${b.id}: ${b.requests} requests, submitted ${Math.round((now - b.submittedAt) / 1000)} s ago`);
+    setCurrentDetails(
+      `**Message Batches for ${input.model}** · ${pending.length} requests waiting to be sent · ${totals.batches} batches, ${totals.requests} requests so far\n` +
+        lines.join('\n'),
+    );
+  }
+
+  /** Bytes one Message Batch may hold: the API's limit, and the create input's when nothing is stored. */
+  const byteCap = Math.min(settings.maxBytes, API_MAX_BYTES, settings.storesPayloads ? Infinity : INLINE_CREATE_BYTES);
+  const requestCap = Math.min(settings.maxRequests, API_MAX_REQUESTS);
+  const pendingBytes = (): number => pending.reduce((n, p) => n + p.entry.bytes, 0);
+  const flushDue = (): boolean =>
+    pending.length >= requestCap ||
+    pendingBytes() >= byteCap ||
+    (pendingSince !== undefined && workflowNow() - pendingSince >= settings.maxWaitMs);
+  const cancelDue = (b: SubmittedBatch): boolean => !b.cancelRequested && !b.suspectedDuplicateOf && b.withdrawn.length >= b.requests;
+
+  /** Sends the oldest pending requests as one Message Batch. */
+  async function flush(): Promise<void> {
+    let bytes = 0;
+    let count = 0;
+    while (count < pending.length && count < requestCap) {
+      const next = pending[count]!.entry.bytes;
+      if (count > 0 && bytes + next > byteCap) break;
+      bytes += next;
+      count++;
+    }
+    const taken = pending.splice(0, count);
+    pendingSince = pending.length ? workflowNow() : undefined;
+    busy++;
+    try {
+      const created = await activities.createMessageBatch({ requests: taken.length }, ...taken.map((t) => t.entry));
+      const turns = Object.fromEntries(taken.map((t) => [t.entry.batchRequest, t.turn]));
+      const batch: SubmittedBatch = {
+        id: created.id,
+        submittedAt: workflowNow(),
+        requests: taken.length,
+        turns,
+        byParent: byParent(taken),
+        withdrawn: [],
+        pollDelayMs: settings.pollInitialMs,
+      };
+      batches.set(batch.id, batch);
+      for (const id of Object.keys(turns)) submitted.set(id, batch.id);
+      totals.batches++;
+      totals.requests += taken.length;
+      if (created.adopted) totals.adopted++;
+      watch(batch);
+      for (const suspect of created.duplicateSuspects) {
+        const duplicate: SubmittedBatch = { ...batch, id: suspect, byParent: {}, suspectedDuplicateOf: batch.id };
+        batches.set(suspect, duplicate);
+        watch(duplicate);
+      }
+    } catch (err) {
+      // The API refused the batch itself (its requests are not retried as they are): each turn is told.
+      log.error('a Message Batch could not be created', { requests: taken.length, error: failureMessage(err) });
+      const turns = Object.fromEntries(taken.map((t) => [t.entry.batchRequest, t.turn]));
+      await activities.answerWithFailure({ turns, failure: createFailure(err) });
+    } finally {
+      busy--;
+      report();
+    }
+  }
+
+  /** Waits for a Message Batch to end (polls with backoff), then hands its results to their turns. */
+  function watch(batch: SubmittedBatch): void {
+    void (async () => {
+      for (;;) {
+        if (cancelDue(batch)) {
+          batch.cancelRequested = true;
+          busy++;
+          try {
+            await activities.cancelMessageBatch(batch.id);
+          } finally {
+            busy--;
+          }
+        }
+        await condition(() => draining || cancelDue(batch), batch.pollDelayMs);
+        if (draining) return;
+        if (cancelDue(batch)) continue;
+        busy++;
+        try {
+          const { ended } = await activities.retrieveMessageBatch(batch.id);
+          if (!ended) {
+            batch.pollDelayMs = Math.min(Math.round(batch.pollDelayMs * 1.5), settings.pollMaxMs);
+            continue;
+          }
+          const delivered = await activities.deliverMessageBatchResults({
+            batchId: batch.id,
+            turns: batch.turns,
+            withdrawn: batch.withdrawn,
+            ...(batch.suspectedDuplicateOf ? { duplicateOf: batch.suspectedDuplicateOf } : {}),
+          });
+          account(delivered);
+          batches.delete(batch.id);
+          if (!batch.suspectedDuplicateOf) for (const id of Object.keys(batch.turns)) submitted.delete(id);
+          lastWorkAt = workflowNow();
+          return;
+        } finally {
+          busy--;
+          report();
+        }
+      }
+    })();
+  }
+
+  function account(delivered: DeliveryReport): void {
+    totals.succeeded += delivered.succeeded;
+    totals.errored += delivered.errored;
+    totals.expired += delivered.expired;
+    totals.canceled += delivered.canceled;
+    totals.discarded += delivered.discarded;
+    totals.discardedCostUsd += delivered.discardedCostUsd;
+    for (const id of delivered.answered) answered.add(id);
+    if (answered.size > ANSWERED_KEPT) {
+      const drop = answered.size - ANSWERED_KEPT;
+      let i = 0;
+      for (const id of answered) {
+        if (i++ >= drop) break;
+        answered.delete(id);
+      }
+    }
+  }
+
+  for (const b of batches.values()) watch(b);
+  report();
+  for (;;) {
+    const wait =
+      pendingSince !== undefined
+        ? Math.max(0, pendingSince + settings.maxWaitMs - workflowNow())
+        : Math.max(1, lastWorkAt + settings.idleMs - workflowNow());
+    const longHistory = (): boolean => workflowInfo().continueAsNewSuggested || receivedThisRun >= REQUESTS_PER_RUN;
+    await condition(() => flushDue() || (longHistory() && busy === 0), wait);
+    if (flushDue()) {
+      await flush();
+      continue;
+    }
+    if (longHistory()) {
+      // Sends what waits, lets every running activity end, then carries the rest to a new run.
+      while (pending.length) await flush();
+      draining = true;
+      await condition(() => busy === 0);
+      return continueAsNew<typeof messageBatchCollector>({
+        ...input,
+        batches: [...batches.values()],
+        pending: [...pending],
+        totals,
+        answered: [...answered],
+      });
+    }
+    if (!pending.length && batches.size === 0 && workflowNow() - lastWorkAt >= settings.idleMs) {
+      log.info('no requests for a while: the collector ends (the next request starts it again)', { totals });
+      return totals;
+    }
+  }
+}
+
+/** The failure each turn of a refused Message Batch gets: the API's own, never retried as is. */
+function createFailure(err: unknown): { type: string; message: string; retryable: boolean } {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  const type = cause instanceof ApplicationFailure ? (cause.type ?? 'ClaudeBatchCreateFailed') : 'ClaudeBatchCreateFailed';
+  return { type, message: `the Message Batch could not be created: ${failureMessage(err)}`, retryable: false };
+}
