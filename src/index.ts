@@ -23,7 +23,8 @@ export {
   type TurnStreamEventType,
   type StreamEndStatus,
 } from './core/stream-events';
-export { runBatch, startBatch, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
+export { runBatch, startBatch, batchShardWorkflowIds, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
+export { messageBatchWaits, messageBatchLine, type MessageBatchWait } from './client/message-batch-status';
 export { getTurnView, type TurnView } from './client/turn-view';
 export { listWorkflows, type ListedWorkflow, type WorkflowListFilter } from './client/workflow-list';
 export { cancelByName, NothingToCancelError, type CancelOutcome } from './client/cancel';

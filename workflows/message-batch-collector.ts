@@ -239,7 +239,9 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
         ? Math.max(0, pendingSince + settings.maxWaitMs - workflowNow())
         : Math.max(1, lastWorkAt + settings.idleMs - workflowNow());
     const longHistory = (): boolean => workflowInfo().continueAsNewSuggested || receivedThisRun >= REQUESTS_PER_RUN;
-    await condition(() => flushDue() || (longHistory() && busy === 0), wait);
+    // The first request to wait starts the wait for its batch: the loop wakes to time it.
+    const gathering = pendingSince !== undefined;
+    await condition(() => flushDue() || (longHistory() && busy === 0) || (pendingSince !== undefined) !== gathering, wait);
     if (flushDue()) {
       await flush();
       continue;

@@ -3,13 +3,22 @@
  * failing call's) printed above it. Without one (a log, CI, a pipe): a progress line every
  * {@link PROGRESS_LINE_EVERY_MS} whether or not anything changed, so a log shows the batch is alive,
  * and a line whenever the set of turns waiting for approval changes.
+ *
+ * A batch through Message Batches also shows where its turns wait (one line per Message Batch
+ * holding some, one per collector gathering some): asked at most every {@link MESSAGE_BATCHES_ASK_EVERY_MS},
+ * never holding up the view (the last answer is shown meanwhile). Without a terminal the lines follow
+ * every progress line; on a terminal they are printed above the bar whenever they change.
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { BatchProgress } from '../core/batch';
+import { messageBatchLine, type MessageBatchWait } from '../client/message-batch-status';
 import { formatDuration } from './duration';
 
 /** Without a terminal, the longest a batch stays silent. */
 export const PROGRESS_LINE_EVERY_MS = 5_000;
+
+/** The least time between two asks of where the batch's turns wait for Message Batches. */
+export const MESSAGE_BATCHES_ASK_EVERY_MS = 5_000;
 
 /** Where a batch stands: results written so far (with those kept from an earlier run) and its last progress. */
 export interface BatchStanding {
@@ -20,6 +29,8 @@ export interface BatchStanding {
   /** Turns running now; undefined before the batch workflow first answered. */
   running?: number;
   waitingApproval: number;
+  /** Running turns whose Claude call waits for a Message Batch. */
+  waitingMessageBatch: number;
   /** Results per second written by this run; 0 before its first. */
   ratePerSecond: number;
 }
@@ -29,15 +40,35 @@ function eta(s: BatchStanding): string | undefined {
   return s.ratePerSecond > 0 && s.done < s.total ? `ETA ${formatDuration((s.total - s.done) / s.ratePerSecond)}` : undefined;
 }
 
-/** `batch NAME: 12/40 done · 1 failed · 10 running · 0.8/s · ETA 35 s`. */
+/** What running turns wait for: `2 waiting for approval`, `412 waiting for a Message Batch`. */
+function waitingParts(s: BatchStanding): string[] {
+  const parts: string[] = [];
+  if (s.waitingApproval) parts.push(`${s.waitingApproval} waiting for approval`);
+  if (s.waitingMessageBatch) parts.push(`${s.waitingMessageBatch} waiting for a Message Batch`);
+  return parts;
+}
+
+/** `batch NAME: 12/40 done · 1 failed · 10 running · 2 waiting for approval · 0.8/s · ETA 35 s`. */
 export function progressLine(name: string, s: BatchStanding): string {
   const parts = [`${s.done}/${s.total} done`, `${s.failed} failed`];
   if (s.running !== undefined) parts.push(`${s.running} running`);
-  if (s.waitingApproval) parts.push(`${s.waitingApproval} waiting for approval`);
+  parts.push(...waitingParts(s));
   parts.push(`${s.ratePerSecond.toFixed(1)}/s`);
   const left = eta(s);
   if (left) parts.push(left);
   return `batch ${name}: ${parts.join(' · ')}`;
+}
+
+/** What changes a Message Batch wait's line, its age aside. */
+function waitsKey(waits: readonly MessageBatchWait[]): string {
+  return waits.map((w) => `${w.model}:${w.batchId ?? ''}:${w.turns}:${w.requests}`).join(' ');
+}
+
+export interface BatchProgressViewOptions {
+  /** @default whether stderr is a terminal */
+  tty?: boolean;
+  /** Where the batch's turns wait for Message Batches (a batch through Message Batches only). */
+  messageBatchWaits?: () => Promise<MessageBatchWait[]>;
 }
 
 /** The batch's progress on stderr: a bar on a terminal, else lines (see the module comment). */
@@ -45,17 +76,25 @@ export class BatchProgressView {
   private readonly bars?: MultiBar;
   private readonly bar?: SingleBar;
   private readonly ticker?: NodeJS.Timeout;
+  private readonly tty: boolean;
+  private readonly askWaits?: () => Promise<MessageBatchWait[]>;
   private waitingShown = '';
+  private waits: MessageBatchWait[] = [];
+  private waitsShown = '';
+  private waitsAskedAt = -Infinity;
+  private asking = false;
   private stopped = false;
 
   /** @param standing where the batch stands now; asked on every update and every tick. */
   constructor(
     private readonly name: string,
     private readonly standing: () => BatchStanding,
-    private readonly tty = Boolean(process.stderr.isTTY),
+    opts: BatchProgressViewOptions = {},
   ) {
+    this.tty = opts.tty ?? Boolean(process.stderr.isTTY);
+    this.askWaits = opts.messageBatchWaits;
     const s = standing();
-    if (tty) {
+    if (this.tty) {
       this.bars = new MultiBar(
         {
           format: 'batch {bar} {value}/{total} · {failed} failed · {running} running{waiting} · {rate}/s{etaLeft}',
@@ -65,17 +104,58 @@ export class BatchProgressView {
       );
       this.bar = this.bars.create(s.total, s.done, this.payload(s));
     } else {
-      this.ticker = setInterval(() => console.error(progressLine(this.name, this.standing())), PROGRESS_LINE_EVERY_MS);
+      this.ticker = setInterval(() => this.tick(), PROGRESS_LINE_EVERY_MS);
       this.ticker.unref();
     }
   }
 
+  /** Without a terminal: the progress line, then where the turns wait for Message Batches. */
+  private tick(): void {
+    const s = this.standing();
+    console.error(progressLine(this.name, s));
+    for (const line of this.waitLines(s)) console.error(line);
+    this.refreshWaits();
+  }
+
+  /** The last answer's lines; none once no turn waits (the answer may be older than that). */
+  private waitLines(s: BatchStanding): string[] {
+    if (!s.waitingMessageBatch) return [];
+    const now = Date.now();
+    return this.waits.map((w) => `batch ${this.name}: ${messageBatchLine(w, now)}`);
+  }
+
+  /** Asks where the turns wait, unless an ask is under way or the last began less than the interval ago. */
+  private refreshWaits(): void {
+    if (!this.askWaits || this.asking || this.stopped || Date.now() - this.waitsAskedAt < MESSAGE_BATCHES_ASK_EVERY_MS) return;
+    this.asking = true;
+    this.waitsAskedAt = Date.now();
+    this.askWaits()
+      .then(
+        (waits) => {
+          this.waits = waits;
+          if (this.tty) this.logChangedWaits();
+        },
+        () => undefined, // asked again after the interval; the last answer stays shown
+      )
+      .finally(() => (this.asking = false));
+  }
+
+  /** On a terminal: the wait lines above the bar, when a count or a Message Batch changed. */
+  private logChangedWaits(): void {
+    const s = this.standing();
+    const shown = s.waitingMessageBatch ? waitsKey(this.waits) : '';
+    if (shown === this.waitsShown) return;
+    this.waitsShown = shown;
+    for (const line of this.waitLines(s)) this.log(line);
+  }
+
   private payload(s: BatchStanding): Record<string, string | number> {
     const left = eta(s);
+    const waiting = waitingParts(s);
     return {
       failed: s.failed,
       running: s.running ?? 0,
-      waiting: s.waitingApproval ? ` (${s.waitingApproval} waiting for approval)` : '',
+      waiting: waiting.length ? ` (${waiting.join(', ')})` : '',
       rate: s.ratePerSecond.toFixed(1),
       etaLeft: left ? ` · ${left}` : '',
     };
@@ -86,6 +166,7 @@ export class BatchProgressView {
     if (this.stopped) return;
     const s = this.standing();
     this.bar?.update(s.done, this.payload(s));
+    this.refreshWaits();
     if (this.tty || !p) return;
     const shown = [...p.waitingApproval].sort().join(' ');
     if (shown === this.waitingShown) return;

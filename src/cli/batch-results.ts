@@ -4,7 +4,9 @@
  */
 import type { BatchItemOutcome } from '../client/batch-client';
 import type { TurnStopReason } from '../core/turn-result';
+import { DEFAULT_MESSAGE_BATCH_DEADLINE_MS } from '../core/message-batches';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../core/usage';
+import { formatDuration } from './duration';
 
 export interface ResultLine {
   id: string;
@@ -53,15 +55,32 @@ function queries(n: number): string {
   return `${n} ${n === 1 ? 'query' : 'queries'}`;
 }
 
-/** The line a batch starts with: how many queries it has, and on a rerun, what the results file holds already. */
-export function startLine(opts: { name: string; total: number; earlier: EarlierResults; out: string; concurrency: number }): string {
+/** `; through Message Batches (half price, deadline 24 h)`: the default deadline is the API's own. */
+function throughMessageBatches(messageBatches: { deadlineMs?: number }): string {
+  const deadline = formatDuration((messageBatches.deadlineMs ?? DEFAULT_MESSAGE_BATCH_DEADLINE_MS) / 1000).replace(/ 0 (min|s)$/, '');
+  return `; through Message Batches (half price, deadline ${deadline})`;
+}
+
+/**
+ * The line a batch starts with: how many queries it has, on a rerun what the results file holds
+ * already, and whether its Claude calls go through Message Batches.
+ */
+export function startLine(opts: {
+  name: string;
+  total: number;
+  earlier: EarlierResults;
+  out: string;
+  concurrency: number;
+  messageBatches?: { deadlineMs?: number };
+}): string {
   const { name, total, earlier, out, concurrency } = opts;
   const kept = earlier.kept.length;
-  if (!kept && !earlier.failedBefore) return `batch ${name}: ${queries(total)} to run; concurrency ${concurrency}; results in ${out}`;
+  const through = opts.messageBatches ? throughMessageBatches(opts.messageBatches) : '';
+  if (!kept && !earlier.failedBefore) return `batch ${name}: ${queries(total)} to run; concurrency ${concurrency}; results in ${out}${through}`;
   const parts = [`${kept} already completed in ${out} (kept)`];
   if (earlier.failedBefore) parts.push(`${earlier.failedBefore} failed before (run again)`);
   parts.push(`${total - kept - earlier.failedBefore} to run`);
-  return `batch ${name}: ${queries(total)}; ${parts.join(', ')}; concurrency ${concurrency}`;
+  return `batch ${name}: ${queries(total)}; ${parts.join(', ')}; concurrency ${concurrency}${through}`;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -83,15 +102,24 @@ export interface ApprovalCounts {
   timed_out: number;
 }
 
-/** The closing summary; when a query failed, its last line says so and how to retry. */
-export function batchSummary(lines: ResultLine[], out: string, approvals?: ApprovalCounts): string {
+export interface BatchSummaryOptions {
+  /** The batch ran through Message Batches: its costs are at half the standard price. */
+  messageBatches?: boolean;
+}
+
+/**
+ * The closing summary; when a query failed, its last line says so and how to retry. A batch through
+ * Message Batches says its cost is at their price (the turns' costs already are).
+ */
+export function batchSummary(lines: ResultLine[], out: string, approvals?: ApprovalCounts, opts: BatchSummaryOptions = {}): string {
   const completed = lines.filter((l) => l.status === 'completed');
   const failed = lines.length - completed.length;
   const usage = completed.reduce<TokenUsage>((u, l) => (l.usage ? addUsage(u, l.usage) : u), ZERO_USAGE);
   const cost = completed.reduce((c, l) => c + (l.costUsd ?? 0), 0);
   const summary = [
     `${lines.length} results in ${out}: ${completed.length} completed, ${failed} failed`,
-    `tokens: ${usage.inputTokens} in, ${usage.outputTokens} out, ${usage.cacheReadInputTokens} cache read, ${usage.cacheCreationInputTokens} cache write · cost $${cost.toFixed(4)}`,
+    `tokens: ${usage.inputTokens} in, ${usage.outputTokens} out, ${usage.cacheReadInputTokens} cache read, ${usage.cacheCreationInputTokens} cache write · cost $${cost.toFixed(4)}` +
+      (opts.messageBatches ? ' (Message Batches: half the standard price)' : ''),
     turnTimeLine(completed),
   ];
   const decided = approvals ? approvals.approved + approvals.denied + approvals.timed_out : 0;

@@ -5,7 +5,7 @@
  */
 import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
-import { batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchItem, type BatchProgress } from '../core/batch';
+import { batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchInput, type BatchItem, type BatchProgress } from '../core/batch';
 import { batchProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult } from '../core/turn-result';
 import { SA_BATCH } from '../core/search-attributes';
@@ -39,6 +39,12 @@ export interface RunBatchOptions {
   onProgress?: (progress: BatchProgress) => void;
   /** @default 500 */
   pollIntervalMs?: number;
+  /**
+   * Every Claude call of the batch's turns goes through Anthropic's Message Batches API: half the
+   * price, answered within 24 h, the turns waiting durably meanwhile. `deadlineMs`: a request not
+   * answered in this time is sent once more, then fails its turn (default 24 h).
+   */
+  messageBatches?: boolean | { deadlineMs?: number };
 }
 
 /**
@@ -49,6 +55,18 @@ export interface RunBatchOptions {
  */
 export function shardCount(concurrency: number, items: number): number {
   return Math.max(1, Math.min(Math.ceil(concurrency / 25), MAX_BATCH_SHARDS, items));
+}
+
+/** The workflow ids of a batch's shards: the parents of its turns. */
+export function batchShardWorkflowIds(name: string, concurrency: number, items: number): string[] {
+  const shards = shardCount(concurrency, items);
+  return Array.from({ length: shards }, (_, i) => batchShardWorkflowId(name, i + 1, shards));
+}
+
+/** The batch input's `messageBatches` for the option; undefined when the batch calls Claude directly. */
+function messageBatchesInput(option: RunBatchOptions['messageBatches']): BatchInput['messageBatches'] {
+  if (!option) return undefined;
+  return option === true || option.deadlineMs === undefined ? {} : { deadlineMs: option.deadlineMs };
 }
 
 export interface BatchShard {
@@ -62,6 +80,7 @@ export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'on
   const concurrency = opts.concurrency ?? 10;
   const shards = shardCount(concurrency, opts.items.length);
   const size = Math.ceil(opts.items.length / shards);
+  const messageBatches = messageBatchesInput(opts.messageBatches);
   return Promise.all(
     Array.from({ length: shards }, async (_, i) => {
       const items = opts.items.slice(i * size, (i + 1) * size);
@@ -70,7 +89,9 @@ export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'on
         workflowId,
         taskQueue,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-        staticSummary: `batch ${opts.name}${shards > 1 ? ` (shard ${i + 1} of ${shards})` : ''}: ${items.length} queries, concurrency ${Math.ceil(concurrency / shards)}`,
+        staticSummary:
+          `batch ${opts.name}${shards > 1 ? ` (shard ${i + 1} of ${shards})` : ''}: ${items.length} queries, concurrency ${Math.ceil(concurrency / shards)}` +
+          (messageBatches ? ', through Message Batches' : ''),
         typedSearchAttributes: [{ key: SA_BATCH, value: opts.name }],
         args: [
           {
@@ -84,6 +105,7 @@ export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'on
             completed: 0,
             failed: 0,
             skipped: 0,
+            ...(messageBatches ? { messageBatches } : {}),
           },
         ],
       });
@@ -107,7 +129,10 @@ async function outcomeOf(client: Client, id: string, workflowId: string): Promis
   }
 }
 
+/** The progress of a batch's shards as one; the Message Batch fields only when a shard has them. */
 function sum(name: string, parts: BatchProgress[]): BatchProgress {
+  const waitingMessageBatch = parts.some((p) => p.waitingMessageBatch) ? parts.flatMap((p) => p.waitingMessageBatch ?? []) : undefined;
+  const collectors = parts.some((p) => p.collectors) ? [...new Set(parts.flatMap((p) => p.collectors ?? []))] : undefined;
   return {
     name,
     total: parts.reduce((n, p) => n + p.total, 0),
@@ -117,6 +142,8 @@ function sum(name: string, parts: BatchProgress[]): BatchProgress {
     skipped: parts.reduce((n, p) => n + p.skipped, 0),
     running: parts.flatMap((p) => p.running),
     waitingApproval: parts.flatMap((p) => p.waitingApproval ?? []),
+    ...(waitingMessageBatch ? { waitingMessageBatch } : {}),
+    ...(collectors ? { collectors } : {}),
   };
 }
 

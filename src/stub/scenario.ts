@@ -59,6 +59,11 @@ const FaultSchema = z
     shouldRetry: z.boolean().optional(),
     message: z.string().optional(),
     kind: z.enum(['step', 'formatter']).default('step'),
+    /**
+     * How a matching request of a Message Batch ends: `errored` (the error `status` gives, as a
+     * per-request result) or `expired`. A request to /v1/messages gets `status` either way.
+     */
+    batchResult: z.enum(['errored', 'expired']).default('errored'),
   })
   .strict();
 

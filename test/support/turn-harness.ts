@@ -39,6 +39,8 @@ export interface TurnHarness {
 
 export async function startTurnHarness(opts: {
   scenarios: Record<string, Scenario>;
+  /** The scenario of a request whose model names none (a real model id, priced). */
+  defaultScenario?: string;
   servers: Record<string, unknown>;
   claude?: ClaudeConfigInput;
   env?: NodeJS.ProcessEnv;
@@ -46,7 +48,7 @@ export async function startTurnHarness(opts: {
   log?: McpLogger;
 }): Promise<TurnHarness> {
   quietRuntime();
-  const stub = await startStubModel({ scenarios: opts.scenarios });
+  const stub = await startStubModel({ scenarios: opts.scenarios, ...(opts.defaultScenario ? { defaultScenario: opts.defaultScenario } : {}) });
   const config = parseConfig(JSON.stringify({ mcp_servers: opts.servers }), 'json', { ...process.env, ...opts.env }, 'test config');
   const pool = new McpPool(config.servers, opts.log);
   const claudeClient = createClaudeClient({ apiKey: TEST_API_KEY, baseURL: stub.url });

@@ -59,3 +59,23 @@ it('an earlier run keeps one completed line per query of this file and counts th
     'batch q: 1 query; 1 already completed in o (kept), 0 to run; concurrency 1',
   );
 });
+
+it('a batch through Message Batches says so when it starts, with its deadline, and that its cost is at half price', () => {
+  const none = { kept: [], failedBefore: 0 };
+  expect(startLine({ name: 'q', total: 5, earlier: none, out: 'o', concurrency: 3, messageBatches: {} })).toBe(
+    'batch q: 5 queries to run; concurrency 3; results in o; through Message Batches (half price, deadline 24 h)',
+  );
+  expect(startLine({ name: 'q', total: 5, earlier: none, out: 'o', concurrency: 3, messageBatches: { deadlineMs: 90_000 } })).toBe(
+    'batch q: 5 queries to run; concurrency 3; results in o; through Message Batches (half price, deadline 1 min 30 s)',
+  );
+  const rerun = earlierResults([completed('a', 1)], new Set(['a', 'b']));
+  expect(startLine({ name: 'q', total: 2, earlier: rerun, out: 'o', concurrency: 1, messageBatches: { deadlineMs: 30 * 60_000 } })).toBe(
+    'batch q: 2 queries; 1 already completed in o (kept), 1 to run; concurrency 1; through Message Batches (half price, deadline 30 min)',
+  );
+  expect(batchSummary([completed('a', 1500)], 'o.jsonl', undefined, { messageBatches: true }).split('\n')[1]).toBe(
+    'tokens: 10 in, 5 out, 0 cache read, 0 cache write · cost $0.0010 (Message Batches: half the standard price)',
+  );
+  expect(batchSummary([completed('a', 1500)], 'o.jsonl', undefined, { messageBatches: false }).split('\n')[1]).toBe(
+    'tokens: 10 in, 5 out, 0 cache read, 0 cache write · cost $0.0010',
+  );
+});

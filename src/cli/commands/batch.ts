@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import { runBatch, type BatchItemOutcome } from '../../client/batch-client';
+import { batchShardWorkflowIds, runBatch, type BatchItemOutcome } from '../../client/batch-client';
+import { messageBatchWaits } from '../../client/message-batch-status';
 import type { BatchProgress } from '../../core/batch';
 import { parseBatchLines } from '../../schemas/batch-lines';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { batchSummary, earlierResults, resultLine, startLine, type ApprovalCounts, type ResultLine } from '../batch-results';
 import { BatchProgressView } from '../batch-progress';
 import { EXIT } from '../exit-codes';
+import { messageBatchesOf } from '../message-batch-flags';
 import { FailingCalls } from '../failing-calls';
 import { RunningTurnFailures } from '../running-turn-failures';
 import { openTurnStack } from '../turn-stack';
@@ -22,6 +24,8 @@ interface BatchOptions {
   address?: string;
   namespace?: string;
   config?: string;
+  messageBatches?: boolean;
+  messageBatchDeadline?: string;
 }
 
 function readResults(file: string): ResultLine[] {
@@ -50,9 +54,18 @@ export function batchCommand(): Command {
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
+    .option(
+      '--message-batches',
+      "every Claude call of the batch goes through Anthropic's Message Batches API at half price; turns wait durably, up to 24 h",
+    )
+    .option(
+      '--message-batch-deadline <duration>',
+      'with --message-batches: a request not answered in this time (90s, 30m, 2h, 24h or milliseconds) is sent once more, then fails its turn (default 24h)',
+    )
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
     .action(async (file: string, opts: BatchOptions) => {
       const concurrency = parsePositiveInt(opts.concurrency, '--concurrency');
+      const messageBatches = messageBatchesOf(opts);
       let text: string;
       try {
         text = fs.readFileSync(file, 'utf8');
@@ -77,18 +90,25 @@ export function batchCommand(): Command {
 
       const stack = await openTurnStack(opts);
       const { client, taskQueue } = stack;
-      console.error(startLine({ name, total: items.length, earlier, out, concurrency }));
+      console.error(startLine({ name, total: items.length, earlier, out, concurrency, ...(messageBatches ? { messageBatches } : {}) }));
       const started = Date.now();
       let failed = 0;
       let last: BatchProgress | undefined;
-      const view = new BatchProgressView(name, () => ({
-        total: items.length,
-        done: lines.length,
-        failed,
-        ...(last ? { running: last.running.length } : {}),
-        waitingApproval: last?.waitingApproval.length ?? 0,
-        ratePerSecond: (lines.length - reported.size) / Math.max(0.001, (Date.now() - started) / 1000),
-      }));
+      // The turns' parents, by which collectors count their requests.
+      const shards = batchShardWorkflowIds(name, concurrency, items.length);
+      const view = new BatchProgressView(
+        name,
+        () => ({
+          total: items.length,
+          done: lines.length,
+          failed,
+          ...(last ? { running: last.running.length } : {}),
+          waitingApproval: last?.waitingApproval.length ?? 0,
+          waitingMessageBatch: last?.waitingMessageBatch?.length ?? 0,
+          ratePerSecond: (lines.length - reported.size) / Math.max(0.001, (Date.now() - started) / 1000),
+        }),
+        messageBatches ? { messageBatchWaits: () => messageBatchWaits(client, last?.collectors ?? [], shards) } : {},
+      );
       const failures = new RunningTurnFailures(new FailingCalls(client), name, () => last?.running ?? [], (l) => view.log(l));
       const approvals: ApprovalCounts = { approved: 0, denied: 0, timed_out: 0 };
       try {
@@ -97,6 +117,7 @@ export function batchCommand(): Command {
           items,
           concurrency,
           taskQueue,
+          ...(messageBatches ? { messageBatches } : {}),
           alreadyReported: reported,
           onResult: (o: BatchItemOutcome) => {
             const line = resultLine(o);
@@ -119,7 +140,7 @@ export function batchCommand(): Command {
         view.stop();
         await stack.close();
       }
-      console.log(batchSummary(lines, out, approvals));
+      console.log(batchSummary(lines, out, approvals, { messageBatches: Boolean(messageBatches) }));
       if (failed) process.exitCode = EXIT.failed;
     });
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { loadScenarioFile, startStubModel, ScenarioError } from '../../stub';
-import { asBadInput, parsePort } from '../cli-error';
+import { asBadInput, CliError, parsePort } from '../cli-error';
 
 /** The scenario format in brief, after the options; docs/stub-scenarios.md has every field. */
 export const SCENARIO_HELP = `
@@ -16,7 +16,8 @@ Scenario file (JSON, or YAML for .yaml/.yml), named after the file; it answers e
   latencyMs      ms before each answer;  streamDelayMs, formatterStreamDelayMs: ms between deltas
   contextWindowTokens   a larger request gets 400 "prompt is too long"
   perTurn        play the steps once per turn of a conversation (from its current question)
-  faults         [{step, status, times?, retryAfter?, retryAfterMs?, shouldRetry?, message?, kind?}]
+  faults         [{step, status, times?, retryAfter?, retryAfterMs?, shouldRetry?, message?, kind?,
+                   batchResult?}]
 Templates in the strings of text, thinking, tool_use input and formatter: {{question}},
 {{toolResults}} (every tool result of the turn), {{lastToolResult}} (its last tool round's).
 
@@ -38,8 +39,10 @@ export function stubModelCommand(): Command {
     .requiredOption('--scenario <file>', 'scenario file (JSON or YAML)')
     .option('--port <port>', 'port (default: a free one)')
     .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--batch-processing-ms <ms>', 'a Message Batch ends this long after it is created', '1000')
+    .option('--batch-create-delay-ms <ms>', 'the wait before answering a Message Batch create (the batch exists already)', '0')
     .addHelpText('after', SCENARIO_HELP)
-    .action(async (opts: { scenario: string; port?: string; host: string }) => {
+    .action(async (opts: StubModelFlags) => {
       const name = path.basename(opts.scenario).replace(/\.[^.]*$/, '');
       const scenario = asBadInput(() => loadScenarioFile(opts.scenario), ScenarioError);
       const stub = await startStubModel({
@@ -47,6 +50,10 @@ export function stubModelCommand(): Command {
         defaultScenario: name,
         host: opts.host,
         ...(opts.port ? { port: parsePort(opts.port, '--port') } : {}),
+        messageBatches: {
+          processingMs: parseMs(opts.batchProcessingMs, '--batch-processing-ms'),
+          createDelayMs: parseMs(opts.batchCreateDelayMs, '--batch-create-delay-ms'),
+        },
       });
       console.log(`stub model listening on ${stub.url} (scenario ${name})`);
       console.log(`use it with: ANTHROPIC_BASE_URL=${stub.url}`);
@@ -56,4 +63,18 @@ export function stubModelCommand(): Command {
       });
       await stub.close();
     });
+}
+
+interface StubModelFlags {
+  scenario: string;
+  port?: string;
+  host: string;
+  batchProcessingMs: string;
+  batchCreateDelayMs: string;
+}
+
+function parseMs(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`${flag} must be a whole number of milliseconds (0 or more), got "${value}"`, 2);
+  return n;
 }
