@@ -20,7 +20,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchSubmitted, MessageBatchActivities } from '../activities/message-batches';
 import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
-import { BatchedOutcomeType, DEFAULT_MESSAGE_BATCH_DEADLINE_MS, type BatchedCallFailure, type BatchedCallOutcome } from '../src/core/message-batches';
+import { BatchedOutcomeType, type BatchedCallFailure, type BatchedCallOutcome } from '../src/core/message-batches';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
 import { claudeTaskQueue } from '../src/core/task-queues';
 import { messageBatchResultSignal, messageBatchWithdrawSignal, turnWaitingSignal } from '../src/core/workflow-handlers';
@@ -111,10 +111,12 @@ export class MessageBatchCalls {
   /** Waits for a submitted request's result, its deadline, or the turn's cancellation. */
   private async wait(turn: BatchedTurn, submitted: BatchSubmitted): Promise<BatchedCallOutcome> {
     const { customId, collector } = submitted;
-    const deadlineMs = turn.deadlineMs ?? DEFAULT_MESSAGE_BATCH_DEADLINE_MS;
+    const deadlineMs = turn.deadlineMs;
     turn.waitingFor(collector);
     try {
-      if (await condition(() => this.outcomes.has(customId), deadlineMs)) return this.outcomes.get(customId)!;
+      // Without a deadline of its own, the API's applies: a request not answered in 24 h ends `expired`.
+      if (deadlineMs === undefined) await condition(() => this.outcomes.has(customId));
+      if (deadlineMs === undefined || (await condition(() => this.outcomes.has(customId), deadlineMs))) return this.outcomes.get(customId)!;
       await withdraw(collector, customId);
       return {
         customId,
@@ -152,7 +154,7 @@ function submitActivity(summary: string): Pick<MessageBatchActivities, 'submitTo
     summary: `${summary} · Message Batch`,
     taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: '2 minutes',
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
   });
 }

@@ -3,9 +3,14 @@
  * everything MCP server, the stub's Batches API through the real SDK, the workers as `mcp-turns
  * worker` assembles them.
  */
-import { runBatch, type BatchItemOutcome } from '../../src/client/batch-client';
-import { executeChatTurn } from '../../src/client/chat-turn-client';
+import { batchShardWorkflowIds, runBatch, type BatchItemOutcome } from '../../src/client/batch-client';
+import { cancelTurn, executeChatTurn } from '../../src/client/chat-turn-client';
 import type { Scenario } from '../../src/stub';
+import { collectorWorkflowId } from '../../src/core/message-batches';
+import { makePriceTable } from '../../src/claude/pricing';
+import { batchChildId } from '../../src/core/batch';
+import { messageBatchesQuery } from '../../src/core/workflow-handlers';
+import type { MessageBatchLog } from '../../src/stub';
 import { everythingStdio } from '../support/mcp-servers';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 
@@ -23,11 +28,14 @@ const twoRounds: Scenario = {
   formatter: { conversation: [{ type: 'text', content: 'A: {{question}}' }] },
 };
 
+/** The same, but each question's first request of step 2 ends `errored` (overloaded) in its Message Batch. */
+const flaky: Scenario = { ...twoRounds, faults: [{ step: 1, status: 529, times: 1, message: 'Overloaded' }] };
+
 let h: TurnHarness;
 
 beforeAll(async () => {
   h = await startTurnHarness({
-    scenarios: { 'two-rounds': twoRounds },
+    scenarios: { 'two-rounds': twoRounds, flaky },
     defaultScenario: 'two-rounds',
     servers: { everything: everythingStdio() },
     claude: { maxConcurrentCalls: 40, promptCaching: false, messageBatches: { maxWaitMs: 1500, pollInitialMs: 300, pollMaxMs: 1000 } },
@@ -39,18 +47,22 @@ afterAll(async () => {
   await h?.close();
 });
 
-const QUERIES = Number(process.env.MCP_TURNS_TEST_MESSAGE_BATCH_QUERIES ?? 1000);
+const QUERIES = Number(process.env.MCP_TURNS_TEST_MESSAGE_BATCH_QUERIES ?? 150);
+/** Queries whose step 2 errors once inside its Message Batch. */
+const FLAKY = 3;
 
 it(`${QUERIES} queries with 2 tool rounds each go through a few Message Batches per round at half the price`, async () => {
   const name = `mb-${Date.now().toString(36)}`;
-  const items = Array.from({ length: QUERIES }, (_, i) => ({ id: `q${i + 1}`, input: { question: `question ${i + 1}`, model: MODEL } }));
+  const items = Array.from({ length: QUERIES }, (_, i) => ({
+    id: `q${i + 1}`,
+    input: { question: i < FLAKY ? `[[scenario:flaky]] question ${i + 1}` : `question ${i + 1}`, model: MODEL },
+  }));
   const outcomes: BatchItemOutcome[] = [];
   const t0 = Date.now();
-  const run = runBatch(h.client, { name, items, concurrency: 50, taskQueue: h.taskQueue, messageBatches: true, onResult: (o) => void outcomes.push(o) });
+  const run = runBatch(h.client, { name, items, concurrency: Number(process.env.MB_CONCURRENCY ?? 50), taskQueue: h.taskQueue, messageBatches: !process.env.MB_INTERACTIVE, onResult: (o) => void outcomes.push(o) });
   if (process.env.MB_DEBUG) {
     const timeout = new Promise((resolve) => setTimeout(resolve, Number(process.env.MB_DEBUG)));
     if ((await Promise.race([run.then(() => 'done'), timeout])) !== 'done') {
-      const { collectorWorkflowId } = await import('../../src/core/message-batches');
       const collector = h.client.workflow.getHandle(collectorWorkflowId(h.taskQueue, MODEL));
       console.log('collector', JSON.stringify(await collector.describe().then((d) => d.status).catch((e) => String(e))));
       const hist = await collector.fetchHistory().catch(() => undefined);
@@ -64,6 +76,12 @@ it(`${QUERIES} queries with 2 tool rounds each go through a few Message Batches 
   }
   await run;
   const seconds = (Date.now() - t0) / 1000;
+  if (process.env.MB_DEBUG) {
+    const th = await h.client.workflow.getHandle(`${name}-q1`).fetchHistory();
+    const counts: Record<string, number> = {};
+    for (const e of th.events ?? []) counts[String(e.eventType)] = (counts[String(e.eventType)] ?? 0) + 1;
+    console.log('turn events', th.events?.length, JSON.stringify(counts));
+  }
 
   expect(outcomes.filter((o) => o.status !== 'completed').map((o) => o.error)).toEqual([]);
   expect(outcomes).toHaveLength(QUERIES);
@@ -78,16 +96,78 @@ it(`${QUERIES} queries with 2 tool rounds each go through a few Message Batches 
   }
   const rounds = Object.fromEntries([...byRound].map(([k, v]) => [k, v.size]));
   console.log(`${QUERIES} queries in ${seconds.toFixed(1)} s: ${batches.length} Message Batches, by round ${JSON.stringify(rounds)}, requests ${batches.reduce((n, b) => n + b.requests.length, 0)}`);
-  expect(batches.reduce((n, b) => n + b.requests.length, 0)).toBe(QUERIES * 4);
+  // Four requests a turn, and one more for each flaky question's step 2, sent again after it errored.
+  expect(batches.reduce((n, b) => n + b.requests.length, 0)).toBe(QUERIES * 4 + FLAKY);
+  for (let i = 1; i <= FLAKY; i++) {
+    const question = `[[scenario:flaky]] question ${i}`;
+    const secondStep = batches.flatMap((b) => b.requests.filter((r) => r.question === question && r.kind === 'step' && r.step === 1).map((r) => ({ batch: b.id, ...r })));
+    expect(secondStep.map((r) => r.outcome)).toEqual(['errored', 'succeeded']);
+    expect(secondStep[0]!.error).toContain('Overloaded');
+    expect(secondStep[1]!.batch).not.toBe(secondStep[0]!.batch);
+    expect(secondStep[1]!.customId).not.toBe(secondStep[0]!.customId);
+    expect(outcomes.find((o) => o.id === `q${i}`)?.status).toBe('completed');
+  }
   for (const count of byRound.values()) expect(count.size).toBeLessThanOrEqual(Math.max(3, Math.ceil(QUERIES / 100)));
   expect(h.stub.messageBatches.duplicateSubmissions()).toEqual([]);
 
-  // The same questions asked interactively cost twice as much.
-  const interactive = await executeChatTurn(h.client, { question: 'question 1', model: MODEL }, { taskQueue: h.taskQueue });
-  const batched = outcomes.find((o) => o.id === 'q1')!.result!;
-  expect(batched.costUsd).toBeGreaterThan(0);
-  expect(batched.costUsd).toBeCloseTo(interactive.costUsd / 2, 10);
-  const total = outcomes.reduce((n, o) => n + (o.result?.costUsd ?? 0), 0);
-  expect(total).toBeCloseTo((QUERIES * interactive.costUsd) / 2, 6);
-  expect(batched.response.conversation).toContain('A: question 1');
+  // The same questions asked interactively cost twice as much (three of them, of different lengths)…
+  const compared = [FLAKY + 1, 10, QUERIES].map((n) => `q${n}`);
+  const interactive = await Promise.all(
+    compared.map((id) => executeChatTurn(h.client, { question: items.find((i) => i.id === id)!.input.question, model: MODEL }, { taskQueue: h.taskQueue })),
+  );
+  compared.forEach((id, i) => {
+    const batchedCost = outcomes.find((o) => o.id === id)!.result!.costUsd;
+    expect(batchedCost).toBeGreaterThan(0);
+    expect(batchedCost).toBeCloseTo(interactive[i]!.costUsd / 2, 10);
+  });
+  // …and every turn's reported cost is its usage at batch prices: half the standard price of the same usage.
+  const prices = makePriceTable();
+  const reported = outcomes.reduce((n, o) => n + o.result!.costUsd, 0);
+  const standard = outcomes.reduce((n, o) => n + prices.costOf(o.result!.usage, MODEL).usd, 0);
+  expect(reported).toBeCloseTo(standard / 2, 6);
+  console.log(`cost of ${QUERIES} turns: $${reported.toFixed(4)} through Message Batches, $${standard.toFixed(4)} at standard prices`);
+  const batched = outcomes.find((o) => o.id === `q${FLAKY + 1}`)!.result!;
+  const plain = FLAKY + 1;
+  expect(batched.response.conversation).toContain(`A: question ${plain}`);
 });
+
+it('a cancelled turn withdraws its request: the Message Batch goes on for the others, the result is discarded and still counted; cancelling the whole batch cancels its Message Batches', async () => {
+  h.stub.messageBatches.settings.processingMs = 4000;
+  const collector = h.client.workflow.getHandle(collectorWorkflowId(h.taskQueue, MODEL));
+  const before = await collector.query(messageBatchesQuery);
+  const name = `mbc-${Date.now().toString(36)}`;
+  const items = Array.from({ length: 6 }, (_, i) => ({ id: `c${i + 1}`, input: { question: `cancel ${name} ${i + 1}`, model: MODEL } }));
+  const outcomes: BatchItemOutcome[] = [];
+  const run = runBatch(h.client, { name, items, concurrency: 6, taskQueue: h.taskQueue, messageBatches: true, onResult: (o) => void outcomes.push(o) });
+  const inBatch = (): MessageBatchLog | undefined => h.stub.messageBatches.batches.find((b) => b.requests.some((r) => r.question.startsWith(`cancel ${name}`)));
+  await until(() => inBatch()?.requests.length === 6, 'the six first requests in one Message Batch');
+  const first = inBatch()!;
+
+  // One turn cancelled: its request cannot leave the shared batch; the others are answered.
+  await cancelTurn(h.client.workflow.getHandle(batchChildId(name, 'c1')));
+  await until(() => outcomes.some((o) => o.id === 'c1'), 'c1 reported');
+  expect(outcomes.find((o) => o.id === 'c1')?.status).toBe('failed');
+  await until(async () => (await collector.query(messageBatchesQuery)).totals.discarded > before.totals.discarded, 'the cancelled turn\'s result discarded');
+  const after = await collector.query(messageBatchesQuery);
+  expect(after.totals.discarded - before.totals.discarded).toBe(1);
+  expect(after.totals.discardedCostUsd).toBeGreaterThan(before.totals.discardedCostUsd);
+  expect(first.canceled).toBe(false);
+
+  // The next round's batch holds the five left; cancelling the whole batch cancels it at Anthropic.
+  const secondRound = (): MessageBatchLog | undefined =>
+    h.stub.messageBatches.batches.find((b) => b !== first && b.requests.some((r) => r.question.startsWith(`cancel ${name}`)));
+  await until(() => secondRound()?.requests.length === 5, 'the five second requests in a Message Batch');
+  for (const id of batchShardWorkflowIds(name, 6, items.length)) await h.client.workflow.getHandle(id).cancel();
+  await until(() => secondRound()!.canceled, 'the Message Batch cancelled');
+  await run.catch(() => undefined);
+  expect(secondRound()!.requests.every((r) => r.outcome === 'canceled' || r.outcome === undefined)).toBe(true);
+  expect(h.stub.requests.filter((r) => JSON.stringify(r.body).includes(`cancel ${name}`))).toEqual([]);
+});
+
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
