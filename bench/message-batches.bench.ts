@@ -214,7 +214,7 @@ function stderrSummary(w: WorkerProcess): string {
   for (const line of lines) {
     const m = /\[(WARN|ERROR)\]\s+([^{]*)/.exec(line);
     if (!m) continue;
-    const key = `${m[1]} ${m[2]!.trim().slice(0, 160)}`;
+    const key = `${m[1]} ${m[2]!.trim().replace(/[0-9a-f]{8}-[0-9a-f-]{27}(:\d+)*/g, '<run>').slice(0, 160)}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   if (!counts.size) return `worker log: no WARN/ERROR lines (${w.stderrFile})`;

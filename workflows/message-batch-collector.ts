@@ -50,6 +50,8 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
   const pending: CollectorRequest[] = [...input.pending];
+  const pendingIds = new Set(pending.map((p) => p.entry.batchRequest));
+  let pendingBytes = pending.reduce((n, p) => n + p.entry.bytes, 0);
   let pendingSince: number | undefined = pending.length ? workflowNow() : undefined;
   const batches = new Map<string, SubmittedBatch>(input.batches.map((b) => [b.id, b]));
   const totals: CollectorTotals = { ...input.totals };
@@ -67,16 +69,20 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
     lastWorkAt = workflowNow();
     const id = request.entry.batchRequest;
     // A submission repeated (a retried activity) is sent, and paid, once.
-    if (answered.has(id) || submitted.has(id) || pending.some((p) => p.entry.batchRequest === id)) return;
+    if (answered.has(id) || submitted.has(id) || pendingIds.has(id)) return;
     pending.push(request);
+    pendingIds.add(id);
+    pendingBytes += request.entry.bytes;
     pendingSince ??= workflowNow();
     report();
   });
   setHandler(messageBatchWithdrawSignal, ({ customIds }) => {
     for (const id of customIds) {
-      const at = pending.findIndex((p) => p.entry.batchRequest === id);
-      if (at >= 0) {
+      if (pendingIds.has(id)) {
+        const at = pending.findIndex((p) => p.entry.batchRequest === id);
+        pendingBytes -= pending[at]!.entry.bytes;
         pending.splice(at, 1); // never sent: nothing to pay
+        pendingIds.delete(id);
         continue;
       }
       const batch = batches.get(submitted.get(id) ?? '');
@@ -117,10 +123,9 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
   /** Bytes one Message Batch may hold: the API's limit, and the create input's when nothing is stored. */
   const byteCap = Math.min(settings.maxBytes, API_MAX_BYTES, settings.storesPayloads ? Infinity : INLINE_CREATE_BYTES);
   const requestCap = Math.min(settings.maxRequests, API_MAX_REQUESTS);
-  const pendingBytes = (): number => pending.reduce((n, p) => n + p.entry.bytes, 0);
   const flushDue = (): boolean =>
     pending.length >= requestCap ||
-    pendingBytes() >= byteCap ||
+    pendingBytes >= byteCap ||
     (pendingSince !== undefined && workflowNow() - pendingSince >= settings.maxWaitMs);
   const cancelDue = (b: SubmittedBatch): boolean => !b.cancelRequested && !b.suspectedDuplicateOf && b.withdrawn.length >= b.requests;
 
@@ -135,6 +140,8 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
       count++;
     }
     const taken = pending.splice(0, count);
+    for (const t of taken) pendingIds.delete(t.entry.batchRequest);
+    pendingBytes -= bytes;
     pendingSince = pending.length ? workflowNow() : undefined;
     busy++;
     try {
@@ -156,7 +163,7 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
       if (created.adopted) totals.adopted++;
       watch(batch);
       for (const suspect of created.duplicateSuspects) {
-        const duplicate: SubmittedBatch = { ...batch, id: suspect, byParent: {}, suspectedDuplicateOf: batch.id };
+        const duplicate: SubmittedBatch = { ...batch, id: suspect, byParent: {}, withdrawn: [], suspectedDuplicateOf: batch.id };
         batches.set(suspect, duplicate);
         watch(duplicate);
       }

@@ -1,7 +1,7 @@
 /**
  * `mcp-turns/stub`: the scripted, Anthropic-compatible Claude for tests and offline work. Point a
  * worker at its `url` with `ANTHROPIC_BASE_URL`; a request plays the scenario its model names (or
- * the default scenario).
+ * the default scenario). It serves the Message Batches API too (`stub.messageBatches` logs each batch).
  */
 export {
   startStubModel,
@@ -13,4 +13,8 @@ export {
   type StubModelOptions,
   type RecordedRequest,
   type Scenario,
+  type StubMessageBatches,
+  type MessageBatchSettings,
+  type MessageBatchLog,
+  type BatchRequestLog,
 } from '../stub';

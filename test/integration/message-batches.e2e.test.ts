@@ -3,6 +3,9 @@
  * everything MCP server, the stub's Batches API through the real SDK, the workers as `mcp-turns
  * worker` assembles them.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { batchShardWorkflowIds, runBatch, type BatchItemOutcome } from '../../src/client/batch-client';
 import { cancelTurn, executeChatTurn } from '../../src/client/chat-turn-client';
 import type { Scenario } from '../../src/stub';
@@ -12,6 +15,7 @@ import { batchChildId } from '../../src/core/batch';
 import { messageBatchesQuery } from '../../src/core/workflow-handlers';
 import type { MessageBatchLog } from '../../src/stub';
 import { everythingStdio } from '../support/mcp-servers';
+import { runCli } from '../support/cli';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 
 jest.setTimeout(300_000);
@@ -31,11 +35,15 @@ const twoRounds: Scenario = {
 /** The same, but each question's first request of step 2 ends `errored` (overloaded) in its Message Batch. */
 const flaky: Scenario = { ...twoRounds, faults: [{ step: 1, status: 529, times: 1, message: 'Overloaded' }] };
 
+/** The first request of each question ends `expired` in its Message Batch; or every one does. */
+const expiresOnce: Scenario = { ...twoRounds, faults: [{ step: 0, status: 529, times: 1, batchResult: 'expired' }] };
+const alwaysExpires: Scenario = { ...twoRounds, faults: [{ step: 0, status: 529, times: -1, batchResult: 'expired' }] };
+
 let h: TurnHarness;
 
 beforeAll(async () => {
   h = await startTurnHarness({
-    scenarios: { 'two-rounds': twoRounds, flaky },
+    scenarios: { 'two-rounds': twoRounds, flaky, 'expires-once': expiresOnce, 'always-expires': alwaysExpires },
     defaultScenario: 'two-rounds',
     servers: { everything: everythingStdio() },
     claude: { maxConcurrentCalls: 40, promptCaching: false, messageBatches: { maxWaitMs: 1500, pollInitialMs: 300, pollMaxMs: 1000 } },
@@ -171,3 +179,56 @@ async function until(check: () => boolean | Promise<boolean>, what: string, time
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+it('an expired request is sent once more in a new Message Batch; a second expiry, or the deadline passed twice, fails the turn and says so', async () => {
+  h.stub.messageBatches.settings.processingMs = 300;
+  const name = `mbe-${Date.now().toString(36)}`;
+  const items = [
+    { id: 'once', input: { question: `[[scenario:expires-once]] ${name}`, model: MODEL } },
+    { id: 'twice', input: { question: `[[scenario:always-expires]] ${name}`, model: MODEL } },
+  ];
+  const outcomes: BatchItemOutcome[] = [];
+  await runBatch(h.client, { name, items, concurrency: 2, taskQueue: h.taskQueue, messageBatches: true, onResult: (o) => void outcomes.push(o) });
+  const firstStep = (question: string) =>
+    h.stub.messageBatches.batches.flatMap((b) => b.requests.filter((r) => r.question === question && r.kind === 'step' && r.step === 0).map((r) => ({ batch: b.id, outcome: r.outcome })));
+  expect(outcomes.find((o) => o.id === 'once')?.status).toBe('completed');
+  const once = firstStep(items[0]!.input.question);
+  expect(once.map((r) => r.outcome)).toEqual(['expired', 'succeeded']);
+  expect(once[0]!.batch).not.toBe(once[1]!.batch);
+  const twice = outcomes.find((o) => o.id === 'twice')!;
+  expect(twice.status).toBe('failed');
+  expect(twice.error).toMatch(/ClaudeBatchExpired.*expired.*it expired twice, so the call fails|expired twice/);
+  expect(firstStep(items[1]!.input.question).map((r) => r.outcome)).toEqual(['expired', 'expired']);
+
+  // A deadline of 2 s on requests that take 6 s: withdrawn, sent once more, withdrawn again: the turn fails,
+  // and each Message Batch, every request of it withdrawn, is cancelled.
+  h.stub.messageBatches.settings.processingMs = 6000;
+  const late = `mbd-${Date.now().toString(36)}`;
+  const lateOutcomes: BatchItemOutcome[] = [];
+  await runBatch(h.client, {
+    name: late,
+    items: [{ id: 'late', input: { question: `deadline ${late}`, model: MODEL } }],
+    taskQueue: h.taskQueue,
+    messageBatches: { deadlineMs: 2000 },
+    onResult: (o) => void lateOutcomes.push(o),
+  });
+  expect(lateOutcomes[0]?.status).toBe('failed');
+  expect(lateOutcomes[0]?.error).toContain('not answered within its deadline (2 s); it expired twice');
+  const lateBatches = h.stub.messageBatches.batches.filter((b) => b.requests.some((r) => r.question === `deadline ${late}`));
+  expect(lateBatches).toHaveLength(2);
+  await until(() => lateBatches.every((b) => b.canceled), 'both Message Batches cancelled');
+});
+
+it('`mcp-turns batch --message-batches`: the CLI shows what waits for which Message Batch, and the summary says batch prices', async () => {
+  // Each round takes ~4 s: the CLI's 5 s progress ticks see turns waiting.
+  h.stub.messageBatches.settings.processingMs = 3000;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-mb-cli-'));
+  const file = path.join(dir, 'queries.jsonl');
+  fs.writeFileSync(file, [1, 2, 3].map((i) => JSON.stringify({ question: `cli ${i} ${path.basename(dir)}`, model: MODEL })).join('\n') + '\n');
+  const run = await runCli(['batch', file, '--message-batches', '--task-queue', h.taskQueue, '--address', process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!], { timeoutMs: 120_000 });
+  expect(run.code).toBe(0);
+  expect(run.stderr).toContain('through Message Batches');
+  expect(run.stderr).toMatch(/[1-3] turns? waiting for Claude batch msgbatch_\S+ \([1-3] requests?, submitted \d+ s ago\)/);
+  expect(run.stdout).toContain('3 completed, 0 failed');
+  expect(run.stdout).toContain('(Message Batches: half the standard price)');
+});

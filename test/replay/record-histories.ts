@@ -5,6 +5,8 @@
  *
  *   npm run record-histories                      # writes test/replay/histories/
  *   npm run record-histories -- --out /tmp/h      # or MCP_TURNS_HISTORIES_DIR=/tmp/h
+ *   npm run record-histories -- --only batched-two-round,message-batch-collector
+ *                                                 # records all, writes only these
  *
  * Recorded:
  * - `two-round`: two tool rounds, then the answer and the formatter;
@@ -13,7 +15,13 @@
  * - `conversation`: a conversation's first run: three messages sent at once, answered in order by
  *   child turns, and a continue-as-new after two turns per run (the third answered first);
  * - `encrypted-two-round`: `two-round` with encryption on, under key k1 of the test keyring
- *   (test/replay/test-keyring.json, a key for tests only): every payload is ciphertext.
+ *   (test/replay/test-keyring.json, a key for tests only): every payload is ciphertext;
+ * - `batched-two-round`: `two-round` with `messageBatches: {}`: every Claude call (three steps and
+ *   the formatter's) goes through the real collector workflow as one request of its own Message
+ *   Batch (the Message Batches activities scripted: test/support/scripted-activities.ts);
+ * - `message-batch-collector`: that turn's collector, from its start to its end once idle: it
+ *   gathers each request for 200 ms, creates its Message Batch, polls it twice (ended at the
+ *   second poll), delivers its result, and ends 5 s after its last work.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,6 +42,7 @@ import { devServerDynamicConfigArgs, devServerEnv } from '../../src/temporal/dev
 import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { quietBundlerLogger } from '../../src/worker/workflow-bundle';
 import { workflowsPath } from '../../src/worker/workflows-path';
+import type { messageBatchCollector } from '../../workflows/message-batch-collector';
 import {
   reply,
   startScriptedTurns,
@@ -65,6 +74,15 @@ const sum: ScriptedTool = {
 };
 const tools = [echo, sum];
 const formatter = { text: 'formatted answer' };
+
+/** `--only a,b`: the histories to write (all are recorded and replayed). */
+function onlyNames(argv: string[]): Set<string> | undefined {
+  const i = argv.indexOf('--only');
+  if (i < 0) return undefined;
+  const names = (argv[i + 1] ?? '').split(',').filter(Boolean);
+  if (!names.length) throw new Error('--only needs history names, comma-separated');
+  return new Set(names);
+}
 
 function outputDir(argv: string[]): string {
   const i = argv.indexOf('--out');
@@ -171,6 +189,39 @@ function twoRound(turns: ScriptedTurns, workflowId: string): Promise<History> {
   );
 }
 
+/**
+ * `two-round` through Message Batches, and its collector's history: the collector ends once idle
+ * (after the scripted settings' `idleMs`), and it must have had the turn's four requests in that run.
+ */
+async function batchedHistories(turns: ScriptedTurns, workflowId: string): Promise<{ turn: History; collector: History }> {
+  const records = turns.expect(workflowId, {
+    tools,
+    claude: [
+      reply([text('Let me echo first.'), toolUse('everything__echo', { message: 'alpha' })]),
+      reply([text('Now the sum.'), toolUse('everything__get-sum', { a: 2, b: 3 })]),
+      reply([text('Both done: Echo: alpha; the sum is 5.')]),
+    ],
+    formatter,
+  });
+  const handle = await startChatTurn(
+    turns.client,
+    { question: 'echo alpha, then add 2 and 3', messageBatches: {} },
+    { taskQueue: turns.taskQueue, workflowId },
+  );
+  await handle.result();
+  const model = records.claude[0]?.model;
+  if (!model || records.claude.some((r) => !r.customId) || records.formatter.some((r) => !r.customId)) {
+    throw new Error(`${workflowId}: its Claude calls did not go through Message Batches`);
+  }
+  const collector = turns.client.workflow.getHandle<typeof messageBatchCollector>(turns.collectorId(model));
+  const totals = await collector.result();
+  const requests = records.claude.length + records.formatter.length;
+  if (totals.requests !== requests || totals.batches !== requests || totals.succeeded !== requests) {
+    throw new Error(`${workflowId}: its collector's run had ${JSON.stringify(totals)}, not its ${requests} requests in batches of one`);
+  }
+  return { turn: await handle.fetchHistory(), collector: await collector.fetchHistory() };
+}
+
 async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
   return {
     'two-round': await twoRound(turns, 'two-round'),
@@ -193,11 +244,16 @@ async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
     'approved-then-denied': await approvalHistory(turns, 'approved-then-denied'),
     'batch-of-two': await batchHistory(turns, 'replay'),
     conversation: await conversationHistory(turns, 'conversation'),
+    ...(await batchedHistories(turns, 'batched-two-round').then(({ turn, collector }) => ({
+      'batched-two-round': turn,
+      'message-batch-collector': collector,
+    }))),
   };
 }
 
 async function main(): Promise<void> {
   const out = outputDir(process.argv.slice(2));
+  const only = onlyNames(process.argv.slice(2));
   quietRuntime();
   const cli = resolveTemporalCli({ log: (line) => console.log(line) });
   // The SDK's core spawns the server with this process's environment: give it the dev server's.
@@ -220,7 +276,10 @@ async function main(): Promise<void> {
     // The scripted workers connect where the test run's global setup would point them.
     process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS = env.connection.options.address;
     process.env.MCP_TURNS_TEST_BUNDLE = bundlePath;
-    turns = await startScriptedTurns();
+    // A batched turn's Message Batches end at their second poll: the collector's history polls again.
+    // Its idle time outlasts each request's round trip (about 3 s: the dev server fires timers of
+    // under a second after about one), so the collector ends only once the turn is done.
+    turns = await startScriptedTurns({ messageBatchPolls: 2, messageBatches: { idleMs: 5000 } });
     const histories = await record(turns);
     // Encryption on, payloads inline: the client and the scripted workers take both from the environment.
     process.env.MCP_TURNS_KEYRING = TEST_KEYRING;
@@ -228,8 +287,11 @@ async function main(): Promise<void> {
     encryptedTurns = await startScriptedTurns();
     histories['encrypted-two-round'] = await twoRound(encryptedTurns, 'encrypted-two-round');
     await replayAll(histories, bundle.code);
+    const unknown = [...(only ?? [])].filter((name) => !(name in histories));
+    if (unknown.length) throw new Error(`--only: no history ${unknown.join(', ')}; recorded: ${Object.keys(histories).join(', ')}`);
     fs.mkdirSync(out, { recursive: true });
     for (const [name, history] of Object.entries(histories)) {
+      if (only && !only.has(name)) continue;
       const file = path.join(out, `${name}.json`);
       fs.writeFileSync(file, historyToJSON(history));
       console.log(`${file}: ${history.events?.length ?? 0} events`);

@@ -6,15 +6,25 @@
  * were asked, including the conversation Claude was sent (joined from the transcript segments the
  * activity is given, as the real Claude activities do).
  *
+ * A turn with `messageBatches` sends its Claude calls through the real collector workflow
+ * (workflows/message-batch-collector.ts): the Message Batches activities are scripted too.
+ * `submitToMessageBatch` plans the request as the real one does (src/message-batches/batch-request.ts,
+ * so the formatter's calls are the real formatter's) and signal-with-starts the collector; each
+ * request takes the script's next Claude reply (the formatter's: a valid `response_formatter` call of
+ * its text); `createMessageBatch` answers `msgbatch_scripted_<n>`, `retrieveMessageBatch` says it has
+ * ended at its `messageBatchPolls`-th poll, and `deliverMessageBatchResults` signals each turn its
+ * request's reply (a `fail` step as the failure of an errored request). No API is called.
+ *
  * One pair of workers serves a whole test file: start them once (`startScriptedTurns` in beforeAll)
  * and give each turn its own script.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import type { TextBlock, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
 import type { ClaudeActivities } from '../../activities/claude';
 import type { McpActivities } from '../../activities/mcp';
+import type { BatchSubmitted, MessageBatchActivities } from '../../activities/message-batches';
 import type { TurnStartActivities } from '../../activities/turn-start';
 import type {
   CallToolInput,
@@ -38,10 +48,27 @@ import type { WorkerTurnDefaults } from '../../src/core/contracts';
 import { INVALID_TURN_INPUT } from '../../src/core/failure-types';
 import { joinSegments, type TranscriptSegment } from '../../src/core/transcript-segment';
 import { claudeTaskQueue } from '../../src/core/task-queues';
+import {
+  API_MAX_BYTES,
+  collectorWorkflowId,
+  ZERO_COLLECTOR_TOTALS,
+  type BatchedCallFailure,
+  type BatchedCallOutcome,
+  type BatchRequestEntry,
+  type CollectorInput,
+  type DeliveryReport,
+  type MessageBatchSettings,
+  type TurnRef,
+} from '../../src/core/message-batches';
+import { messageBatchRequestSignal, messageBatchResultSignal } from '../../src/core/workflow-handlers';
+import { batchRequestOf, type BatchSubmitInput } from '../../src/message-batches/batch-request';
+import type { CreatedBatch } from '../../src/message-batches/create-batch';
+import type { DeliveryInput } from '../../src/message-batches/deliver-results';
+import { FORMATTER_TOOL_NAME } from '../../src/schemas/response-formatter-tool';
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import type { TokenUsage } from '../../src/core/usage';
-import { dataConverterFromEnv } from '../../src/storage/data-converter';
+import { dataConverterFromEnv, storesPayloads } from '../../src/storage/data-converter';
 import { testClient, testWorker, uniqueQueue } from './temporal';
 
 /** One MCP tool of a script: what `prepareTurn` lists and how `callTool` answers it. */
@@ -89,7 +116,7 @@ export type ClaudeStep = ClaudeReply | ClaudeFailure;
 export interface FormatterScript {
   /** @default "formatted answer" */
   text?: string;
-  /** @default "forced" */
+  /** @default "forced" (a batched turn's formatter is the real one: its mode is its own) */
   mode?: FormatMode;
   /** @default {@link DEFAULT_USAGE} */
   usage?: Partial<TokenUsage>;
@@ -126,8 +153,10 @@ export interface ClaudeRequestSeen {
   messages: MessageParam[];
   /** The tool definitions Claude was offered (none for the formatter). */
   tools: Tool[];
-  /** The activity input as scheduled. */
+  /** The activity input as scheduled (of a batched call: the request it submitted). */
   input: ClaudeCallInput | FormatResponseInput;
+  /** A batched call: the custom_id of its request in a Message Batch. */
+  customId?: string;
   /** `waiting` while held; `cancelled` when the activity saw its cancellation. */
   outcome: 'waiting' | 'answered' | 'failed' | 'cancelled';
 }
@@ -164,6 +193,27 @@ export interface StartedTurn extends TurnRecords {
   result(): Promise<ChatTurnResult>;
 }
 
+/** A scripted Message Batch: what the collector created, polled and had delivered. */
+export interface MessageBatchSeen {
+  id: string;
+  /** The custom_ids of its requests, in order. */
+  customIds: string[];
+  /** The requests' Messages API params, as the collector sent them. */
+  entries: BatchRequestEntry[];
+  retrieves: number;
+  cancelled: boolean;
+  /** Its results were delivered (a count per delivery). */
+  deliveries: number;
+}
+
+export interface ScriptedTurnsOptions {
+  taskQueue?: string;
+  /** The collector's settings (as a worker's `claude.messageBatches`). @default {@link SCRIPTED_MESSAGE_BATCH_SETTINGS} */
+  messageBatches?: Partial<Omit<MessageBatchSettings, 'storesPayloads'>>;
+  /** A Message Batch has ended at this poll (`retrieveMessageBatch`), not before. @default 1 */
+  messageBatchPolls?: number;
+}
+
 export interface ScriptedTurns {
   client: Client;
   taskQueue: string;
@@ -177,8 +227,22 @@ export interface ScriptedTurns {
   requests: ClaudeRequestSeen[];
   /** Every `callTool` attempt of every turn, in arrival order. */
   toolCalls: ToolCallSeen[];
+  /** Every Message Batch the collector created, in order. */
+  messageBatches: MessageBatchSeen[];
+  /** The Message Batch collector's workflow id for this queue's turns of `model`. */
+  collectorId(model: string): string;
   close(): Promise<void>;
 }
+
+/** Collector settings that never make a test wait long: sent after 200 ms, polled from 100 ms, ended after 1 s idle. */
+export const SCRIPTED_MESSAGE_BATCH_SETTINGS: Omit<MessageBatchSettings, 'storesPayloads'> = {
+  maxRequests: 100,
+  maxWaitMs: 200,
+  maxBytes: API_MAX_BYTES,
+  pollInitialMs: 100,
+  pollMaxMs: 1000,
+  idleMs: 1000,
+};
 
 /** Usage of a scripted reply that names none. */
 export const DEFAULT_USAGE: TokenUsage = {
@@ -251,15 +315,35 @@ interface TurnState {
   claudeCalls: number;
 }
 
+/** A request submitted to a Message Batch, and the script's answer for it. */
+interface BatchedRequest {
+  request: ClaudeRequestSeen;
+  answer: ClaudeStep;
+}
+
 /**
  * Starts a turn worker (workflows from the shared bundle, `prepareTurn` and `callTool`) and a Claude
  * worker (`claude`, `formatResponse`) on a fresh task queue of the shared test dev server.
  */
-export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Promise<ScriptedTurns> {
+export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promise<ScriptedTurns> {
   const taskQueue = opts.taskQueue ?? uniqueQueue('scripted-turns');
   const turns = new Map<string, TurnState>();
   const requests: ClaudeRequestSeen[] = [];
   const toolCalls: ToolCallSeen[] = [];
+  const batchSettings: MessageBatchSettings = {
+    ...SCRIPTED_MESSAGE_BATCH_SETTINGS,
+    ...opts.messageBatches,
+    storesPayloads: storesPayloads(dataConverterFromEnv()),
+  };
+  const pollsUntilEnded = opts.messageBatchPolls ?? 1;
+  /** Submitted requests by custom_id (a retried submission finds its own again). */
+  const batched = new Map<string, BatchedRequest>();
+  const messageBatches: MessageBatchSeen[] = [];
+  const messageBatchOf = (id: string): MessageBatchSeen => {
+    const batch = messageBatches.find((b) => b.id === id);
+    if (!batch) throw scriptError(`no scripted Message Batch ${id}`);
+    return batch;
+  };
 
   const stateOf = (workflowId: string): TurnState => {
     const state = turns.get(workflowId);
@@ -432,6 +516,139 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
     },
   } satisfies Pick<ClaudeActivities, 'claude' | 'formatResponse'>;
 
+  /** The next scripted answer of a batched request: a loop step's reply, or the formatter's valid call. */
+  function batchedAnswer(state: TurnState, request: ClaudeRequestSeen): ClaudeStep {
+    if (request.activity === 'claude') {
+      const step = state.script.claude[state.claudeCalls++];
+      if (!step) {
+        request.outcome = 'failed';
+        throw scriptError(`the script has no reply for Claude call ${state.claudeCalls}`);
+      }
+      return step;
+    }
+    const script = state.script.formatter ?? {};
+    return {
+      content: [toolUse(FORMATTER_TOOL_NAME, { conversation: [{ type: 'text', content: script.text ?? 'formatted answer' }] })],
+      ...(script.usage ? { usage: script.usage } : {}),
+      ...(script.costUsd !== undefined ? { costUsd: script.costUsd } : {}),
+    };
+  }
+
+  /** A batched request's result, as the real delivery hands it to its turn (src/message-batches/batch-outcome.ts). */
+  function outcomeOf(customId: string, batchId: string, { request, answer }: BatchedRequest): BatchedCallOutcome {
+    if ('fail' in answer) {
+      request.outcome = 'failed';
+      const failure: BatchedCallFailure = {
+        type: answer.fail.type,
+        message: `${answer.fail.message} (in Message Batch ${batchId})`,
+        retryable: !(answer.fail.nonRetryable ?? false),
+      };
+      return { customId, batchId, failure };
+    }
+    request.outcome = 'answered';
+    const calls = answer.content.some((b) => b.type === 'tool_use');
+    return {
+      customId,
+      batchId,
+      output: {
+        content: answer.content,
+        stopReason: answer.stopReason === undefined ? (calls ? 'tool_use' : 'end_turn') : answer.stopReason,
+        usage: usageOf(answer.usage),
+        model: request.model,
+        requestId: `msg_scripted_${customId.slice(0, 12)}`,
+        costUsd: answer.costUsd ?? 0,
+      },
+    };
+  }
+
+  const messageBatchActivities = {
+    async submitToMessageBatch(input: BatchSubmitInput, ...segments: TranscriptSegment[]): Promise<BatchSubmitted | { done: FormatResponseOutput }> {
+      const ctx = Context.current();
+      const execution = ctx.info.workflowExecution;
+      if (!execution) throw scriptError('submitToMessageBatch ran outside a workflow');
+      const turn: TurnRef = { workflowId: execution.workflowId, runId: execution.runId };
+      // The real planning: a loop step's request, or the formatter's next call (or its answer).
+      const planned = await batchRequestOf(input, segments, turn, { cache: true });
+      if ('done' in planned) return planned;
+      const customId = planned.entry.batchRequest;
+      if (!batched.has(customId)) {
+        const { state, request } = await record(input.kind === 'step' ? 'claude' : 'formatResponse', input.request, segments);
+        request.customId = customId;
+        batched.set(customId, { request, answer: batchedAnswer(state, request) });
+      }
+      const model = input.request.model;
+      const collector = collectorWorkflowId(input.taskQueue, model);
+      const start: CollectorInput = { taskQueue: input.taskQueue, model, settings: batchSettings, batches: [], pending: [], totals: ZERO_COLLECTOR_TOTALS, answered: [] };
+      await ctx.client.workflow.signalWithStart('messageBatchCollector', {
+        workflowId: collector,
+        taskQueue: input.taskQueue,
+        args: [start],
+        signal: messageBatchRequestSignal,
+        signalArgs: [{ entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) }],
+        staticSummary: `Message Batches for ${model} on ${input.taskQueue}`,
+      });
+      return { customId, collector };
+    },
+
+    async createMessageBatch(meta: { requests: number }, ...entries: BatchRequestEntry[]): Promise<CreatedBatch> {
+      if (entries.length !== meta.requests) throw scriptError(`createMessageBatch: ${entries.length} requests arrived, ${meta.requests} were sent`);
+      const id = `msgbatch_scripted_${messageBatches.length + 1}`;
+      messageBatches.push({ id, customIds: entries.map((e) => e.batchRequest), entries, retrieves: 0, cancelled: false, deliveries: 0 });
+      return { id, adopted: false, duplicateSuspects: [] };
+    },
+
+    async retrieveMessageBatch(batchId: string): Promise<{ ended: boolean }> {
+      const batch = messageBatchOf(batchId);
+      return { ended: ++batch.retrieves >= pollsUntilEnded || batch.cancelled };
+    },
+
+    async cancelMessageBatch(batchId: string): Promise<void> {
+      messageBatchOf(batchId).cancelled = true;
+    },
+
+    async deliverMessageBatchResults(input: DeliveryInput): Promise<DeliveryReport> {
+      const ctx = Context.current();
+      const batch = messageBatchOf(input.batchId);
+      batch.deliveries++;
+      const report: DeliveryReport = { succeeded: 0, errored: 0, expired: 0, canceled: 0, discarded: 0, discardedCostUsd: 0, foreign: 0, answered: [] };
+      if (input.duplicateOf) return report; // the script never suspects a duplicate
+      const withdrawn = new Set(input.withdrawn);
+      for (const customId of batch.customIds) {
+        const turn = input.turns[customId];
+        const submitted = batched.get(customId);
+        if (!turn || !submitted) throw scriptError(`Message Batch ${batch.id} holds an unknown request ${customId}`);
+        if (!('fail' in submitted.answer) && submitted.answer.hold) await waitBeating(submitted.answer.hold);
+        const outcome = outcomeOf(customId, batch.id, submitted);
+        const cost = 'output' in outcome ? (outcome.output.costUsd ?? 0) : 0;
+        report['output' in outcome ? 'succeeded' : 'errored']++;
+        if (withdrawn.has(customId)) {
+          report.discarded++;
+          report.discardedCostUsd += cost;
+          continue;
+        }
+        report.answered.push(customId);
+        try {
+          await ctx.client.workflow.getHandle(turn.workflowId, turn.runId).signal(messageBatchResultSignal, outcome);
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          report.discarded++;
+          report.discardedCostUsd += cost;
+        }
+      }
+      return report;
+    },
+
+    async answerWithFailure({ turns, failure }: { turns: Record<string, TurnRef>; failure: BatchedCallFailure }): Promise<void> {
+      const ctx = Context.current();
+      for (const [customId, turn] of Object.entries(turns)) {
+        await ctx.client.workflow
+          .getHandle(turn.workflowId, turn.runId)
+          .signal(messageBatchResultSignal, { customId, batchId: '', failure })
+          .catch(() => undefined);
+      }
+    },
+  } satisfies MessageBatchActivities;
+
   const { worker: turnWorker, connection } = await testWorker({
     taskQueue,
     activities: turnActivities,
@@ -441,7 +658,7 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
     connection,
     namespace: 'default',
     taskQueue: claudeTaskQueue(taskQueue),
-    activities: claudeActivities,
+    activities: { ...claudeActivities, ...messageBatchActivities },
     maxHeartbeatThrottleInterval: BEAT_MS,
     dataConverter: dataConverterFromEnv(),
   });
@@ -471,6 +688,8 @@ export async function startScriptedTurns(opts: { taskQueue?: string } = {}): Pro
     expect: expectTurn,
     requests,
     toolCalls,
+    messageBatches,
+    collectorId: (model) => collectorWorkflowId(taskQueue, model),
     async close() {
       for (const w of [turnWorker, claudeWorker]) if (w.getState() === 'RUNNING') w.shutdown();
       await running;
