@@ -30,6 +30,12 @@ import type { chatTurn } from './chat-turn';
 
 /** Children started per run before continuing as new (each child's result lands in this history). */
 const CHILDREN_PER_RUN = 250;
+/**
+ * The same through Message Batches, where a child waits hours and a run drains before it continues
+ * as new: more children per run, so a Message Batch can hold thousands of requests. A child adds
+ * about six events here (start, started, result, its one waiting signal), so a run stays near 12,000.
+ */
+const CHILDREN_PER_RUN_MESSAGE_BATCHES = 2000;
 
 export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
   if (!input.name || !/^[A-Za-z0-9._-]{1,100}$/.test(input.name)) {
@@ -51,7 +57,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
     ...(input.messageBatches ? { waitingMessageBatch: [], collectors: [] } : {}),
   };
   const itemOfChild = new Map<string, string>();
-  // Message Batch waits change with every step of every turn: a set, not a list scan.
+  // Turns that have waited for a Message Batch (they leave the window for good, workflows/message-batch-call.ts).
   const waitingBatch = new Set<string>();
   setHandler(turnWaitingSignal, ({ workflowId, waiting, for: reason, collector }) => {
     const item = itemOfChild.get(workflowId);
@@ -122,7 +128,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
 
   const pending: Array<Promise<void>> = [];
   while (progress.nextIndex < input.total) {
-    if (startedThisRun >= CHILDREN_PER_RUN || workflowInfo().continueAsNewSuggested) break;
+    if (input.messageBatches ? startedThisRun >= CHILDREN_PER_RUN_MESSAGE_BATCHES : startedThisRun >= CHILDREN_PER_RUN || workflowInfo().continueAsNewSuggested) break;
     await condition(() => active() < input.concurrency);
     const index = progress.nextIndex;
     const item = input.items[index - input.itemsOffset];

@@ -160,13 +160,15 @@ function submitActivity(summary: string): Pick<MessageBatchActivities, 'submitTo
 }
 
 /**
- * Tells a batch parent that the turn waits for a Message Batch (it then holds no place in the
- * batch's window), or no longer does.
+ * Tells a batch parent, once, that the turn waits for a Message Batch: from then on it holds no
+ * place in the batch's window. It does not come back between its Message Batches: its tool rounds
+ * are short, and what bounds them is the workers' activity slots, so a signal each way on every step
+ * (two more events per step in the turn, and a workflow task of the parent's) would buy nothing.
  */
-export function publishBatchWaiting(collector: string | undefined): void {
+export function publishBatchWaiting(collector: string): void {
   const parent = workflowInfo().parent;
   if (!parent) return;
   void getExternalWorkflowHandle(parent.workflowId, parent.runId)
-    .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, waiting: collector !== undefined, for: 'message-batch', ...(collector ? { collector } : {}) })
+    .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, waiting: true, for: 'message-batch', collector })
     .catch(() => undefined); // a parent without the handler (not a batch) or already closed
 }

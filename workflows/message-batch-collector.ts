@@ -241,14 +241,16 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
   for (const b of batches.values()) watch(b);
   report();
   for (;;) {
-    const wait =
-      pendingSince !== undefined
-        ? Math.max(0, pendingSince + settings.maxWaitMs - workflowNow())
-        : Math.max(1, lastWorkAt + settings.idleMs - workflowNow());
     const longHistory = (): boolean => workflowInfo().continueAsNewSuggested || receivedThisRun >= REQUESTS_PER_RUN;
-    // The first request to wait starts the wait for its batch: the loop wakes to time it.
+    // The first request to wait starts the wait for its batch, and the last batch ended starts the
+    // idle time: the loop wakes for either.
     const gathering = pendingSince !== undefined;
-    await condition(() => flushDue() || (longHistory() && busy === 0) || (pendingSince !== undefined) !== gathering, wait);
+    const waiting = batches.size > 0;
+    const wake = (): boolean =>
+      flushDue() || (longHistory() && busy === 0) || (pendingSince !== undefined) !== gathering || (batches.size > 0) !== waiting;
+    if (gathering) await condition(wake, Math.max(0, pendingSince! + settings.maxWaitMs - workflowNow()));
+    else if (waiting) await condition(wake);
+    else await condition(wake, Math.max(1, lastWorkAt + settings.idleMs - workflowNow()));
     if (flushDue()) {
       await flush();
       continue;

@@ -76,6 +76,8 @@ export class Turn implements BatchedTurn {
   readonly batched?: MessageBatchCalls;
   readonly deadlineMs?: number;
   private waitingMessageBatch?: { since: number; collector: string };
+  /** The batch parent was told the turn waits for Message Batches (it left the window for good). */
+  private leftWindow = false;
 
   /**
    * A turn from its input and what its start recorded (the tool listing and the worker's
@@ -166,10 +168,13 @@ export class Turn implements BatchedTurn {
     };
   }
 
-  /** The Claude call waits for a Message Batch of `collector`, or no longer does: the batch parent is told. */
+  /** The Claude call waits for a Message Batch of `collector`, or no longer does; the batch parent is told the first time. */
   waitingFor(collector: string | undefined): void {
     this.waitingMessageBatch = collector ? { since: workflowNow(), collector } : undefined;
-    publishBatchWaiting(collector);
+    if (collector && !this.leftWindow) {
+      this.leftWindow = true;
+      publishBatchWaiting(collector);
+    }
     this.refreshDetails();
   }
 

@@ -46,8 +46,8 @@ export interface BatchProgress {
    */
   waitingApproval: string[];
   /**
-   * Item ids of running turns whose Claude call waits for a Message Batch: they do not count
-   * against the window either, so a Message Batch can hold more than the window's requests.
+   * Item ids of running turns whose Claude calls go through Message Batches, from their first wait
+   * on: they hold no place in the window, so a Message Batch can hold more than the window's requests.
    */
   waitingMessageBatch?: string[];
   /** The Message Batch collectors (workflow ids) the batch's turns have waited for. */

@@ -46,7 +46,7 @@ beforeAll(async () => {
     scenarios: { 'two-rounds': twoRounds, flaky, 'expires-once': expiresOnce, 'always-expires': alwaysExpires },
     defaultScenario: 'two-rounds',
     servers: { everything: everythingStdio() },
-    claude: { maxConcurrentCalls: 40, promptCaching: false, messageBatches: { maxWaitMs: 1500, pollInitialMs: 300, pollMaxMs: 1000 } },
+    claude: { maxConcurrentCalls: 40, promptCaching: false, messageBatches: { maxWaitMs: 4000, pollInitialMs: 300, pollMaxMs: 1000 } },
   });
   h.stub.messageBatches.settings.processingMs = 500;
 });
@@ -115,7 +115,8 @@ it(`${QUERIES} queries with 2 tool rounds each go through a few Message Batches 
     expect(secondStep[1]!.customId).not.toBe(secondStep[0]!.customId);
     expect(outcomes.find((o) => o.id === `q${i}`)?.status).toBe('completed');
   }
-  for (const count of byRound.values()) expect(count.size).toBeLessThanOrEqual(Math.max(3, Math.ceil(QUERIES / 100)));
+  // Requests are gathered for 4 s: a round's requests fill a few Message Batches, never one each.
+  for (const count of byRound.values()) expect(count.size).toBeLessThanOrEqual(6);
   expect(h.stub.messageBatches.duplicateSubmissions()).toEqual([]);
 
   // The same questions asked interactively cost twice as much (three of them, of different lengths)…
