@@ -45,10 +45,11 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
   const errorPolicy = claudeErrorPolicy(deps.config);
   const settings: MessageBatchSettings = { ...DEFAULT_MESSAGE_BATCH_SETTINGS, ...deps.config.messageBatches, storesPayloads: deps.storesPayloads };
-  const apiCall = async <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+  /** Runs an API call while heartbeating (with `details`, each beat carries them), its errors as Claude failures. */
+  const apiCall = async <T>(fn: (signal: AbortSignal) => Promise<T>, details?: () => unknown): Promise<T> => {
     const ctx = Context.current();
     try {
-      return await heartbeatingWhile(ctx, () => fn(ctx.cancellationSignal));
+      return await heartbeatingWhile(ctx, () => fn(ctx.cancellationSignal), details);
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? err;
       throw toClaudeFailure(err, errorPolicy, { url: `${deps.client.baseURL.replace(/\/+$/, '')}/v1/messages/batches` });
@@ -95,6 +96,8 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
           },
           signal,
         }),
+        // The recorded id stays in the details every beat sends.
+        () => (batchId ? { batchId } : undefined),
       );
       ctx.log.info('Message Batch', { batchId, requests: entries.length, adopted: created.adopted, duplicateSuspects: created.duplicateSuspects });
       return created;
@@ -108,6 +111,8 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
 
     /** Asks the API to cancel a Message Batch (requests not yet answered end `canceled`). */
     async cancelMessageBatch(batchId: string): Promise<void> {
+      const batch = await deps.client.messages.batches.retrieve(batchId).catch(() => undefined);
+      if (batch?.processing_status === 'ended') return; // nothing left to cancel
       await apiCall((signal) => deps.client.messages.batches.cancel(batchId, {}, { signal }));
     },
 

@@ -98,7 +98,7 @@ export class MessageBatchCalls {
         }
         return { failure: { ...failure, retryable: false, message: `${failure.message}; it expired twice, so the call fails` } };
       }
-      if (failure.type === BatchedOutcomeType.NotSubmitted) continue;
+      if (failure.type === BatchedOutcomeType.NotSubmitted && attempt < MAX_SUBMISSIONS) continue;
       if (failure.retryable && attempt < MAX_SUBMISSIONS) {
         log.info('a batched Claude request failed: it goes into a later Message Batch', { customId: submitted.customId, type: failure.type });
         await sleep(failure.nextRetryDelayMs ?? Math.min(1000 * 2 ** (attempt - 1), 60_000));

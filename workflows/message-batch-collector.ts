@@ -21,6 +21,7 @@ import {
 } from '@temporalio/workflow';
 import type { MessageBatchActivities } from '../activities/message-batches';
 import {
+  BatchedOutcomeType,
   API_MAX_BYTES,
   API_MAX_REQUESTS,
   INLINE_CREATE_BYTES,
@@ -187,6 +188,8 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
           busy++;
           try {
             await activities.cancelMessageBatch(batch.id);
+          } catch (err) {
+            log.warn('a Message Batch could not be cancelled; its results are still discarded', { batchId: batch.id, error: failureMessage(err) });
           } finally {
             busy--;
           }
@@ -196,21 +199,31 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
         if (cancelDue(batch)) continue;
         busy++;
         try {
-          const { ended } = await activities.retrieveMessageBatch(batch.id);
+          let ended: boolean;
+          try {
+            ({ ended } = await activities.retrieveMessageBatch(batch.id));
+          } catch (err) {
+            await lost(batch, err);
+            return;
+          }
           if (!ended) {
             batch.pollDelayMs = Math.min(Math.round(batch.pollDelayMs * 1.5), settings.pollMaxMs);
             continue;
           }
-          const delivered = await activities.deliverMessageBatchResults({
-            batchId: batch.id,
-            turns: batch.turns,
-            withdrawn: batch.withdrawn,
-            ...(batch.suspectedDuplicateOf ? { duplicateOf: batch.suspectedDuplicateOf } : {}),
-          });
+          let delivered: DeliveryReport;
+          try {
+            delivered = await activities.deliverMessageBatchResults({
+              batchId: batch.id,
+              turns: batch.turns,
+              withdrawn: batch.withdrawn,
+              ...(batch.suspectedDuplicateOf ? { duplicateOf: batch.suspectedDuplicateOf } : {}),
+            });
+          } catch (err) {
+            await lost(batch, err);
+            return;
+          }
           account(delivered);
-          batches.delete(batch.id);
-          if (!batch.suspectedDuplicateOf) for (const id of Object.keys(batch.turns)) submitted.delete(id);
-          lastWorkAt = workflowNow();
+          forget(batch);
           return;
         } finally {
           busy--;
@@ -218,6 +231,28 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
         }
       }
     })();
+  }
+
+  function forget(batch: SubmittedBatch): void {
+    batches.delete(batch.id);
+    if (!batch.suspectedDuplicateOf) for (const id of Object.keys(batch.turns)) submitted.delete(id);
+    lastWorkAt = workflowNow();
+  }
+
+  /**
+   * A Message Batch the API no longer answers for (not found, archived: a final error after the
+   * activity's retries): its turns still waiting send their requests again.
+   */
+  async function lost(batch: SubmittedBatch, err: unknown): Promise<void> {
+    log.error('a Message Batch cannot be read: its requests are sent again', { batchId: batch.id, error: failureMessage(err) });
+    forget(batch);
+    if (batch.suspectedDuplicateOf) return;
+    const withdrawn = new Set(batch.withdrawn);
+    const turns = Object.fromEntries(Object.entries(batch.turns).filter(([id]) => !withdrawn.has(id)));
+    await activities.answerWithFailure({
+      turns,
+      failure: { type: BatchedOutcomeType.NotSubmitted, message: `Message Batch ${batch.id} cannot be read (${failureMessage(err)}): sent again`, retryable: true },
+    });
   }
 
   function account(delivered: DeliveryReport): void {

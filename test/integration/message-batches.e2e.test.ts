@@ -16,7 +16,7 @@ import { messageBatchesQuery } from '../../src/core/workflow-handlers';
 import type { MessageBatchLog } from '../../src/stub';
 import { everythingStdio } from '../support/mcp-servers';
 import { runCli } from '../support/cli';
-import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
+import { startTurnHarness, TEST_API_KEY, type TurnHarness } from '../support/turn-harness';
 
 jest.setTimeout(300_000);
 
@@ -118,6 +118,14 @@ it(`${QUERIES} queries with 2 tool rounds each go through a few Message Batches 
   // Requests are gathered for 4 s: a round's requests fill a few Message Batches, never one each.
   for (const count of byRound.values()) expect(count.size).toBeLessThanOrEqual(6);
   expect(h.stub.messageBatches.duplicateSubmissions()).toEqual([]);
+  // The API key never enters the collector's history, nor any payload it stored.
+  const collectorHistory = await h.client.workflow.getHandle(collectorWorkflowId(h.taskQueue, MODEL)).fetchHistory();
+  expect(JSON.stringify(collectorHistory)).not.toContain(TEST_API_KEY);
+  const store = process.env.MCP_TURNS_TEST_PAYLOAD_DIR!;
+  for (const file of fs.readdirSync(store, { recursive: true }) as string[]) {
+    const full = path.join(store, file);
+    if (fs.statSync(full).isFile()) expect(fs.readFileSync(full).includes(TEST_API_KEY)).toBe(false);
+  }
 
   // The same questions asked interactively cost twice as much (three of them, of different lengths)…
   const compared = [FLAKY + 1, 10, QUERIES].map((n) => `q${n}`);

@@ -212,6 +212,13 @@ export interface ScriptedTurnsOptions {
   messageBatches?: Partial<Omit<MessageBatchSettings, 'storesPayloads'>>;
   /** A Message Batch has ended at this poll (`retrieveMessageBatch`), not before. @default 1 */
   messageBatchPolls?: number;
+  /**
+   * Asked at each poll (`retrieveMessageBatch`, after counting it): the Message Batch has ended.
+   * Replaces `messageBatchPolls`; a cancelled batch has always ended.
+   */
+  messageBatchEnded?: (batch: MessageBatchSeen) => boolean;
+  /** `createMessageBatch` waits for this (heartbeating) before it creates the batch of these requests. */
+  beforeCreateMessageBatch?: (entries: BatchRequestEntry[]) => Promise<unknown> | undefined;
 }
 
 export interface ScriptedTurns {
@@ -592,6 +599,8 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
 
     async createMessageBatch(meta: { requests: number }, ...entries: BatchRequestEntry[]): Promise<CreatedBatch> {
       if (entries.length !== meta.requests) throw scriptError(`createMessageBatch: ${entries.length} requests arrived, ${meta.requests} were sent`);
+      const hold = opts.beforeCreateMessageBatch?.(entries);
+      if (hold) await waitBeating(hold);
       const id = `msgbatch_scripted_${messageBatches.length + 1}`;
       messageBatches.push({ id, customIds: entries.map((e) => e.batchRequest), entries, retrieves: 0, cancelled: false, deliveries: 0 });
       return { id, adopted: false, duplicateSuspects: [] };
@@ -599,7 +608,8 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
 
     async retrieveMessageBatch(batchId: string): Promise<{ ended: boolean }> {
       const batch = messageBatchOf(batchId);
-      return { ended: ++batch.retrieves >= pollsUntilEnded || batch.cancelled };
+      const polls = ++batch.retrieves;
+      return { ended: batch.cancelled || (opts.messageBatchEnded ? opts.messageBatchEnded(batch) : polls >= pollsUntilEnded) };
     },
 
     async cancelMessageBatch(batchId: string): Promise<void> {
