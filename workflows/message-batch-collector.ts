@@ -59,6 +59,9 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
   const answered = new Set(input.answered);
   /** custom_id → the Message Batch that holds it. */
   const submitted = new Map<string, string>();
+  /** custom_ids of the Message Batch being created, and those of them withdrawn meanwhile. */
+  const creating = new Set<string>();
+  const withdrawnWhileCreating = new Set<string>();
   for (const b of batches.values()) if (!b.suspectedDuplicateOf) for (const id of Object.keys(b.turns)) submitted.set(id, b.id);
   let receivedThisRun = 0;
   let lastWorkAt = workflowNow();
@@ -70,7 +73,7 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
     lastWorkAt = workflowNow();
     const id = request.entry.batchRequest;
     // A submission repeated (a retried activity) is sent, and paid, once.
-    if (answered.has(id) || submitted.has(id) || pendingIds.has(id)) return;
+    if (answered.has(id) || submitted.has(id) || pendingIds.has(id) || creating.has(id)) return;
     pending.push(request);
     pendingIds.add(id);
     pendingBytes += request.entry.bytes;
@@ -84,6 +87,10 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
         pendingBytes -= pending[at]!.entry.bytes;
         pending.splice(at, 1); // never sent: nothing to pay
         pendingIds.delete(id);
+        continue;
+      }
+      if (creating.has(id)) {
+        withdrawnWhileCreating.add(id); // recorded on its batch once the create answers
         continue;
       }
       const batch = batches.get(submitted.get(id) ?? '');
@@ -141,7 +148,10 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
       count++;
     }
     const taken = pending.splice(0, count);
-    for (const t of taken) pendingIds.delete(t.entry.batchRequest);
+    for (const t of taken) {
+      pendingIds.delete(t.entry.batchRequest);
+      creating.add(t.entry.batchRequest);
+    }
     pendingBytes -= bytes;
     pendingSince = pending.length ? workflowNow() : undefined;
     busy++;
@@ -154,7 +164,7 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
         requests: taken.length,
         turns,
         byParent: byParent(taken),
-        withdrawn: [],
+        withdrawn: [...withdrawnWhileCreating],
         pollDelayMs: settings.pollInitialMs,
       };
       batches.set(batch.id, batch);
@@ -174,6 +184,8 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
       const turns = Object.fromEntries(taken.map((t) => [t.entry.batchRequest, t.turn]));
       await activities.answerWithFailure({ turns, failure: createFailure(err) });
     } finally {
+      creating.clear();
+      withdrawnWhileCreating.clear();
       busy--;
       report();
     }
