@@ -11,18 +11,16 @@ import { toClaudeFailure } from '../src/claude/errors';
 import { makePriceTable } from '../src/claude/pricing';
 import type { FormatResponseOutput } from '../src/core/contracts';
 import {
-  collectorWorkflowId,
   DEFAULT_MESSAGE_BATCH_SETTINGS,
-  ZERO_COLLECTOR_TOTALS,
   type BatchedCallFailure,
   type BatchRequestEntry,
-  type CollectorInput,
   type DeliveryReport,
   type MessageBatchSettings,
   type TurnRef,
 } from '../src/core/message-batches';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
-import { messageBatchRequestSignal, messageBatchResultSignal } from '../src/core/workflow-handlers';
+import { messageBatchResultSignal } from '../src/core/workflow-handlers';
+import { collectorTarget, CollectorSubmissions } from '../src/message-batches/collector-submissions';
 import { batchRequestOf, type BatchSubmitInput } from '../src/message-batches/batch-request';
 import { createOrAdoptBatch, type CreatedBatch } from '../src/message-batches/create-batch';
 import { deliverResults, type DeliveryInput } from '../src/message-batches/deliver-results';
@@ -45,6 +43,7 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
   const errorPolicy = claudeErrorPolicy(deps.config);
   const settings: MessageBatchSettings = { ...DEFAULT_MESSAGE_BATCH_SETTINGS, ...deps.config.messageBatches, storesPayloads: deps.storesPayloads };
+  const submissions = new CollectorSubmissions({ storesPayloads: deps.storesPayloads });
   /** Runs an API call while heartbeating (with `details`, each beat carries them), its errors as Claude failures. */
   const apiCall = async <T>(fn: (signal: AbortSignal) => Promise<T>, details?: () => unknown): Promise<T> => {
     const ctx = Context.current();
@@ -65,18 +64,9 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
       const turn: TurnRef = { workflowId: execution.workflowId, runId: execution.runId };
       const planned = await batchRequestOf(input, segments, turn, { cache: deps.config.promptCaching });
       if ('done' in planned) return planned;
-      const model = input.request.model;
-      const collector = collectorWorkflowId(input.taskQueue, model);
-      const start: CollectorInput = { taskQueue: input.taskQueue, model, settings, batches: [], pending: [], totals: ZERO_COLLECTOR_TOTALS, answered: [] };
-      await ctx.client.workflow.signalWithStart('messageBatchCollector', {
-        workflowId: collector,
-        taskQueue: input.taskQueue,
-        args: [start],
-        signal: messageBatchRequestSignal,
-        signalArgs: [{ entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) }],
-        staticSummary: `Message Batches for ${model} on ${input.taskQueue}`,
-      });
-      return { customId: planned.entry.batchRequest, collector };
+      const target = collectorTarget(input.taskQueue, input.request.model, settings);
+      await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) });
+      return { customId: planned.entry.batchRequest, collector: target.workflowId };
     },
 
     /** Creates one Message Batch, or adopts the one an earlier attempt created (src/message-batches/create-batch.ts). */

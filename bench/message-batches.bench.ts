@@ -29,7 +29,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
@@ -69,7 +69,9 @@ const WAITING_POLL_MAX_MS = env('WAITING_POLL_MAX_MS', 60_000);
 const WAITING_TIMEBOX_MIN = env('WAITING_TIMEBOX_MIN', 15);
 /** No new request for this long while turns are left to start: the batch has stopped starting them. */
 const STALL_S = env('WAITING_STALL_S', 60);
-const CANCEL_TIMEOUT_MIN = env('CANCEL_TIMEOUT_MIN', 30);
+const CANCEL_TIMEOUT_MIN = env('CANCEL_TIMEOUT_MIN', 15);
+/** A collector whose workflow task is at this attempt has stopped making progress: the waits end early. */
+const STUCK_ATTEMPTS = env('COLLECTOR_STUCK_ATTEMPTS', 5);
 
 const MODEL = 'claude-sonnet-4-6';
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
@@ -229,6 +231,8 @@ const items = (prefix: string, n: number, from = 1): BatchItem[] =>
 interface RunFigures {
   name: string;
   outcomes: BatchItemOutcome[];
+  /** The worker's sticky cache, replays and failed workflow tasks over the run. */
+  metrics: string;
   wallMs: number;
   workerCpuS: number;
   serverCpuS: number;
@@ -238,6 +242,7 @@ interface RunFigures {
 /** Runs a batch to its end, printing progress every 30 s. */
 async function runTimed(ctx: Ctx, worker: WorkerProcess, name: string, list: BatchItem[], messageBatches: boolean): Promise<RunFigures> {
   const outcomes: BatchItemOutcome[] = [];
+  const metrics0 = await metricsSnapshot(worker.metricsUrl);
   const cpu0 = cpuSeconds(worker.pid);
   const serverCpu0 = cpuSeconds(ctx.server.pid!);
   const t0 = Date.now();
@@ -263,10 +268,12 @@ async function runTimed(ctx: Ctx, worker: WorkerProcess, name: string, list: Bat
     RUN_TIMEOUT_MIN * 60_000,
     `batch ${name}`,
   );
+  const wallMs = Date.now() - t0;
   return {
     name,
     outcomes,
-    wallMs: Date.now() - t0,
+    metrics: metricsDelta(metrics0, await metricsSnapshot(worker.metricsUrl)),
+    wallMs,
     workerCpuS: cpuSeconds(worker.pid) - cpu0,
     serverCpuS: cpuSeconds(ctx.server.pid!) - serverCpu0,
     load: load(),
@@ -431,7 +438,7 @@ async function latencyFigures(ctx: Ctx, label: string, batchName: string, list: 
 
 async function partOneAndTwo(ctx: Ctx): Promise<void> {
   const messageBatches = { maxWaitMs: MAX_WAIT_MS, pollInitialMs: POLL_INITIAL_MS, pollMaxMs: POLL_MAX_MS };
-  const worker = await startWorker(ctx, 'queries', 'bench-mb-queries', { claude: { maxConcurrentCalls: CONCURRENCY * 2, promptCaching: false, messageBatches } });
+  const worker = await startWorker(ctx, 'queries', 'bench-mb-queries', { claude: { maxConcurrentCalls: CONCURRENCY * 2, promptCaching: false, messageBatches } }, true);
   ctx.stub.messageBatches.settings.processingMs = PROCESSING_MS;
   const list = items('mb', QUERIES);
   const tag = Date.now().toString(36);
@@ -461,7 +468,10 @@ async function partOneAndTwo(ctx: Ctx): Promise<void> {
 
     console.log(`  through Message Batches: ${s(batched.wallMs)} wall, ${completed(batched)} of ${QUERIES} completed; worker CPU ${batched.workerCpuS.toFixed(1)} s, Temporal server CPU ${batched.serverCpuS.toFixed(1)} s (${batched.load})`);
     console.log(`  interactive:             ${s(interactive.wallMs)} wall, ${completed(interactive)} of ${QUERIES} completed; worker CPU ${interactive.workerCpuS.toFixed(1)} s, Temporal server CPU ${interactive.serverCpuS.toFixed(1)} s (${interactive.load}); ${interactiveRequests} requests to /v1/messages`);
-    console.log(`  wall time batched / interactive: ${(batched.wallMs / interactive.wallMs).toFixed(1)}×`);
+    console.log(`  wall time batched / interactive: ${(batched.wallMs / interactive.wallMs).toFixed(1)}×; worker CPU batched / interactive: ${(batched.workerCpuS / interactive.workerCpuS).toFixed(1)}×`);
+    console.log(`  worker metrics over the batched run: ${batched.metrics}`);
+    console.log(`  worker metrics over the interactive run: ${interactive.metrics}`);
+    console.log(`  ${await collectorHistory(ctx, worker.taskQueue)}`);
     printBatchRounds(batches);
     console.log(`  requests in Message Batches: ${requestsInBatches} (${QUERIES} × 4 = ${QUERIES * 4}); requests that reached /v1/messages in the batched run: ${direct.length}`);
     console.log(
@@ -525,37 +535,93 @@ async function shardProgressByShard(ctx: Ctx, b: StartedBatch): Promise<Array<Ba
   );
 }
 
-async function shardProgress(ctx: Ctx, b: StartedBatch): Promise<BatchProgress[]> {
-  return (await shardProgressByShard(ctx, b)).filter((p): p is BatchProgress => p !== undefined);
-}
-
 async function collectorStatus(ctx: Ctx, taskQueue: string): Promise<CollectorStatus | undefined> {
   return withTimeout(ctx.client.workflow.getHandle(collectorWorkflowId(taskQueue, MODEL)).query(messageBatchesQuery), 20_000, 'collector query').catch(() => undefined);
 }
 
-/** The collector's current run: its history length, and how many runs it has had (walking continue-as-new back). */
+/** The collector's current run as the server sees it, and whether its workflow tasks have stopped completing. */
+async function collectorHealth(ctx: Ctx, taskQueue: string): Promise<{ line: string; stuck: boolean }> {
+  const id = collectorWorkflowId(taskQueue, MODEL);
+  try {
+    const d = await withTimeout(ctx.client.workflow.getHandle(id).describe(), 20_000, 'describe');
+    const attempt = d.raw.pendingWorkflowTask?.attempt ?? 0;
+    const mb = Number(d.historySize) / 2 ** 20;
+    const stuck = ['TERMINATED', 'FAILED', 'TIMED_OUT'].includes(d.status.name) || attempt >= STUCK_ATTEMPTS;
+    return {
+      line: `collector run ${d.status.name}, ${d.historyLength} events, ${mb.toFixed(1)} MB${attempt > 1 ? `, its workflow task at attempt ${attempt}` : ''}`,
+      stuck,
+    };
+  } catch (err) {
+    return { line: `collector not described (${(err as Error).message})`, stuck: false };
+  }
+}
+
+/**
+ * The collector's runs, newest first (walking continue-as-new back through each run's first event):
+ * events, history bytes, request and withdraw signals (distinct requests), workflow tasks that timed out or failed.
+ */
 async function collectorHistory(ctx: Ctx, taskQueue: string): Promise<string> {
   const id = collectorWorkflowId(taskQueue, MODEL);
   try {
-    const d = await ctx.client.workflow.getHandle(id).describe();
-    const runs: Array<{ runId: string; events: number; status: string }> = [{ runId: d.runId, events: d.historyLength, status: d.status.name }];
+    const d = await withTimeout(ctx.client.workflow.getHandle(id).describe(), 30_000, 'describe');
+    const runs: string[] = [];
     let runId: string | undefined = d.runId;
     while (runId && runs.length < 50) {
-      const history = await ctx.client.workflow.getHandle(id, runId).fetchHistory();
-      const previous: string | undefined = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
-      if (!previous) break;
-      const pd = await ctx.client.workflow.getHandle(id, previous).describe();
-      runs.push({ runId: previous, events: pd.historyLength, status: pd.status.name });
-      runId = previous;
+      const handle: WorkflowHandle = ctx.client.workflow.getHandle(id, runId);
+      const rd = await handle.describe();
+      const history: temporal.api.history.v1.IHistory = await withTimeout(handle.fetchHistory(), 300_000, 'history');
+      const counts = { requests: 0, withdraws: 0, timedOut: 0, failed: 0, creates: 0 };
+      const distinct = new Set<string>();
+      for (const e of history.events ?? []) {
+        if (isType(e, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)) counts.timedOut++;
+        else if (isType(e, EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)) counts.failed++;
+        else if (isType(e, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) && e.activityTaskScheduledEventAttributes?.activityType?.name === 'createMessageBatch') counts.creates++;
+        else if (isType(e, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)) {
+          const a = e.workflowExecutionSignaledEventAttributes;
+          if (a?.signalName === 'messageBatchRequest') {
+            counts.requests++;
+            const request = decode<{ entry?: { batchRequest?: string } }>(a.input?.payloads?.[0] as Payload | undefined);
+            if (request?.entry?.batchRequest) distinct.add(request.entry.batchRequest);
+          } else if (a?.signalName === 'messageBatchWithdraw') counts.withdraws++;
+        }
+      }
+      runs.push(
+        `${rd.status.name} ${rd.historyLength} events ${(Number(rd.historySize) / 2 ** 20).toFixed(1)} MB: ${counts.requests} request signals (${distinct.size} distinct), ` +
+          `${counts.withdraws} withdraw signals, ${counts.creates} creates, ${counts.timedOut} workflow tasks timed out, ${counts.failed} failed`,
+      );
+      runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
     }
-    const earlier = runs.slice(1).map((r) => r.events);
-    return (
-      `collector ${id}: current run ${d.status.name}, ${d.historyLength} events; ${runs.length} run(s) in all` +
-      (earlier.length ? ` (continued as new ${earlier.length}×; earlier runs' events, newest first: ${earlier.join(', ')})` : ' (never continued as new)')
-    );
+    return `collector ${id}: ${runs.length} run(s), ${runs.length > 1 ? `continued as new ${runs.length - 1}×` : 'never continued as new'}; newest first:\n      ${runs.join('\n      ')}`;
   } catch (err) {
     return `collector ${id}: not described (${(err as Error).message})`;
   }
+}
+
+/** Counters and gauges of a worker's Prometheus metrics, summed by name over their label sets. */
+async function metricsSnapshot(metricsUrl: string | undefined): Promise<Map<string, number>> {
+  const sums = new Map<string, number>();
+  if (!metricsUrl) return sums;
+  try {
+    const text = await (await fetch(metricsUrl)).text();
+    for (const line of text.split('\n')) {
+      if (!line || line.startsWith('#')) continue;
+      const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0];
+      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+      if (name && Number.isFinite(value)) sums.set(name, (sums.get(name) ?? 0) + value);
+    }
+  } catch {
+    // no metrics: figures left out
+  }
+  return sums;
+}
+
+const WORKER_METRICS = /sticky_cache_(hit|miss|total_forced_eviction)|workflow_task_replay_latency_count|workflow_task_execution_failed|payload_download_count/;
+
+function metricsDelta(before: Map<string, number>, after: Map<string, number>): string {
+  const parts = [...after]
+    .filter(([name]) => WORKER_METRICS.test(name))
+    .map(([name, v]) => `${name.replace(/^temporal_/, '')} ${Math.round(v - (before.get(name) ?? 0))}`);
+  return parts.length ? parts.join(', ') : 'no metrics';
 }
 
 async function partThree(ctx: Ctx): Promise<void> {
@@ -586,48 +652,58 @@ async function partThree(ctx: Ctx): Promise<void> {
     const idleCache = await gauge(worker.metricsUrl!, 'temporal_sticky_cache_size');
     console.log(`  worker RSS idle (after one interactive turn): ${idle.toFixed(0)} MB, ${idleCache ?? '?'} workflows cached (${load()})`);
 
-    const wait = async (target: number, label: string, deadline: number): Promise<boolean> => {
+    /**
+     * Waits until `target` requests are in Message Batches (the stub's log), printing progress every
+     * 15 s. Ends early when the collector's workflow task stops completing, or when `watched` has
+     * turns left to start but has started none for STALL_S with every one of its shards answering.
+     */
+    type WaitEnd = 'all' | 'timebox' | 'collector stuck' | 'batch stopped starting turns';
+    const wait = async (target: number, label: string, deadline: number, watched?: StartedBatch): Promise<WaitEnd> => {
       const t0 = Date.now();
-      let lastCount = -1;
-      let lastChange = Date.now();
-      let lastPrint = 0;
-      let stallReported = false;
+      let lastStarted = -1;
+      let lastStartChange = Date.now();
+      let lastCheck = 0;
       for (;;) {
         const count = inBatches();
-        const collector = await collectorStatus(ctx, taskQueue);
-        const pending = collector?.pending.requests ?? 0;
-        if (count >= target && pending === 0) return true;
-        if (count !== lastCount) {
-          lastCount = count;
-          lastChange = Date.now();
-        }
-        if (Date.now() - lastPrint >= 15_000) {
-          lastPrint = Date.now();
-          const progress = (await Promise.all(started.map((b) => shardProgress(ctx, b)))).flat();
-          const startedTurns = progress.reduce((n, p) => n + p.nextIndex, 0);
-          const waiting = progress.reduce((n, p) => n + (p.waitingMessageBatch?.length ?? 0), 0);
-          console.log(
-            `    [${s(Date.now() - t0)}] ${label}: turns started ${startedTurns}, waiting for a Message Batch ${waiting}; collector pending ${pending}, ` +
-              `requests in Message Batches ${count} (${ourBatches().length} batches) of ${target}; worker RSS ${rssMb(worker.pid).toFixed(0)} MB (${load()})`,
-          );
-        }
+        if (count >= target) return 'all';
         if (Date.now() > deadline) {
           console.log(`    timebox reached: ${count} of ${target} requests in Message Batches after ${s(Date.now() - t0)}`);
-          return false;
+          return 'timebox';
         }
-        if (!stallReported && pending === 0 && count < target && Date.now() - lastChange > STALL_S * 1000) {
-          stallReported = true;
-          const lines: string[] = [];
-          for (const b of started) {
-            const progress = await shardProgress(ctx, b);
-            lines.push(
-              `${b.name}: ${progress.length} shards, started per shard ${progress.map((p) => `${p.nextIndex}/${p.total}`).join(' ')}, ` +
-                `running ${progress.reduce((n, p) => n + p.running.length, 0)}, waiting ${progress.reduce((n, p) => n + (p.waitingMessageBatch?.length ?? 0), 0)}`,
-            );
+        if (Date.now() - lastCheck >= 15_000) {
+          lastCheck = Date.now();
+          const [collector, health, byBatch] = await Promise.all([
+            collectorStatus(ctx, taskQueue),
+            collectorHealth(ctx, taskQueue),
+            Promise.all(started.map(async (b) => ({ b, shards: await shardProgressByShard(ctx, b) }))),
+          ]);
+          const known = byBatch.flatMap(({ shards }) => shards.filter((p): p is BatchProgress => p !== undefined));
+          const unanswered = byBatch.reduce((n, { shards }) => n + shards.filter((p) => !p).length, 0);
+          console.log(
+            `    [${s(Date.now() - t0)}] ${label}: turns started ${known.reduce((n, p) => n + p.nextIndex, 0)}, waiting for a Message Batch ${known.reduce((n, p) => n + (p.waitingMessageBatch?.length ?? 0), 0)}` +
+              `${unanswered ? ` (${unanswered} shards did not answer)` : ''}; collector pending ${collector?.pending.requests ?? '? (no answer)'}; ` +
+              `requests in Message Batches ${count} (${ourBatches().length} batches) of ${target}; ${health.line}; worker RSS ${rssMb(worker.pid).toFixed(0)} MB (${load()})`,
+          );
+          if (health.stuck) {
+            console.log(`    COLLECTOR STUCK: ${health.line}; no longer waiting`);
+            return 'collector stuck';
           }
-          console.log(`    STALLED: no new request for ${STALL_S} s with ${count} of ${target} in Message Batches and none pending at the collector:`);
-          for (const l of lines) console.log(`      ${l}`);
-          return false;
+          const mine = watched ? byBatch.find(({ b }) => b === watched)?.shards : undefined;
+          if (mine && mine.every((p) => p !== undefined)) {
+            const shards = mine as BatchProgress[];
+            const startedTurns = shards.reduce((n, p) => n + p.nextIndex, 0);
+            if (startedTurns !== lastStarted) {
+              lastStarted = startedTurns;
+              lastStartChange = Date.now();
+            } else if (shards.some((p) => p.nextIndex < p.total) && Date.now() - lastStartChange >= STALL_S * 1000) {
+              console.log(
+                `    BATCH STOPPED STARTING TURNS: ${watched!.name} has started no turn for ${STALL_S} s with ${watched!.total - startedTurns} left: ` +
+                  `started per shard ${shards.map((p) => `${p.nextIndex}/${p.total}`).join(' ')}; running ${shards.reduce((n, p) => n + p.running.length, 0)}, ` +
+                  `of them waiting for a Message Batch ${shards.reduce((n, p) => n + (p.waitingMessageBatch?.length ?? 0), 0)}`,
+              );
+              return 'batch stopped starting turns';
+            }
+          }
         }
         await sleep(2000);
       }
@@ -660,42 +736,48 @@ async function partThree(ctx: Ctx): Promise<void> {
     // The small size.
     const t0 = Date.now();
     await startWaiting(`mb-wait-${tag}-a`, items('wait', WAITING_SMALL));
-    const smallOk = await wait(WAITING_SMALL, `${WAITING_SMALL} turns`, Date.now() + WAITING_TIMEBOX_MIN * 60_000);
-    console.log(`  ${inBatches()} requests in ${ourBatches().length} Message Batches ${s(Date.now() - t0)} after the first start${smallOk ? '' : ' (not all)'}`);
-    const small = await measure(`${inBatches()} turns waiting`);
+    const smallEnd = await wait(WAITING_SMALL, `${WAITING_SMALL} turns`, Date.now() + WAITING_TIMEBOX_MIN * 60_000);
+    console.log(`  ${inBatches()} requests in ${ourBatches().length} Message Batches ${s(Date.now() - t0)} after the first start${smallEnd === 'all' ? '' : ` (${smallEnd})`}`);
+    const smallReached = inBatches();
+    const small = await measure(`${smallReached} turns waiting`);
+    let stuck = smallEnd === 'collector stuck';
 
-    // The large size: the rest in one batch, and more batches if that one stops starting turns.
-    let reached = inBatches();
+    // The large size: the rest in one batch, and further batches if that one stops starting turns.
+    let reached = smallReached;
     let rssLarge: number | undefined;
-    if (WAITING > WAITING_SMALL) {
+    if (WAITING > WAITING_SMALL && !stuck) {
       const t1 = Date.now();
       const deadline = t1 + WAITING_TIMEBOX_MIN * 60_000;
       const rest = items('wait', WAITING - WAITING_SMALL, WAITING_SMALL + 1);
       const big = await startWaiting(`mb-wait-${tag}-b`, rest);
       console.log(`  started batch ${big.name}: ${rest.length} queries (${batchShardWorkflowIds(big.name, big.concurrency, big.total).length} shards), ${WAITING} turns in all`);
-      let ok = await wait(WAITING, `${WAITING} turns`, deadline);
-      if (!ok && Date.now() < deadline) {
-        // The batch stopped starting turns: the rest goes in further batches (workaround in the bench, not in src/).
-        const progress = await shardProgressByShard(ctx, big);
+      let end = await wait(WAITING, `${WAITING} turns`, deadline, big);
+      if (end === 'batch stopped starting turns') {
+        // The rest goes into further batches (a workaround in the bench, not in src/), each no larger than what one batch started.
+        const progress = (await shardProgressByShard(ctx, big)) as Array<BatchProgress | undefined>;
         const startedInBig = progress.reduce((n, p) => n + (p?.nextIndex ?? 0), 0);
         const cap = Math.max(1, startedInBig);
-        // startBatch's split: shard i holds items [i·size, (i+1)·size); a shard that did not answer counts as all started.
+        // startBatch's split: shard i holds items [i·size, (i+1)·size).
         const size = Math.ceil(rest.length / progress.length);
         const notStarted = progress.flatMap((p, i) => rest.slice(i * size, (i + 1) * size).slice(p?.nextIndex ?? size));
-        console.log(
-          `  batch ${big.name} started ${startedInBig} of ${rest.length} turns and starts no more while they wait; ` +
-            `the other ${notStarted.length} go into further batches of at most ${cap} each, so that ${WAITING} turns wait at once`,
-        );
-        for (let k = 0; k * cap < notStarted.length; k++) {
-          await startWaiting(`mb-wait-${tag}-more${k + 1}`, notStarted.slice(k * cap, (k + 1) * cap));
-        }
-        ok = await wait(WAITING, `${WAITING} turns (with further batches)`, deadline);
+        console.log(`  the other ${notStarted.length} queries go into further batches of at most ${cap} each, so that ${WAITING} turns wait at once`);
+        for (let k = 0; k * cap < notStarted.length; k++) await startWaiting(`mb-wait-${tag}-more${k + 1}`, notStarted.slice(k * cap, (k + 1) * cap));
+        end = await wait(WAITING, `${WAITING} turns (with further batches)`, deadline);
       }
+      stuck = end === 'collector stuck';
       reached = inBatches();
-      console.log(`  ${reached} requests in ${ourBatches().length} Message Batches ${s(Date.now() - t1)} after the large batch's first start${ok ? '' : ` (timebox ${WAITING_TIMEBOX_MIN} min or stall: not all ${WAITING})`}`);
+      console.log(`  ${reached} requests in ${ourBatches().length} Message Batches ${s(Date.now() - t1)} after the large batch's first start${end === 'all' ? '' : ` (${end}: not all ${WAITING})`}`);
       rssLarge = await measure(`${reached} turns waiting`);
     }
 
+    const further = reached - smallReached;
+    console.log(
+      `\n  worker RSS: idle ${idle.toFixed(0)} MB; ${smallReached} waiting ${small.toFixed(0)} MB (+${(small - idle).toFixed(0)} MB)` +
+        (rssLarge !== undefined
+          ? `; ${reached} waiting ${rssLarge.toFixed(0)} MB (+${(rssLarge - idle).toFixed(0)} MB over idle, ${(rssLarge - small).toFixed(0)} MB over ${smallReached} waiting` +
+            (further >= 100 ? ` = ${(((rssLarge - small) * 1024) / further).toFixed(1)} KB per further waiting turn)` : ')')
+          : ''),
+    );
     const status = await collectorStatus(ctx, taskQueue);
     console.log(`\n  worker RSS: idle ${idle.toFixed(0)} MB; ${WAITING_SMALL} waiting ${small.toFixed(0)} MB (+${(small - idle).toFixed(0)} MB)` + (rssLarge !== undefined ? `; ${reached} waiting ${rssLarge.toFixed(0)} MB (+${(rssLarge - idle).toFixed(0)} MB over idle, ${(rssLarge - small).toFixed(0)} MB over ${WAITING_SMALL} waiting = ${(((rssLarge - small) * 1024) / Math.max(1, reached - WAITING_SMALL)).toFixed(1)} KB per further waiting turn)` : ''));
     if (status) {
@@ -716,7 +798,7 @@ async function partThree(ctx: Ctx): Promise<void> {
     }
     console.log(`\n  cancelled ${started.length} batch(es) (${started.map((b) => b.name).join(', ')}); waiting for the stub to see their ${ours.length} Message Batches cancelled`);
     let lastPrint = Date.now();
-    const cancelDeadline = tc + CANCEL_TIMEOUT_MIN * 60_000;
+    let cancelDeadline = tc + (stuck ? 2 : CANCEL_TIMEOUT_MIN) * 60_000;
     let allCanceledAt: number | undefined;
     while (Date.now() < cancelDeadline) {
       if (ours.every((b) => b.canceled)) {
@@ -725,22 +807,29 @@ async function partThree(ctx: Ctx): Promise<void> {
       }
       if (Date.now() - lastPrint >= 15_000) {
         lastPrint = Date.now();
-        const st = await collectorStatus(ctx, taskQueue);
+        const [st, health] = await Promise.all([collectorStatus(ctx, taskQueue), collectorHealth(ctx, taskQueue)]);
         const withdrawn = st?.batches.reduce((n, b) => n + b.withdrawn, 0);
-        console.log(`    [${s(Date.now() - tc)}] ${ours.filter((b) => b.canceled).length} of ${ours.length} Message Batches cancelled; requests withdrawn at the collector ${withdrawn ?? '?'} (${load()})`);
+        console.log(
+          `    [${s(Date.now() - tc)}] ${ours.filter((b) => b.canceled).length} of ${ours.length} Message Batches cancelled; requests withdrawn at the collector ${withdrawn ?? '? (no answer)'}; ${health.line} (${load()})`,
+        );
+        if (health.stuck && !stuck) {
+          stuck = true;
+          console.log(`    COLLECTOR STUCK: ${health.line}; waiting 2 min more at most`);
+          cancelDeadline = Math.min(cancelDeadline, Date.now() + 2 * 60_000);
+        }
       }
       await sleep(1000);
     }
     const canceled = ours.filter((b) => b.canceled).length;
     console.log(
       `  stub: ${canceled} of ${ours.length} Message Batches cancelled` +
-        (allCanceledAt ? ` ${s(allCanceledAt - tc)} after the cancel calls` : ` after ${CANCEL_TIMEOUT_MIN} min (not all)`) +
+        (allCanceledAt ? ` ${s(allCanceledAt - tc)} after the cancel calls` : ` ${s(Date.now() - tc)} after the cancel calls (not all)`) +
         `; ${ours.filter((b) => b.status === 'ended').length} ended (${load()})`,
     );
     check(ours.length > 0 && canceled === ours.length, `cancelling the batches cancelled all their Message Batches (${canceled} of ${ours.length})`);
     // The collector reads each cancelled batch's results at its next poll (up to pollMaxMs later).
     let after = await collectorStatus(ctx, taskQueue);
-    const settleDeadline = Date.now() + 2 * WAITING_POLL_MAX_MS + 60_000;
+    const settleDeadline = Date.now() + (stuck ? 0 : 2 * WAITING_POLL_MAX_MS + 60_000);
     while (after && after.batches.length > 0 && Date.now() < settleDeadline) {
       await sleep(5000);
       after = (await collectorStatus(ctx, taskQueue)) ?? after;

@@ -68,16 +68,18 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
   let draining = false;
   let busy = 0;
 
-  setHandler(messageBatchRequestSignal, (request) => {
-    receivedThisRun++;
+  setHandler(messageBatchRequestSignal, (...requests) => {
     lastWorkAt = workflowNow();
-    const id = request.entry.batchRequest;
-    // A submission repeated (a retried activity) is sent, and paid, once.
-    if (answered.has(id) || submitted.has(id) || pendingIds.has(id) || creating.has(id)) return;
-    pending.push(request);
-    pendingIds.add(id);
-    pendingBytes += request.entry.bytes;
-    pendingSince ??= workflowNow();
+    for (const request of requests) {
+      receivedThisRun++;
+      const id = request.entry.batchRequest;
+      // A submission repeated (a retried activity) is sent, and paid, once.
+      if (answered.has(id) || submitted.has(id) || pendingIds.has(id) || creating.has(id)) continue;
+      pending.push(request);
+      pendingIds.add(id);
+      pendingBytes += request.entry.bytes;
+      pendingSince ??= workflowNow();
+    }
     report();
   });
   setHandler(messageBatchWithdrawSignal, ({ customIds }) => {

@@ -64,6 +64,9 @@ export interface TurnRef {
  */
 export const BATCH_REQUEST_JSON_PREFIX = '{"batchRequest":';
 
+/** The first keys of a collector request's JSON encoding (signal payloads): stored as readily. */
+export const COLLECTOR_REQUEST_JSON_PREFIX = '{"entry":{"batchRequest":';
+
 /** One request as the collector keeps it until its Message Batch is created. */
 export interface BatchRequestEntry {
   /** `custom_id`: a hash of the turn's run, its call and the attempt; never a raw workflow id. */

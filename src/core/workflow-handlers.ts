@@ -29,8 +29,8 @@ export const decideUpdate = defineUpdate<ApprovalRecord[], [ApprovalDecision]>('
  */
 export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: boolean; for?: 'approval' | 'message-batch'; collector?: string }]>('turnWaiting');
 
-/** A turn hands a Claude request to its Message Batch collector. */
-export const messageBatchRequestSignal = defineSignal<[CollectorRequest]>('messageBatchRequest');
+/** Turns hand Claude requests to their Message Batch collector (one or more per signal). */
+export const messageBatchRequestSignal = defineSignal<CollectorRequest[]>('messageBatchRequest');
 /** A turn no longer waits for these requests (cancelled, or past their deadline): their results are discarded. */
 export const messageBatchWithdrawSignal = defineSignal<[{ customIds: string[] }]>('messageBatchWithdraw');
 /** The collector's requests waiting to be sent and the Message Batches it waits for. */

@@ -10,10 +10,10 @@
  */
 import type { Payload, StorageDriver, StorageDriverSelectContext, StorageDriverSelector } from '@temporalio/common';
 import { TRANSCRIPT_SEGMENT_JSON_PREFIX } from '../core/transcript-segment';
-import { BATCH_REQUEST_JSON_PREFIX } from '../core/message-batches';
+import { BATCH_REQUEST_JSON_PREFIX, COLLECTOR_REQUEST_JSON_PREFIX } from '../core/message-batches';
 import { payloadSize } from './stored-payload';
 
-const SEGMENT_PREFIXES = [TRANSCRIPT_SEGMENT_JSON_PREFIX, BATCH_REQUEST_JSON_PREFIX].map((p) => new TextEncoder().encode(p));
+const SEGMENT_PREFIXES = [TRANSCRIPT_SEGMENT_JSON_PREFIX, BATCH_REQUEST_JSON_PREFIX, COLLECTOR_REQUEST_JSON_PREFIX].map((p) => new TextEncoder().encode(p));
 const JSON_ENCODING = 'json/plain';
 /** Workflow types whose payloads are carried on: the conversation, and the Message Batch collector (what it waits for). */
 const CARRYING_WORKFLOWS = new Set(['conversation', 'messageBatchCollector']);
@@ -35,9 +35,9 @@ export interface StorageThresholds {
 export const SEGMENT_METADATA = 'mcp-turns-segment';
 
 /**
- * True when the payload is a transcript segment, or a Message Batch request (a collector's create
- * input is a few thousand of them, so each is stored as readily as a segment): JSON-encoded, or
- * encrypted and marked as one.
+ * True when the payload is a transcript segment, or a Message Batch request (a collector is sent
+ * thousands of them, and its create input is thousands of them, so each is stored as readily as a
+ * segment): JSON-encoded, or encrypted and marked as one.
  */
 export function isTranscriptSegment(payload: Payload): boolean {
   const marked = payload.metadata?.[SEGMENT_METADATA];

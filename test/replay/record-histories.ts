@@ -279,11 +279,12 @@ async function main(): Promise<void> {
     // A batched turn's Message Batches end at their second poll: the collector's history polls again.
     // Its idle time outlasts each request's round trip (about 3 s: the dev server fires timers of
     // under a second after about one), so the collector ends only once the turn is done.
+    // Payloads inline: a history holds every payload it replays with (no store beside it).
+    process.env.MCP_TURNS_STORAGE = 'none';
     turns = await startScriptedTurns({ messageBatchPolls: 2, messageBatches: { idleMs: 5000 } });
     const histories = await record(turns);
-    // Encryption on, payloads inline: the client and the scripted workers take both from the environment.
+    // Encryption on: the client and the scripted workers take it from the environment.
     process.env.MCP_TURNS_KEYRING = TEST_KEYRING;
-    process.env.MCP_TURNS_STORAGE = 'none';
     encryptedTurns = await startScriptedTurns();
     histories['encrypted-two-round'] = await twoRound(encryptedTurns, 'encrypted-two-round');
     await replayAll(histories, bundle.code);

@@ -51,16 +51,15 @@ import { claudeTaskQueue } from '../../src/core/task-queues';
 import {
   API_MAX_BYTES,
   collectorWorkflowId,
-  ZERO_COLLECTOR_TOTALS,
   type BatchedCallFailure,
   type BatchedCallOutcome,
   type BatchRequestEntry,
-  type CollectorInput,
   type DeliveryReport,
   type MessageBatchSettings,
   type TurnRef,
 } from '../../src/core/message-batches';
-import { messageBatchRequestSignal, messageBatchResultSignal } from '../../src/core/workflow-handlers';
+import { messageBatchResultSignal } from '../../src/core/workflow-handlers';
+import { collectorTarget, CollectorSubmissions } from '../../src/message-batches/collector-submissions';
 import { batchRequestOf, type BatchSubmitInput } from '../../src/message-batches/batch-request';
 import type { CreatedBatch } from '../../src/message-batches/create-batch';
 import type { DeliveryInput } from '../../src/message-batches/deliver-results';
@@ -568,6 +567,7 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
     };
   }
 
+  const submissions = new CollectorSubmissions({ storesPayloads: true });
   const messageBatchActivities = {
     async submitToMessageBatch(input: BatchSubmitInput, ...segments: TranscriptSegment[]): Promise<BatchSubmitted | { done: FormatResponseOutput }> {
       const ctx = Context.current();
@@ -583,18 +583,9 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
         request.customId = customId;
         batched.set(customId, { request, answer: batchedAnswer(state, request) });
       }
-      const model = input.request.model;
-      const collector = collectorWorkflowId(input.taskQueue, model);
-      const start: CollectorInput = { taskQueue: input.taskQueue, model, settings: batchSettings, batches: [], pending: [], totals: ZERO_COLLECTOR_TOTALS, answered: [] };
-      await ctx.client.workflow.signalWithStart('messageBatchCollector', {
-        workflowId: collector,
-        taskQueue: input.taskQueue,
-        args: [start],
-        signal: messageBatchRequestSignal,
-        signalArgs: [{ entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) }],
-        staticSummary: `Message Batches for ${model} on ${input.taskQueue}`,
-      });
-      return { customId, collector };
+      const target = collectorTarget(input.taskQueue, input.request.model, batchSettings);
+      await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) });
+      return { customId, collector: target.workflowId };
     },
 
     async createMessageBatch(meta: { requests: number }, ...entries: BatchRequestEntry[]): Promise<CreatedBatch> {
