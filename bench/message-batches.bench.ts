@@ -260,7 +260,7 @@ async function runTimed(ctx: Ctx, worker: WorkerProcess, name: string, list: Bat
         lastPrint = Date.now();
         console.log(
           `    [${s(Date.now() - t0)}] ${name}: completed ${p.completed}, failed ${p.failed}, running ${p.running.length}` +
-            (p.waitingMessageBatch ? `, waiting for a Message Batch ${p.waitingMessageBatch.length}` : '') +
+            (p.waitingMessageBatch ? `, have waited for a Message Batch ${p.waitingMessageBatch.length}` : '') +
             `, Message Batches so far ${ctx.stub.messageBatches.batches.length} (${load()})`,
         );
       },
@@ -570,8 +570,9 @@ async function collectorHistory(ctx: Ctx, taskQueue: string): Promise<string> {
       const handle: WorkflowHandle = ctx.client.workflow.getHandle(id, runId);
       const rd = await handle.describe();
       const history: temporal.api.history.v1.IHistory = await withTimeout(handle.fetchHistory(), 300_000, 'history');
-      const counts = { requests: 0, withdraws: 0, timedOut: 0, failed: 0, creates: 0 };
+      const counts = { signals: 0, requests: 0, withdraws: 0, timedOut: 0, failed: 0, creates: 0 };
       const distinct = new Set<string>();
+      let undecoded = 0;
       for (const e of history.events ?? []) {
         if (isType(e, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)) counts.timedOut++;
         else if (isType(e, EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)) counts.failed++;
@@ -579,14 +580,20 @@ async function collectorHistory(ctx: Ctx, taskQueue: string): Promise<string> {
         else if (isType(e, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)) {
           const a = e.workflowExecutionSignaledEventAttributes;
           if (a?.signalName === 'messageBatchRequest') {
-            counts.requests++;
-            const request = decode<{ entry?: { batchRequest?: string } }>(a.input?.payloads?.[0] as Payload | undefined);
-            if (request?.entry?.batchRequest) distinct.add(request.entry.batchRequest);
+            // One signal carries the requests a worker's submits made together, one payload each.
+            counts.signals++;
+            for (const payload of a.input?.payloads ?? []) {
+              counts.requests++;
+              const request = decode<{ entry?: { batchRequest?: string } }>(payload as Payload);
+              if (request?.entry?.batchRequest) distinct.add(request.entry.batchRequest);
+              else undecoded++;
+            }
           } else if (a?.signalName === 'messageBatchWithdraw') counts.withdraws++;
         }
       }
       runs.push(
-        `${rd.status.name} ${rd.historyLength} events ${(Number(rd.historySize) / 2 ** 20).toFixed(1)} MB: ${counts.requests} request signals (${distinct.size} distinct), ` +
+        `${rd.status.name} ${rd.historyLength} events ${(Number(rd.historySize) / 2 ** 20).toFixed(1)} MB: ${counts.signals} request signals carrying ${counts.requests} requests ` +
+          `(${undecoded ? `${undecoded} stored, ` : ''}${distinct.size} distinct read), ` +
           `${counts.withdraws} withdraw signals, ${counts.creates} creates, ${counts.timedOut} workflow tasks timed out, ${counts.failed} failed`,
       );
       runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
@@ -779,7 +786,6 @@ async function partThree(ctx: Ctx): Promise<void> {
           : ''),
     );
     const status = await collectorStatus(ctx, taskQueue);
-    console.log(`\n  worker RSS: idle ${idle.toFixed(0)} MB; ${WAITING_SMALL} waiting ${small.toFixed(0)} MB (+${(small - idle).toFixed(0)} MB)` + (rssLarge !== undefined ? `; ${reached} waiting ${rssLarge.toFixed(0)} MB (+${(rssLarge - idle).toFixed(0)} MB over idle, ${(rssLarge - small).toFixed(0)} MB over ${WAITING_SMALL} waiting = ${(((rssLarge - small) * 1024) / Math.max(1, reached - WAITING_SMALL)).toFixed(1)} KB per further waiting turn)` : ''));
     if (status) {
       console.log(
         `  collector query: pending ${status.pending.requests}, ${status.batches.length} Message Batches waited for (${status.batches.reduce((n, b) => n + b.requests, 0)} requests); ` +
