@@ -19,11 +19,10 @@ import {
   type TurnRef,
 } from '../src/core/message-batches';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
-import { messageBatchResultSignal } from '../src/core/workflow-handlers';
 import { collectorTarget, CollectorSubmissions } from '../src/message-batches/collector-submissions';
 import { batchRequestOf, type BatchSubmitInput } from '../src/message-batches/batch-request';
 import { createOrAdoptBatch, type CreatedBatch } from '../src/message-batches/create-batch';
-import { deliverResults, type DeliveryInput } from '../src/message-batches/deliver-results';
+import { answerAllWith, deliverResults, type DeliveryInput } from '../src/message-batches/deliver-results';
 import { heartbeatingWhile } from './heartbeat';
 
 export interface MessageBatchActivityDeps {
@@ -114,15 +113,9 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
       );
     },
 
-    /** Tells each turn of a request set that it failed (a Message Batch the API refused). */
+    /** Tells each turn of a request set that it failed (a Message Batch the API refused, or lost). */
     async answerWithFailure({ turns, failure }: { turns: Record<string, TurnRef>; failure: BatchedCallFailure }): Promise<void> {
-      const ctx = Context.current();
-      for (const [customId, turn] of Object.entries(turns)) {
-        await ctx.client.workflow
-          .getHandle(turn.workflowId, turn.runId)
-          .signal(messageBatchResultSignal, { customId, batchId: '', failure })
-          .catch(() => undefined); // a closed turn waits for nothing
-      }
+      await answerAllWith(Context.current().client, turns, failure);
     },
   };
 }

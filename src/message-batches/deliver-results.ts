@@ -8,7 +8,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { BatchedCallOutcome, DeliveryReport, TurnRef } from '../core/message-batches';
+import type { BatchedCallFailure, BatchedCallOutcome, DeliveryReport, TurnRef } from '../core/message-batches';
 import { BatchedOutcomeType } from '../core/message-batches';
 import { messageBatchResultSignal } from '../core/workflow-handlers';
 import type { ClaudeErrorPolicy } from '../claude/errors';
@@ -109,4 +109,14 @@ export async function deliverResults(input: DeliveryInput, deps: DeliveryDeps): 
   };
   await Promise.all(Array.from({ length: SIGNAL_CONCURRENCY }, worker));
   return report;
+}
+
+/** Tells each turn of `turns` that its request failed (a closed turn waits for nothing). */
+export async function answerAllWith(temporal: Client, turns: Record<string, TurnRef>, failure: BatchedCallFailure): Promise<void> {
+  for (const [customId, turn] of Object.entries(turns)) {
+    await temporal.workflow
+      .getHandle(turn.workflowId, turn.runId)
+      .signal(messageBatchResultSignal, { customId, batchId: '', failure })
+      .catch(() => undefined);
+  }
 }

@@ -20,6 +20,7 @@ import { everythingStdio } from '../support/mcp-servers';
 import { freePort } from '../support/ports';
 import { testClient, uniqueQueue } from '../support/temporal';
 import { startWorkerProcess } from '../support/worker-process';
+import { until } from '../support/until';
 
 jest.setTimeout(240_000);
 
@@ -55,14 +56,6 @@ async function worker(taskQueue: string, stub: StubModel, address?: string): Pro
   const child = await startWorkerProcess({ config, taskQueue, stubUrl: stub.url, ...(address ? { env: { TEMPORAL_ADDRESS: address } } : {}) });
   processes.push(child);
   return child;
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Every turn answered its own question, each of its four requests succeeded once, none was sent twice. */
@@ -101,12 +94,12 @@ test.concurrent('a worker SIGKILLed, then the dev server restarted, while Messag
   const ended = (): number => stub.messageBatches.batches.filter((b) => b.status === 'ended').length;
 
   // The worker dies while the first round's Message Batch is processing…
-  await until(() => inFlight(), 'a Message Batch in flight');
+  await until(() => inFlight(), 'a Message Batch in flight', 90_000);
   current.kill('SIGKILL');
   const killedAt = ended();
   current = await worker(taskQueue, stub, address);
   // …and the dev server restarts while a later one is.
-  await until(() => ended() > killedAt && inFlight(), 'a later Message Batch in flight');
+  await until(() => ended() > killedAt && inFlight(), 'a later Message Batch in flight', 90_000);
   server.child.kill('SIGTERM');
   expect(await server.exited).toBe(0);
   server = await startCli(serverArgs, /Temporal Web UI:/);
@@ -138,7 +131,7 @@ test.concurrent('a worker SIGKILLed between the create response and its record: 
     messageBatches: true,
     onResult: (o) => void outcomes.push(o),
   });
-  await until(() => stub.messageBatches.createsReceived === 1, 'the first create call');
+  await until(() => stub.messageBatches.createsReceived === 1, 'the first create call', 90_000);
   const created = stub.messageBatches.batches[0]!;
   expect(created.createResponded).toBe(false);
   first.kill('SIGKILL');

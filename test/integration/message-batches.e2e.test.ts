@@ -16,6 +16,7 @@ import { messageBatchesQuery } from '../../src/core/workflow-handlers';
 import type { MessageBatchLog } from '../../src/stub';
 import { everythingStdio } from '../support/mcp-servers';
 import { runCli } from '../support/cli';
+import { until } from '../support/until';
 import { startTurnHarness, TEST_API_KEY, type TurnHarness } from '../support/turn-harness';
 
 jest.setTimeout(300_000);
@@ -167,14 +168,6 @@ it.concurrent('a cancelled turn withdraws its request: the Message Batch goes on
   expect(secondRound()!.requests.every((r) => r.outcome === 'canceled' || r.outcome === undefined)).toBe(true);
   expect(h.stub.requests.filter((r) => JSON.stringify(r.body).includes(`cancel ${name}`))).toEqual([]);
 });
-
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 it.concurrent('an expired request is sent once more in a new Message Batch; a second expiry, or the deadline passed twice, fails the turn and says so', async () => {
   const h = await harness(300);

@@ -60,6 +60,7 @@ import {
 } from '../../src/core/message-batches';
 import { messageBatchResultSignal } from '../../src/core/workflow-handlers';
 import { collectorTarget, CollectorSubmissions } from '../../src/message-batches/collector-submissions';
+import { answerAllWith } from '../../src/message-batches/deliver-results';
 import { batchRequestOf, type BatchSubmitInput } from '../../src/message-batches/batch-request';
 import type { CreatedBatch } from '../../src/message-batches/create-batch';
 import type { DeliveryInput } from '../../src/message-batches/deliver-results';
@@ -639,14 +640,9 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
       return report;
     },
 
+    /** Tells each turn of a request set that it failed (a Message Batch the API refused, or lost). */
     async answerWithFailure({ turns, failure }: { turns: Record<string, TurnRef>; failure: BatchedCallFailure }): Promise<void> {
-      const ctx = Context.current();
-      for (const [customId, turn] of Object.entries(turns)) {
-        await ctx.client.workflow
-          .getHandle(turn.workflowId, turn.runId)
-          .signal(messageBatchResultSignal, { customId, batchId: '', failure })
-          .catch(() => undefined);
-      }
+      await answerAllWith(Context.current().client, turns, failure);
     },
   } satisfies MessageBatchActivities;
 

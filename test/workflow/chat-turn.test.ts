@@ -4,10 +4,12 @@
  * turn returns, and what Claude was sent. The same turns end to end, over HTTP and real MCP
  * servers, are in test/integration/chat-turn.e2e.test.ts.
  */
-import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import type { ContentBlockParam, MessageParam } from '../../src/core/contracts';
 import { CONTEXT_WINDOW_ANSWER, GATHER_SYSTEM_PROMPT } from '../../src/core/prompts';
 import { turnProgressQuery } from '../../src/core/workflow-handlers';
+import { until } from '../support/until';
+import { failureOf } from '../support/workflow-failure';
 import { DEFAULT_MODEL } from '../../src/core/resolve-turn';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { ZERO_USAGE } from '../../src/core/usage';
@@ -62,25 +64,6 @@ function resultText(block: ToolResultBlock | undefined): string {
   const content = block?.content;
   if (typeof content === 'string') return content;
   return (content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline;) {
-    if (await condition()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function failureOf(result: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await result.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(WorkflowFailedError);
-  const cause = (err as WorkflowFailedError).cause;
-  expect(cause).toBeInstanceOf(ApplicationFailure);
-  return cause as ApplicationFailure;
 }
 
 describe('stop reasons', () => {

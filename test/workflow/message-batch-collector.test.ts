@@ -6,7 +6,7 @@
  * withdrawn request costs, how a turn takes a failed, an expired or a late result, and when the
  * collector ends. Every test has a model of its own, so a collector of its own.
  */
-import { ApplicationFailure, CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { CancelledFailure, type WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import {
   BatchedOutcomeType,
@@ -19,6 +19,8 @@ import {
 } from '../../src/core/message-batches';
 import { messageBatchesQuery, messageBatchRequestSignal } from '../../src/core/workflow-handlers';
 import { batchCustomId } from '../../src/message-batches/custom-id';
+import { until } from '../support/until';
+import { failureOf } from '../support/workflow-failure';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import type { messageBatchCollector } from '../../workflows/message-batch-collector';
 import {
@@ -120,25 +122,6 @@ async function status(turns: ScriptedTurns, model: string): Promise<CollectorSta
 /** The Message Batches created for this model, in order. */
 const batchesOf = (turns: ScriptedTurns, model: string): MessageBatchSeen[] =>
   turns.messageBatches.filter((b) => modelOf(b.entries) === model);
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
-    if (await condition()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-async function failureOf(result: Promise<unknown>): Promise<ApplicationFailure> {
-  const err = await result.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(WorkflowFailedError);
-  const cause = (err as WorkflowFailedError).cause;
-  expect(cause).toBeInstanceOf(ApplicationFailure);
-  return cause as ApplicationFailure;
-}
 
 async function cancelled(t: StartedTurn): Promise<void> {
   await t.handle.cancel();
