@@ -12,8 +12,8 @@ import {
   ApplicationFailure,
   ActivityFailure,
   condition,
-  continueAsNew,
   log,
+  makeContinueAsNewFunc,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -33,12 +33,17 @@ import {
   type SubmittedBatch,
 } from '../src/core/message-batches';
 import { claudeTaskQueue } from '../src/core/task-queues';
+import { COLLECTOR_TASK_TIMEOUT } from '../src/core/message-batches';
 import { failureMessage } from '../src/core/failure-message';
 import { messageBatchesQuery, messageBatchRequestSignal, messageBatchWithdrawSignal } from '../src/core/workflow-handlers';
 import { workflowNow } from './workflow-clock';
 
-/** Requests received by one run before it continues as new. */
-const REQUESTS_PER_RUN = 5000;
+/**
+ * Requests received, or events, in one run before it continues as new. Small: a collector out of
+ * the worker's cache (thousands of turns share it) replays its run from the start on its next task.
+ */
+const REQUESTS_PER_RUN = 1000;
+const EVENTS_PER_RUN = 4000;
 /** Answered custom_ids remembered, so a request submitted again is not paid again. */
 const ANSWERED_KEPT = 20_000;
 
@@ -290,7 +295,8 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
   for (const b of batches.values()) watch(b);
   report();
   for (;;) {
-    const longHistory = (): boolean => workflowInfo().continueAsNewSuggested || receivedThisRun >= REQUESTS_PER_RUN;
+    const longHistory = (): boolean =>
+      workflowInfo().continueAsNewSuggested || receivedThisRun >= REQUESTS_PER_RUN || workflowInfo().historyLength >= EVENTS_PER_RUN;
     // The first request to wait starts the wait for its batch, and the last batch ended starts the
     // idle time: the loop wakes for either.
     const gathering = pendingSince !== undefined;
@@ -309,7 +315,7 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
       while (pending.length) await flush();
       draining = true;
       await condition(() => busy === 0);
-      return continueAsNew<typeof messageBatchCollector>({
+      return makeContinueAsNewFunc<typeof messageBatchCollector>({ workflowTaskTimeout: COLLECTOR_TASK_TIMEOUT })({
         ...input,
         batches: [...batches.values()],
         pending: [...pending],

@@ -47,6 +47,12 @@ export const DEFAULT_MESSAGE_BATCH_SETTINGS: Omit<MessageBatchSettings, 'storesP
 /** Default per-request deadline: the API's own (a request not answered in 24 h expires). */
 export const DEFAULT_MESSAGE_BATCH_DEADLINE_MS = 24 * 60 * 60_000;
 
+/**
+ * The collector's workflow task timeout: a task that replays a whole run (the collector out of the
+ * worker's cache) has time to finish instead of timing out and starting over.
+ */
+export const COLLECTOR_TASK_TIMEOUT = '1 minute';
+
 /** The collector workflow's id: one per namespace (implied), task queue and model. */
 export function collectorWorkflowId(taskQueue: string, model: string): string {
   return `mcp-turns-message-batches-${taskQueue}-${model}`;

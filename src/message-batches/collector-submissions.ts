@@ -6,7 +6,7 @@
  * so a failed signal fails (and retries) every activity in it, and the collector drops repeats.
  */
 import type { Client } from '@temporalio/client';
-import { collectorWorkflowId, ZERO_COLLECTOR_TOTALS, type CollectorInput, type CollectorRequest, type MessageBatchSettings } from '../core/message-batches';
+import { COLLECTOR_TASK_TIMEOUT, collectorWorkflowId, ZERO_COLLECTOR_TOTALS, type CollectorInput, type CollectorRequest, type MessageBatchSettings } from '../core/message-batches';
 import { messageBatchRequestSignal } from '../core/workflow-handlers';
 
 /** Where a collector's signals go, and how it is started when it is not running. */
@@ -94,6 +94,7 @@ export class CollectorSubmissions {
         signal: messageBatchRequestSignal,
         signalArgs: waiting.map((w) => w.request),
         staticSummary: target.summary,
+        workflowTaskTimeout: COLLECTOR_TASK_TIMEOUT,
       })
       .then(
         () => waiting.forEach((w) => w.resolve()),
