@@ -72,6 +72,8 @@ const STALL_S = env('WAITING_STALL_S', 60);
 const CANCEL_TIMEOUT_MIN = env('CANCEL_TIMEOUT_MIN', 15);
 /** A collector whose workflow task is at this attempt has stopped making progress: the waits end early. */
 const STUCK_ATTEMPTS = env('COLLECTOR_STUCK_ATTEMPTS', 5);
+/** …or whose workflow task has waited this long to be started. */
+const STUCK_UNSTARTED_S = env('COLLECTOR_STUCK_UNSTARTED_S', 180);
 
 const MODEL = 'claude-sonnet-4-6';
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
@@ -544,11 +546,17 @@ async function collectorHealth(ctx: Ctx, taskQueue: string): Promise<{ line: str
   const id = collectorWorkflowId(taskQueue, MODEL);
   try {
     const d = await withTimeout(ctx.client.workflow.getHandle(id).describe(), 20_000, 'describe');
-    const attempt = d.raw.pendingWorkflowTask?.attempt ?? 0;
+    const task = d.raw.pendingWorkflowTask;
+    const attempt = task?.attempt ?? 0;
+    // A workflow task scheduled and not started: how long it has waited for the worker.
+    const unstartedMs = task?.scheduledTime && !task.startedTime ? Date.now() - tsToMs(task.scheduledTime) : 0;
     const mb = Number(d.historySize) / 2 ** 20;
-    const stuck = ['TERMINATED', 'FAILED', 'TIMED_OUT'].includes(d.status.name) || attempt >= STUCK_ATTEMPTS;
+    const stuck = ['TERMINATED', 'FAILED', 'TIMED_OUT'].includes(d.status.name) || attempt >= STUCK_ATTEMPTS || unstartedMs >= STUCK_UNSTARTED_S * 1000;
     return {
-      line: `collector run ${d.status.name}, ${d.historyLength} events, ${mb.toFixed(1)} MB${attempt > 1 ? `, its workflow task at attempt ${attempt}` : ''}`,
+      line:
+        `collector run ${d.status.name}, ${d.historyLength} events, ${mb.toFixed(1)} MB` +
+        (attempt > 1 ? `, its workflow task at attempt ${attempt}` : '') +
+        (unstartedMs >= 10_000 ? `, its workflow task scheduled ${s(unstartedMs)} ago and not started` : ''),
       stuck,
     };
   } catch (err) {
@@ -723,6 +731,12 @@ async function partThree(ctx: Ctx): Promise<void> {
       return b;
     };
 
+    /** Turns that have waited for a Message Batch (the shards' count; none goes on while the stub holds them for an hour). */
+    const waitingTurns = async (): Promise<number> => {
+      const shards = (await Promise.all(started.map((b) => shardProgressByShard(ctx, b)))).flat();
+      return shards.reduce((n, p) => n + (p?.waitingMessageBatch?.length ?? 0), 0);
+    };
+
     const measure = async (label: string): Promise<number> => {
       await sleep(10_000);
       const samples: number[] = [];
@@ -746,12 +760,14 @@ async function partThree(ctx: Ctx): Promise<void> {
     const smallEnd = await wait(WAITING_SMALL, `${WAITING_SMALL} turns`, Date.now() + WAITING_TIMEBOX_MIN * 60_000);
     console.log(`  ${inBatches()} requests in ${ourBatches().length} Message Batches ${s(Date.now() - t0)} after the first start${smallEnd === 'all' ? '' : ` (${smallEnd})`}`);
     const smallReached = inBatches();
-    const small = await measure(`${smallReached} turns waiting`);
+    const smallWaiting = await waitingTurns();
+    const small = await measure(`${smallWaiting} turns waiting, ${smallReached} of their requests in Message Batches`);
     let stuck = smallEnd === 'collector stuck';
 
     // The large size: the rest in one batch, and further batches if that one stops starting turns.
     let reached = smallReached;
     let rssLarge: number | undefined;
+    let largeWaiting = 0;
     if (WAITING > WAITING_SMALL && !stuck) {
       const t1 = Date.now();
       const deadline = t1 + WAITING_TIMEBOX_MIN * 60_000;
@@ -774,14 +790,15 @@ async function partThree(ctx: Ctx): Promise<void> {
       stuck = end === 'collector stuck';
       reached = inBatches();
       console.log(`  ${reached} requests in ${ourBatches().length} Message Batches ${s(Date.now() - t1)} after the large batch's first start${end === 'all' ? '' : ` (${end}: not all ${WAITING})`}`);
-      rssLarge = await measure(`${reached} turns waiting`);
+      largeWaiting = await waitingTurns();
+      rssLarge = await measure(`${largeWaiting} turns waiting, ${reached} of their requests in Message Batches`);
     }
 
-    const further = reached - smallReached;
+    const further = largeWaiting - smallWaiting;
     console.log(
-      `\n  worker RSS: idle ${idle.toFixed(0)} MB; ${smallReached} waiting ${small.toFixed(0)} MB (+${(small - idle).toFixed(0)} MB)` +
+      `\n  worker RSS: idle ${idle.toFixed(0)} MB; ${smallWaiting} turns waiting ${small.toFixed(0)} MB (+${(small - idle).toFixed(0)} MB)` +
         (rssLarge !== undefined
-          ? `; ${reached} waiting ${rssLarge.toFixed(0)} MB (+${(rssLarge - idle).toFixed(0)} MB over idle, ${(rssLarge - small).toFixed(0)} MB over ${smallReached} waiting` +
+          ? `; ${largeWaiting} waiting ${rssLarge.toFixed(0)} MB (+${(rssLarge - idle).toFixed(0)} MB over idle, ${(rssLarge - small).toFixed(0)} MB over ${smallWaiting} waiting` +
             (further >= 100 ? ` = ${(((rssLarge - small) * 1024) / further).toFixed(1)} KB per further waiting turn)` : ')')
           : ''),
     );
