@@ -1,7 +1,7 @@
 /**
  * The Message Batches activities, thin over src/message-batches: a turn submits a request to its
- * collector (signal-with-start); the collector creates a Message Batch, polls it, cancels it, and
- * hands its results to their turns. All run on the Claude queue, beside the Anthropic client.
+ * collector (signal-with-start), on the turn's queue; the collector creates a Message Batch, polls
+ * it, cancels it, and hands its results to their turns, on the Claude queue.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
@@ -25,11 +25,15 @@ import { createOrAdoptBatch, type CreatedBatch } from '../src/message-batches/cr
 import { answerAllWith, deliverResults, type DeliveryInput } from '../src/message-batches/deliver-results';
 import { heartbeatingWhile } from './heartbeat';
 
-export interface MessageBatchActivityDeps {
-  client: Anthropic;
+export interface MessageBatchSubmitDeps {
   config: ClaudeConfig;
   /** The worker stores large payloads (External Storage). */
   storesPayloads: boolean;
+}
+
+export interface MessageBatchActivityDeps {
+  client: Anthropic;
+  config: ClaudeConfig;
 }
 
 /** Where a submitted request went: its custom_id and its collector's workflow id. */
@@ -38,22 +42,13 @@ export interface BatchSubmitted {
   collector: string;
 }
 
-export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
-  const prices = makePriceTable(deps.config.pricing);
-  const errorPolicy = claudeErrorPolicy(deps.config);
+/**
+ * The turn's side, on the turn's own queue (it calls no API, so it never waits behind Claude calls,
+ * nor the collector's calls behind it).
+ */
+export function makeMessageBatchSubmitActivities(deps: MessageBatchSubmitDeps) {
   const settings: MessageBatchSettings = { ...DEFAULT_MESSAGE_BATCH_SETTINGS, ...deps.config.messageBatches, storesPayloads: deps.storesPayloads };
   const submissions = new CollectorSubmissions({ storesPayloads: deps.storesPayloads });
-  /** Runs an API call while heartbeating (with `details`, each beat carries them), its errors as Claude failures. */
-  const apiCall = async <T>(fn: (signal: AbortSignal) => Promise<T>, details?: () => unknown): Promise<T> => {
-    const ctx = Context.current();
-    try {
-      return await heartbeatingWhile(ctx, () => fn(ctx.cancellationSignal), details);
-    } catch (err) {
-      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? err;
-      throw toClaudeFailure(err, errorPolicy, { url: `${deps.client.baseURL.replace(/\/+$/, '')}/v1/messages/batches` });
-    }
-  };
-
   return {
     /** Hands one Claude request of a turn to its collector; a formatter whose replies make its answer is done instead. */
     async submitToMessageBatch(input: BatchSubmitInput, ...segments: TranscriptSegment[]): Promise<BatchSubmitted | { done: FormatResponseOutput }> {
@@ -67,7 +62,27 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
       await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) });
       return { customId: planned.entry.batchRequest, collector: target.workflowId };
     },
+  };
+}
 
+export type MessageBatchSubmitActivities = ReturnType<typeof makeMessageBatchSubmitActivities>;
+
+/** The collector's side, on the Claude queue beside the Anthropic client. */
+export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
+  const prices = makePriceTable(deps.config.pricing);
+  const errorPolicy = claudeErrorPolicy(deps.config);
+  /** Runs an API call while heartbeating (with `details`, each beat carries them), its errors as Claude failures. */
+  const apiCall = async <T>(fn: (signal: AbortSignal) => Promise<T>, details?: () => unknown): Promise<T> => {
+    const ctx = Context.current();
+    try {
+      return await heartbeatingWhile(ctx, () => fn(ctx.cancellationSignal), details);
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? err;
+      throw toClaudeFailure(err, errorPolicy, { url: `${deps.client.baseURL.replace(/\/+$/, '')}/v1/messages/batches` });
+    }
+  };
+
+  return {
     /** Creates one Message Batch, or adopts the one an earlier attempt created (src/message-batches/create-batch.ts). */
     async createMessageBatch(meta: { requests: number }, ...entries: BatchRequestEntry[]): Promise<CreatedBatch> {
       const ctx = Context.current();

@@ -9,7 +9,9 @@
  *    Batches, then the same items interactively: wall time of each; the Message Batches made, per
  *    round (step 1, 2, 3, formatter) and requests per batch; requests that reached /v1/messages in
  *    the batched run (must be 0); the total cost of each and its ratio (must be 0.5);
- *    duplicateSubmissions() (must be empty); every turn completed.
+ *    duplicateSubmissions() (must be empty); every turn completed; the worker's sticky-cache and
+ *    replay counters over each run (its Prometheus metrics) and the collector's runs (events, bytes,
+ *    request signals, workflow tasks that timed out or failed).
  * 2. From a Message Batch's end to its turns' next requests: per request, to the next request
  *    reaching the collector (the turn's submit activity, from its history) and to the next Message
  *    Batch's creation (the stub's log), split into poll + delivery, the turn, and the collector's
@@ -19,9 +21,18 @@
  *    the stub's batches taking an hour: its RSS idle, with WAITING_SMALL (1000) turns waiting for
  *    their first request, and with WAITING (10000) waiting; the collector's history length and runs
  *    (continue-as-new); then the batches are cancelled and the stub must see every Message Batch
- *    cancelled. Starting the turns is timeboxed (WAITING_TIMEBOX_MIN, 15).
+ *    cancelled. Starting the turns is timeboxed (WAITING_TIMEBOX_MIN, 15); the waits end early when
+ *    the collector is stuck (its workflow task at attempt COLLECTOR_STUCK_ATTEMPTS (5), or scheduled
+ *    and not started for COLLECTOR_STUCK_UNSTARTED_S (180)), and when the large batch has started
+ *    no turn for WAITING_STALL_S (60) with turns left (the rest then goes into further batches).
  *
  *   npm run bench:message-batches      (QUERIES=1000 WAITING=10000 by default; PARTS=1,2,3)
+ *   QUERIES=50 FLOOR_QUERIES=30 WAITING=500 WAITING_SMALL=100 node dist/bench/message-batches.bench.js   (a quick check)
+ *
+ * Other settings: CONCURRENCY (200), MAX_WAIT_MS (2000), POLL_INITIAL_MS (300), POLL_MAX_MS (1000),
+ * PROCESSING_MS (500), FLOOR_POLL_MAX_MS (50), WAITING_CONCURRENCY (200), WAITING_MAX_WAIT_MS
+ * (10000), WAITING_POLL_INITIAL_MS (10000), WAITING_POLL_MAX_MS (60000), RUN_TIMEOUT_MIN (20),
+ * CANCEL_TIMEOUT_MIN (15). The workers' stderr is kept in a mcp-turns-mb-bench-logs-* directory.
  *
  * Exits non-zero when an assertion fails (each is printed as `FAILED: …`).
  */

@@ -18,11 +18,10 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BatchSubmitted, MessageBatchActivities } from '../activities/message-batches';
+import type { BatchSubmitted, MessageBatchSubmitActivities } from '../activities/message-batches';
 import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
 import { BatchedOutcomeType, type BatchedCallFailure, type BatchedCallOutcome } from '../src/core/message-batches';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
-import { claudeTaskQueue } from '../src/core/task-queues';
 import { messageBatchResultSignal, messageBatchWithdrawSignal, turnWaitingSignal } from '../src/core/workflow-handlers';
 import type { FormatterReply } from '../src/message-batches/formatter-plan';
 
@@ -149,10 +148,10 @@ async function withdraw(collector: string, customId: string): Promise<void> {
     .catch(() => undefined); // a collector that has ended holds nothing of it
 }
 
-function submitActivity(summary: string): Pick<MessageBatchActivities, 'submitToMessageBatch'> {
-  return proxyActivities<MessageBatchActivities>({
+/** On the turn's own queue: a submission calls no API, and must not wait behind Claude calls. */
+function submitActivity(summary: string): MessageBatchSubmitActivities {
+  return proxyActivities<MessageBatchSubmitActivities>({
     summary: `${summary} · Message Batch`,
-    taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },

@@ -85,7 +85,12 @@ export class McpTurnsPlugin extends SimplePlugin {
     return {
       ...configured,
       ...withTurnWorkflows(configured),
-      activities: { ...configured.activities, ...turnQueueActivities(this.mcpPool(), this.config.claude) },
+      activities: {
+        ...configured.activities,
+        ...turnQueueActivities(this.mcpPool(), this.config.claude, {
+          storesPayloads: this.payloads.dataConverter ? storesPayloads(this.payloads.dataConverter) : false,
+        }),
+      },
     };
   }
 
@@ -104,9 +109,7 @@ export class McpTurnsPlugin extends SimplePlugin {
         ...(worker.connection ? { connection: worker.connection } : {}),
         namespace: worker.options.namespace,
         ...this.payloads,
-        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude, {
-          storesPayloads: this.payloads.dataConverter ? storesPayloads(this.payloads.dataConverter) : false,
-        }),
+        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude),
       });
       const stop = (w: Worker): void => {
         if (w.getState() === 'RUNNING') w.shutdown();

@@ -8,7 +8,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { makeClaudeActivities } from '../../activities/claude';
-import { makeMessageBatchActivities } from '../../activities/message-batches';
+import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '../../activities/message-batches';
 import { makeMcpActivities } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
@@ -19,24 +19,27 @@ import { activityResultLimit } from '../storage/activity-payload-limit';
 import { storesPayloads } from '../storage/data-converter';
 import { claudeMetrics } from './metrics';
 
-/** The turn queue's activities: MCP calls and the turn's start, with the worker's default model. */
-export function turnQueueActivities(pool: McpPool, claudeConfig: ClaudeConfig) {
+/**
+ * The turn queue's activities: MCP calls, the turn's start (with the worker's default model) and a
+ * request's submission to its Message Batch collector. `storesPayloads`: the workers' data converter
+ * stores large payloads (mcp-turns' default converter does).
+ */
+export function turnQueueActivities(pool: McpPool, claudeConfig: ClaudeConfig, { storesPayloads = true }: { storesPayloads?: boolean } = {}) {
   return {
     ...makeMcpActivities(pool),
     ...makeTurnStartActivities({ pool, workerDefaults: { model: claudeConfig.model } }), // local: run beside the workflow that asks
+    ...makeMessageBatchSubmitActivities({ config: claudeConfig, storesPayloads }),
   };
 }
 
 /**
  * Options of the worker on the Claude queue of `turnTaskQueue` (without connection and namespace):
- * the Claude calls and the Message Batches activities. `storesPayloads`: the workers' data converter
- * stores large payloads (mcp-turns' default converter does).
+ * the Claude calls and the Message Batch collector's activities.
  */
 export function claudeQueueWorkerOptions(
   turnTaskQueue: string,
   claudeClient: Anthropic,
   claudeConfig: ClaudeConfig,
-  { storesPayloads = true }: { storesPayloads?: boolean } = {},
 ): Pick<
   WorkerOptions,
   | 'taskQueue'
@@ -55,7 +58,7 @@ export function claudeQueueWorkerOptions(
         config: claudeConfig,
         metrics: claudeMetrics(Runtime.instance().metricMeter),
       }),
-      ...makeMessageBatchActivities({ client: claudeClient, config: claudeConfig, storesPayloads }),
+      ...makeMessageBatchActivities({ client: claudeClient, config: claudeConfig }),
     },
     maxConcurrentActivityTaskExecutions: claudeConfig.maxConcurrentCalls,
     ...(claudeConfig.rateLimitPerSecond !== undefined

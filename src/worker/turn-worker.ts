@@ -64,7 +64,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     plugins,
     ...workflows.source,
     ...payloads,
-    activities: turnQueueActivities(opts.pool, opts.claudeConfig),
+    activities: turnQueueActivities(opts.pool, opts.claudeConfig, { storesPayloads: storesPayloads(dataConverter) }),
     ...opts.turnWorkerOptions,
   });
   const claudeWorker = await Worker.create({
@@ -72,7 +72,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     namespace,
     plugins,
     ...payloads,
-    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig, { storesPayloads: storesPayloads(dataConverter) }),
+    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig),
   });
   return {
     turnWorker,

@@ -80,12 +80,12 @@ test.concurrent('a worker SIGKILLed, then the dev server restarted, while Messag
   let current = await worker(taskQueue, stub, address);
   const client = new Client({ connection: await Connection.connect({ address }), ...clientStorageOptions() });
   const name = `mbk-${Date.now().toString(36)}`;
-  const questions = Array.from({ length: 30 }, (_, i) => `kill ${name} ${i + 1}`);
+  const questions = Array.from({ length: 12 }, (_, i) => `kill ${name} ${i + 1}`);
   const outcomes: BatchItemOutcome[] = [];
   const run = runBatch(client, {
     name,
     items: questions.map((question, i) => ({ id: `k${i + 1}`, input: { question, model: MODEL } })),
-    concurrency: 30,
+    concurrency: 12,
     taskQueue,
     messageBatches: true,
     onResult: (o) => void outcomes.push(o),
@@ -115,18 +115,18 @@ test.concurrent('a worker SIGKILLed, then the dev server restarted, while Messag
 
 test.concurrent('a worker SIGKILLed between the create response and its record: the next attempt adopts the batch, nothing is paid twice', async () => {
   const stub = await newStub();
-  // The create response takes 20 s: the worker is killed while it waits for it, the batch already made.
-  stub.messageBatches.settings.createDelayMs = 20_000;
+  // The create response takes 15 s: the worker is killed while it waits for it, the batch already made.
+  stub.messageBatches.settings.createDelayMs = 15_000;
   const taskQueue = uniqueQueue('message-batches-create');
   const first = await worker(taskQueue, stub);
   const client = await testClient();
   const name = `mbw-${Date.now().toString(36)}`;
-  const questions = Array.from({ length: 8 }, (_, i) => `window ${name} ${i + 1}`);
+  const questions = Array.from({ length: 6 }, (_, i) => `window ${name} ${i + 1}`);
   const outcomes: BatchItemOutcome[] = [];
   const run = runBatch(client, {
     name,
     items: questions.map((question, i) => ({ id: `w${i + 1}`, input: { question, model: MODEL } })),
-    concurrency: 8,
+    concurrency: 6,
     taskQueue,
     messageBatches: true,
     onResult: (o) => void outcomes.push(o),

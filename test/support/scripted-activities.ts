@@ -24,7 +24,7 @@ import { Worker } from '@temporalio/worker';
 import type { TextBlock, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
 import type { ClaudeActivities } from '../../activities/claude';
 import type { McpActivities } from '../../activities/mcp';
-import type { BatchSubmitted, MessageBatchActivities } from '../../activities/message-batches';
+import type { BatchSubmitted, MessageBatchActivities, MessageBatchSubmitActivities } from '../../activities/message-batches';
 import type { TurnStartActivities } from '../../activities/turn-start';
 import type {
   CallToolInput,
@@ -569,7 +569,7 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
   }
 
   const submissions = new CollectorSubmissions({ storesPayloads: true });
-  const messageBatchActivities = {
+  const messageBatchSubmit = {
     async submitToMessageBatch(input: BatchSubmitInput, ...segments: TranscriptSegment[]): Promise<BatchSubmitted | { done: FormatResponseOutput }> {
       const ctx = Context.current();
       const execution = ctx.info.workflowExecution;
@@ -588,7 +588,8 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
       await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) });
       return { customId, collector: target.workflowId };
     },
-
+  } satisfies MessageBatchSubmitActivities;
+  const messageBatchActivities = {
     async createMessageBatch(meta: { requests: number }, ...entries: BatchRequestEntry[]): Promise<CreatedBatch> {
       if (entries.length !== meta.requests) throw scriptError(`createMessageBatch: ${entries.length} requests arrived, ${meta.requests} were sent`);
       const hold = opts.beforeCreateMessageBatch?.(entries);
@@ -648,7 +649,7 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
 
   const { worker: turnWorker, connection } = await testWorker({
     taskQueue,
-    activities: turnActivities,
+    activities: { ...turnActivities, ...messageBatchSubmit },
     maxHeartbeatThrottleInterval: BEAT_MS,
   });
   const claudeWorker = await Worker.create({

@@ -9,6 +9,7 @@ describe('resolveClaudeConfig', () => {
     retryAfterCapMs: 60_000,
     maxSpendCapAttempts: 3,
     noRetryAfterDelayMs: 30_000,
+    messageBatches: { maxRequests: 5000, maxWaitMs: 30_000, maxBytes: 256 * 1024 * 1024, pollInitialMs: 10_000, pollMaxMs: 60_000, idleMs: 600_000 },
   };
 
   it('gives the defaults for a missing or empty section', () => {
