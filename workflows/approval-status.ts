@@ -20,12 +20,16 @@ export function publishWaitingApprovals(pending: readonly ApprovalRecord[], wasW
   });
   if (waiting !== wasWaiting) {
     upsertSearchAttributes([{ key: SA_STATUS, value: waiting ? WAITING_APPROVAL_STATUS : 'running' }]);
-    const parent = workflowInfo().parent;
-    if (parent) {
-      void getExternalWorkflowHandle(parent.workflowId, parent.runId)
-        .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, waiting })
-        .catch(() => undefined); // a parent without the handler (not a batch) or already closed
-    }
+    tellBatchParent({ waiting });
   }
   return waiting;
+}
+
+/** Tells the turn's batch parent that it waits (or no longer does); a turn without one tells nobody. */
+export function tellBatchParent(state: { waiting: boolean; for?: 'approval' | 'message-batch'; collector?: string }): void {
+  const parent = workflowInfo().parent;
+  if (!parent) return;
+  void getExternalWorkflowHandle(parent.workflowId, parent.runId)
+    .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, ...state })
+    .catch(() => undefined); // a parent without the handler (not a batch) or already closed
 }

@@ -22,7 +22,8 @@ import type { BatchSubmitted, MessageBatchSubmitActivities } from '../activities
 import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
 import { BatchedOutcomeType, type BatchedCallFailure, type BatchedCallOutcome } from '../src/core/message-batches';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
-import { messageBatchResultSignal, messageBatchWithdrawSignal, turnWaitingSignal } from '../src/core/workflow-handlers';
+import { messageBatchResultSignal, messageBatchWithdrawSignal } from '../src/core/workflow-handlers';
+import { tellBatchParent } from './approval-status';
 import type { FormatterReply } from '../src/message-batches/formatter-plan';
 
 /** Submissions of one request before its turn fails, as the interactive call's attempts. */
@@ -165,9 +166,5 @@ function submitActivity(summary: string): MessageBatchSubmitActivities {
  * (two more events per step in the turn, and a workflow task of the parent's) would buy nothing.
  */
 export function publishBatchWaiting(collector: string): void {
-  const parent = workflowInfo().parent;
-  if (!parent) return;
-  void getExternalWorkflowHandle(parent.workflowId, parent.runId)
-    .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, waiting: true, for: 'message-batch', collector })
-    .catch(() => undefined); // a parent without the handler (not a batch) or already closed
+  tellBatchParent({ waiting: true, for: 'message-batch', collector });
 }

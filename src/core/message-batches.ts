@@ -188,16 +188,10 @@ export interface CollectorInput {
   answered: string[];
 }
 
-/** What a delivery of one Message Batch's results counted. */
-export interface DeliveryReport {
-  succeeded: number;
-  errored: number;
-  expired: number;
-  canceled: number;
-  discarded: number;
-  discardedCostUsd: number;
+/** What a delivery of one Message Batch's results counted: the collector's per-result totals, and more. */
+export type DeliveryReport = Omit<CollectorTotals, 'batches' | 'requests' | 'adopted'> & {
   /** Results whose custom_id this batch did not hold: the batch was not ours. */
   foreign: number;
   /** custom_ids answered. */
   answered: string[];
-}
+};
