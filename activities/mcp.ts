@@ -1,6 +1,7 @@
 /**
- * The MCP tool-call activity: a thin wrapper binding the worker's pool to the activity context. It
- * heartbeats while it waits and on every progress notification, and turns the activity's
+ * The MCP tool-call activity: a thin wrapper binding the worker's pool to the activity context. Run
+ * as a regular activity it heartbeats while it waits and on every progress notification (a local
+ * one has no heartbeat: its workflow task is kept alive instead). It turns the activity's
  * cancellation into an AbortSignal on the MCP request (the server gets `notifications/cancelled`).
  * Its failures carry the attempt they happened on (./attempt.ts).
  */
@@ -15,15 +16,18 @@ export function makeMcpActivities(pool: McpPool) {
     /** One MCP tool call; see McpPool.callTool for what is returned and what is thrown. */
     async callTool(input: CallToolInput): Promise<CallToolOutput> {
       const ctx = Context.current();
-      const out = await stampingAttempt(ctx, () =>
-        heartbeatingWhile(ctx, () =>
-          pool.callTool(input, {
-            signal: ctx.cancellationSignal,
-            onProgress: (p) => ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) }),
-          }),
-        ),
-      );
-      return { ...out, attempt: ctx.info.attempt };
+      // Progress keeps the MCP request alive in both cases (up to max_total_timeout_ms).
+      const call = (): Promise<Omit<CallToolOutput, 'attempt'>> =>
+        pool.callTool(input, {
+          signal: ctx.cancellationSignal,
+          onProgress: (p) => {
+            if (!ctx.info.isLocal) ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) });
+          },
+        });
+      const out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)));
+      // History keeps every result: fields saying "nothing" are left out.
+      const { artifacts, truncatedBytes, ...rest } = out;
+      return { ...rest, ...(artifacts?.length ? { artifacts } : {}), ...(truncatedBytes ? { truncatedBytes } : {}), attempt: ctx.info.attempt };
     },
   };
 }

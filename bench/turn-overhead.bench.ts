@@ -2,7 +2,8 @@
  * What durability costs. Runs the same tool loop two ways against the same stub and the same pooled
  * server-everything: as the chatTurn workflow on a local dev server, and in-process (the same
  * activity functions called directly, in a mock activity context). Prints the median added time per
- * tool round at 0 ms and 200 ms stub latency, and the history size of turns of 1, 5 and 20 steps.
+ * tool round at 0 ms and 200 ms stub latency, and the history size of turns of 1, 5, 20 and 100 steps
+ * with a quadratic fit (its s² term says whether history grows faster than the steps).
  *
  *   npm run bench:turns
  */
@@ -43,6 +44,26 @@ function scenario(rounds: number, latencyMs: number): Scenario {
   };
 }
 
+/** Least-squares [a, b, c] of y = a + b·x + c·x² through the points (normal equations, Cramer's rule). */
+function quadraticFit(points: Array<[number, number]>): [number, number, number] {
+  const sum = (f: (x: number, y: number) => number): number => points.reduce((t, [x, y]) => t + f(x, y), 0);
+  const [n, sx, sx2, sx3, sx4] = [0, 1, 2, 3, 4].map((k) => sum((x) => x ** k)) as [number, number, number, number, number];
+  const [sy, sxy, sx2y] = [0, 1, 2].map((k) => sum((x, y) => x ** k * y)) as [number, number, number];
+  const det3 = (m: number[][]): number =>
+    m[0]![0]! * (m[1]![1]! * m[2]![2]! - m[1]![2]! * m[2]![1]!) -
+    m[0]![1]! * (m[1]![0]! * m[2]![2]! - m[1]![2]! * m[2]![0]!) +
+    m[0]![2]! * (m[1]![0]! * m[2]![1]! - m[1]![1]! * m[2]![0]!);
+  const m = [
+    [n, sx, sx2],
+    [sx, sx2, sx3],
+    [sx2, sx3, sx4],
+  ];
+  const rhs = [sy, sxy, sx2y];
+  const d = det3(m);
+  const solve = (col: number): number => det3(m.map((row, i) => row.map((v, j) => (j === col ? rhs[i]! : v)))) / d;
+  return [solve(0), solve(1), solve(2)];
+}
+
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
@@ -54,6 +75,7 @@ async function main(): Promise<void> {
     'steps-1': scenario(0, 0),
     'steps-5': scenario(4, 0),
     'steps-20': scenario(19, 0),
+    'steps-100': scenario(99, 0),
   };
   const stub = await startStubModel({ scenarios });
   const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -156,18 +178,22 @@ async function main(): Promise<void> {
 
   console.log('\nHistory size by steps (format: false)');
   const sizes: Array<[number, number]> = [];
-  for (const [model, steps] of [['steps-1', 1], ['steps-5', 5], ['steps-20', 20]] as const) {
-    const handle = await startChatTurn(client, { question: `history ${steps}`, model, format: false, maxSteps: 25 }, { taskQueue });
+  for (const [model, steps] of [['steps-1', 1], ['steps-5', 5], ['steps-20', 20], ['steps-100', 100]] as const) {
+    const handle = await startChatTurn(client, { question: `history ${steps}`, model, format: false, maxSteps: 100 }, { taskQueue });
     await handle.result();
     const history = await handle.fetchHistory();
     const bytes = Buffer.byteLength(JSON.stringify(history));
     sizes.push([steps, bytes]);
     console.log(`  ${String(steps).padStart(2)} steps: ${(bytes / 1024).toFixed(1)} KiB, ${history.events?.length} events, ${(bytes / steps / 1024).toFixed(1)} KiB/step`);
   }
-  const [[, b1], [, b5], [, b20]] = sizes as [[number, number], [number, number], [number, number]];
-  const slopeLow = (b5 - b1) / 4;
-  const slopeHigh = (b20 - b5) / 15;
-  console.log(`  bytes per added step: ${(slopeLow / 1024).toFixed(1)} KiB (1→5), ${(slopeHigh / 1024).toFixed(1)} KiB (5→20): ${slopeHigh > slopeLow * 1.5 ? 'growing (super-linear)' : 'about constant (linear)'}`);
+  const slopes = sizes.slice(1).map(([s, b], i) => `${((b - sizes[i]![1]) / (s - sizes[i]![0]) / 1024).toFixed(2)} KiB (${sizes[i]![0]}→${s})`);
+  console.log(`  bytes per added step: ${slopes.join(', ')} (target ≤ 6 KiB each)`);
+  const [a, b, c] = quadraticFit(sizes);
+  const [s100, b100] = sizes[sizes.length - 1]!;
+  console.log(
+    `  least-squares fit bytes = a + b·s + c·s²: a ${(a / 1024).toFixed(1)} KiB, b ${(b / 1024).toFixed(2)} KiB, c ${c.toFixed(2)} B ` +
+      `(c·s² at ${s100} steps is ${((100 * c * s100 * s100) / b100).toFixed(1)} % of the history)`,
+  );
 
   workers.shutdown();
   await running;

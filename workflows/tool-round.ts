@@ -136,14 +136,14 @@ export class ToolCalls {
     let content: ToolResultContent[];
     let ended: Pick<ToolCallRecord, 'isError' | 'error' | 'attempts'>;
     try {
-      const out = await toolActivities(policy, `${server} · ${tool}`).callTool({
+      const out = await toolActivities(policy, tool, `${server} · ${tool}`).callTool({
         server,
         tool,
         arguments: (use.input ?? {}) as Record<string, unknown>,
         toolUseId: use.id,
       });
       content = out.content;
-      this.found.push(...out.artifacts);
+      this.found.push(...(out.artifacts ?? []));
       const error = out.isError ? textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, RECORD_ERROR_CHARS) : undefined;
       ended = { isError: out.isError, attempts: out.attempt ?? 1, ...(error !== undefined ? { error } : {}) };
     } catch (err) {

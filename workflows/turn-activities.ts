@@ -28,19 +28,22 @@ export function claudeActivities(summary: string, { streamed }: { streamed: bool
   });
 }
 
-/** One server's tool calls, scheduled by the policy the worker listed with its tools. */
-export function toolActivities(policy: ServerCallPolicy, summary: string): McpActivities {
-  return proxyActivities<McpActivities>({
-    summary,
-    startToCloseTimeout: policy.startToCloseTimeoutMs,
-    heartbeatTimeout: policy.heartbeatTimeoutMs,
-    retry: {
-      maximumAttempts: policy.retry.maximumAttempts,
-      initialInterval: policy.retry.initialIntervalMs,
-      backoffCoefficient: policy.retry.backoffCoefficient,
-      maximumInterval: policy.retry.maximumIntervalMs,
-    },
-  });
+/**
+ * A tool's calls, scheduled by the policy its server's listing recorded. A local one (a tool the
+ * worker saw answer quickly: src/mcp/tool-speed.ts) runs in this worker within the workflow task
+ * that scheduled it: a round costs one workflow task, not two, and history records only its
+ * result. One that runs longer than the workflow task timeout keeps the task alive by heartbeating
+ * it; a retry whose backoff exceeds a minute waits on a timer.
+ */
+export function toolActivities(policy: ServerCallPolicy, tool: string, summary: string): McpActivities {
+  const retry = {
+    maximumAttempts: policy.retry.maximumAttempts,
+    initialInterval: policy.retry.initialIntervalMs,
+    backoffCoefficient: policy.retry.backoffCoefficient,
+    maximumInterval: policy.retry.maximumIntervalMs,
+  };
+  if (policy.localTools.includes(tool)) return proxyLocalActivities<McpActivities>({ summary, startToCloseTimeout: policy.startToCloseTimeoutMs, retry });
+  return proxyActivities<McpActivities>({ summary, startToCloseTimeout: policy.startToCloseTimeoutMs, heartbeatTimeout: policy.heartbeatTimeoutMs, retry });
 }
 
 /**

@@ -71,6 +71,14 @@ export interface ServerUnavailable {
  * anything secret. Recorded once per turn with the tool list, so replay does not depend on config.
  */
 export interface ServerCallPolicy {
+  /**
+   * Tools (server-side names) whose calls run as local activities: in the worker that runs the turn,
+   * within the workflow task that read Claude's reply, only their results in history. The others'
+   * calls are activities of their own (progress as heartbeat details, a cancellation reaching them
+   * within seconds, the turn's progress readable while they run). Chosen by the worker when it lists
+   * the tools (src/mcp/tool-speed.ts), so replay does not depend on it.
+   */
+  localTools: string[];
   /** Activity start-to-close; always above the MCP request timeout. */
   startToCloseTimeoutMs: number;
   /** Heartbeat timeout (progress notifications and a periodic beat keep it alive). */
@@ -119,10 +127,10 @@ export interface CallToolOutput {
   content: ToolResultContent[];
   /** True for a tool-level failure (MCP `isError`), an open circuit, or bad arguments. */
   isError: boolean;
-  /** Images and binary resources the tool returned, kept for the final answer. */
-  artifacts: Artifact[];
-  /** Bytes removed by the per-result size cap (0 when nothing was cut). */
-  truncatedBytes: number;
+  /** Images and binary resources the tool returned, kept for the final answer (absent: none). */
+  artifacts?: Artifact[];
+  /** Bytes removed by the per-result size cap (absent: nothing was cut). */
+  truncatedBytes?: number;
   /** The activity attempt that produced this result (set by the activity). */
   attempt?: number;
 }

@@ -13,7 +13,18 @@ import { turnStarts } from './compaction';
 import type { MessageParam } from './contracts';
 import { segment, type TranscriptSegment } from './transcript-segment';
 
+/** A conversation's turns group in eights: each turn's messages are stored again at most once per level. */
 export const UNITS_PER_GROUP = 8;
+
+/**
+ * A turn's steps group in pairs, and a call is sent at most {@link MAX_STEP_SEGMENTS} of them: the
+ * largest groups as they form, then one segment of the steps after them. So each call adds the same
+ * few claims to history however many steps the turn has taken (history grows linearly with the
+ * steps), for the last segment stored anew at every step: it holds fewer steps than the group before
+ * it (with three segments, 7 % of the steps taken on average over a 100-step turn).
+ */
+export const STEPS_PER_GROUP = 2;
+export const MAX_STEP_SEGMENTS = 3;
 
 interface Counted {
   messages: MessageParam[];
@@ -42,8 +53,10 @@ export function appendTurn(history: readonly TranscriptSegment[], messages: Mess
 }
 
 /** A turn's own messages as segments: each step's messages (the question first) a unit. */
-export function stepSegments(steps: readonly MessageParam[][], perGroup = UNITS_PER_GROUP): TranscriptSegment[] {
+export function stepSegments(steps: readonly MessageParam[][], perGroup = STEPS_PER_GROUP, maxSegments = MAX_STEP_SEGMENTS): TranscriptSegment[] {
   const groups: Counted[] = [];
   for (const messages of steps) push(groups, { messages, units: 1 }, perGroup);
-  return groups.map((g) => segment(g.messages));
+  const kept = groups.slice(0, maxSegments - 1);
+  const rest = groups.slice(maxSegments - 1);
+  return [...kept.map((g) => segment(g.messages)), ...(rest.length ? [segment(rest.flatMap((g) => g.messages))] : [])];
 }

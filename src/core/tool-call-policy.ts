@@ -29,6 +29,7 @@ export interface ToolCallSettings {
 
 export function toolCallPolicy(s: ToolCallSettings): ServerCallPolicy {
   return {
+    localTools: [],
     startToCloseTimeoutMs: Math.max(s.timeoutMs, s.maxTotalTimeoutMs ?? 0) + ACTIVITY_MARGIN_MS,
     heartbeatTimeoutMs: s.heartbeatTimeoutMs,
     retry: { ...s.retry },

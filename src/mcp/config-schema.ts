@@ -10,13 +10,13 @@
  *   - Claude Desktop / Claude Code `.mcp.json`, camelCase:
  *     `{ "mcpServers": { name: { command, args, env, cwd } | { type: "http" | "sse", url, headers } } }`
  *     plus mcp-turns' keys `authorization, allowedTools, excludeTools, timeoutMs, maxTotalTimeoutMs,
- *     connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, retry { maximumAttempts, initialIntervalMs,
+ *     connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, localActivity, retry { maximumAttempts, initialIntervalMs,
  *     backoffCoefficient, maximumIntervalMs }, breaker { failureThreshold, cooldownMs, maxCooldownMs },
  *     inject, maxResultBytes, maxBinaryBytes, oauth { grant, clientId, clientSecret, scope, issuer,
     clientMetadataUrl, clientName, redirectPort, tokenFile }`.
  *   - mcp-turns' own shape, YAML or JSON, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
  *     command, args, env, cwd, url, headers, authorization, allowed_tools, exclude_tools, timeout_ms,
- *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, retry {
+ *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, local_activity, retry {
  *     maximum_attempts, initial_interval_ms, backoff_coefficient, maximum_interval_ms }, breaker {
  *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_binary_bytes, oauth {
     grant, client_id, client_secret, scope, issuer, client_metadata_url, client_name, redirect_port,
@@ -50,6 +50,7 @@ export const SERVER_DEFAULTS = {
   /** Image and blob data kept per result: never cut, dropped whole beyond this (Temporal's 2 MB payload limit). */
   maxBinaryBytes: 768 * 1024,
   breaker: { failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 },
+  localActivity: 'auto' as boolean | 'auto',
   /** The localhost port `mcp-turns auth` receives the authorization redirect on. */
   oauthRedirectPort: 33418,
 } as const;
@@ -178,6 +179,12 @@ export const ServerEntrySchema = z
     heartbeat_timeout_ms: z.number().int().min(1000).optional(),
     /** Temporal retry policy of this server's calls. */
     retry: RetrySchema.optional(),
+    /**
+     * Which calls run as local activities (src/mcp/tool-speed.ts): `auto`, a tool's calls once its
+     * recent ones in this worker were all quick; `true`, every call; `false`, none.
+     * @default auto
+     */
+    local_activity: z.union([z.boolean(), z.literal('auto')]).optional(),
     /** Circuit breaker thresholds. */
     breaker: BreakerSchema.optional(),
     /** Merged into every call's arguments in the worker; hidden from the listed schema. Secret. */
@@ -285,6 +292,7 @@ function resolveEntry(name: string, s: ServerEntry) {
     connectTimeoutMs: s.connect_timeout_ms ?? d.connectTimeoutMs,
     listTimeoutMs: s.list_timeout_ms ?? d.listTimeoutMs,
     heartbeatTimeoutMs: s.heartbeat_timeout_ms ?? d.heartbeatTimeoutMs,
+    localActivity: s.local_activity ?? d.localActivity,
     retry: {
       maximumAttempts: s.retry?.maximum_attempts ?? d.retry.maximumAttempts,
       initialIntervalMs: s.retry?.initial_interval_ms ?? d.retry.initialIntervalMs,
@@ -357,6 +365,7 @@ const CAMEL_TO_SNAKE: Readonly<Record<string, string>> = {
   connectTimeoutMs: 'connect_timeout_ms',
   listTimeoutMs: 'list_timeout_ms',
   heartbeatTimeoutMs: 'heartbeat_timeout_ms',
+  localActivity: 'local_activity',
   maxResultBytes: 'max_result_bytes',
   maxBinaryBytes: 'max_binary_bytes',
   maximumAttempts: 'maximum_attempts',

@@ -31,6 +31,7 @@ import { serverRedactors, type Redactor } from './redaction';
 import { convertToolResult, type McpCallResult } from './result-conversion';
 import { ServerConnection } from './server-connection';
 import { toolCallPolicy } from '../core/tool-call-policy';
+import { ToolSpeed } from './tool-speed';
 import { McpFailureType } from '../core/failure-types';
 import { toMcpFailure, unknownServerFailure, unknownToolFailure } from './errors';
 
@@ -94,6 +95,9 @@ export interface ServerStatus {
 export type CallOutcome =
   'ok' | 'tool_error' | 'invalid_args' | 'circuit_open' | 'refused' | 'failed' | 'cancelled';
 
+/** Outcomes of calls the server ran: their durations say how quick a tool is. */
+const REACHED_SERVER: ReadonlySet<CallOutcome> = new Set(['ok', 'tool_error', 'failed', 'cancelled']);
+
 /** Hooks for metrics. */
 export interface PoolEvents {
   /** Breaker state changes. */
@@ -108,6 +112,8 @@ interface Entry {
   breaker: CircuitBreaker;
   log: McpLogger;
   redact: { strict: Redactor; results: Redactor };
+  /** How quick its tools' recent calls were: which run as local activities. */
+  speed: ToolSpeed;
   /** Tools listed at the last successful listing. */
   toolCount?: number;
   /** allowed_tools names already reported missing (warned once, not every turn). */
@@ -179,7 +185,7 @@ export class McpPool {
         }
         events.onBreakerChange?.(config.name, from, to);
       });
-      this.entries.set(config.name, { config, connection, breaker, log: slog, redact });
+      this.entries.set(config.name, { config, connection, breaker, log: slog, redact, speed: new ToolSpeed() });
     }
   }
 
@@ -224,7 +230,13 @@ export class McpPool {
       }
       out.tools.push(...r.tools);
       out.unusableTools.push(...r.unusable);
-      out.policies[entry.config.name] = McpPool.policy(entry.config);
+      out.policies[entry.config.name] = {
+        ...McpPool.policy(entry.config),
+        localTools: entry.speed.localTools(
+          r.tools.map((t) => t.name),
+          entry.config.localActivity,
+        ),
+      };
     });
     return out;
   }
@@ -335,6 +347,7 @@ export class McpPool {
     const started = Date.now();
     const finish = (outcome: CallOutcome, fields: Record<string, unknown> = {}): void => {
       this.events.onCall?.(config.name, input.tool, outcome);
+      if (REACHED_SERVER.has(outcome)) entry.speed.record(input.tool, Date.now() - started);
       const level = outcome === 'failed' ? 'warn' : 'debug';
       log[level]('mcp tool call', {
         tool: input.tool,

@@ -173,7 +173,7 @@ describe('a pool over four real servers from a .mcp.json', () => {
       toolUseId: 't4',
     });
     expect(out.content.some((c) => c.type === 'image')).toBe(true);
-    expect(out.artifacts[0]).toMatchObject({ type: 'image/png', id: 'everything-get-tiny-image-image-1' });
+    expect(out.artifacts![0]).toMatchObject({ type: 'image/png', id: 'everything-get-tiny-image-image-1' });
   });
 
   it('validates arguments before calling (no call made), and refuses unknown or excluded tools for good', async () => {

@@ -261,6 +261,7 @@ export const DEFAULT_USAGE: TokenUsage = {
 
 /** A tool call policy that never makes a test wait: 2 attempts 10 ms apart, 2 s heartbeat timeout. */
 export const FAST_TOOL_POLICY: ServerCallPolicy = {
+  localTools: [],
   startToCloseTimeoutMs: 30_000,
   heartbeatTimeoutMs: 2_000,
   retry: { maximumAttempts: 2, initialIntervalMs: 10, backoffCoefficient: 1, maximumIntervalMs: 10 },
@@ -294,11 +295,14 @@ function usageOf(u: Partial<TokenUsage> | undefined): TokenUsage {
   return { ...DEFAULT_USAGE, ...u };
 }
 
-/** Waits for `until`, heartbeating; throws CancelledFailure when the activity is cancelled first. */
+/** Waits for `until`, heartbeating (a local activity has no heartbeat); throws CancelledFailure when the activity is cancelled first. */
 async function waitBeating(until: Promise<unknown>): Promise<void> {
   const ctx = Context.current();
-  ctx.heartbeat();
-  const timer = setInterval(() => ctx.heartbeat(), BEAT_MS);
+  const beat = (): void => {
+    if (!ctx.info.isLocal) ctx.heartbeat();
+  };
+  beat();
+  const timer = setInterval(beat, BEAT_MS);
   try {
     await Promise.race([until, ctx.cancelled]);
   } finally {

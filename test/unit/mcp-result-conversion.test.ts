@@ -59,7 +59,7 @@ describe('content kinds', () => {
         text: '[image: image/svg+xml, 6 bytes, not viewable here; kept as artifact srv-draw-svg-image-1]',
       },
     ]);
-    expect(out.artifacts[0]).toMatchObject({ id: 'srv-draw-svg-image-1', type: 'image/svg+xml' });
+    expect(out.artifacts![0]).toMatchObject({ id: 'srv-draw-svg-image-1', type: 'image/svg+xml' });
   });
 
   it('uses structuredContent as JSON text only when there is no text, and keeps isError', () => {
@@ -178,7 +178,7 @@ describe('size cap', () => {
     expect((out.content[2] as { text: string }).text).toBe(
       '[image omitted: image/png, 3000 bytes; over the 9000 bytes of binary data kept per result]',
     );
-    expect(out.artifacts.map((a) => a.id)).toEqual(['srv-shot-image-1', 'srv-shot-image-2']);
+    expect(out.artifacts!.map((a) => a.id)).toEqual(['srv-shot-image-1', 'srv-shot-image-2']);
     expect(out.truncatedBytes).toBe(4000);
   });
 });

@@ -1,6 +1,6 @@
 /** Transcript segments grouped like a counter (src/core/segment-groups.ts). */
 import { compactSegments } from '../../src/core/compaction';
-import { appendTurn, stepSegments, UNITS_PER_GROUP } from '../../src/core/segment-groups';
+import { appendTurn, MAX_STEP_SEGMENTS, stepSegments, STEPS_PER_GROUP, UNITS_PER_GROUP } from '../../src/core/segment-groups';
 import type { MessageParam } from '../../src/core/contracts';
 import type { TranscriptSegment } from '../../src/core/transcript-segment';
 
@@ -55,11 +55,17 @@ it('goes on grouping after compaction dropped turns from the start', () => {
 
 it("groups a turn's steps the same way; a call's grouping extends the previous call's, so its groups are the same segments", () => {
   const steps: MessageParam[][] = [[{ role: 'user', content: 'question' }], ...Array.from({ length: 19 }, (_, i) => turn(i).slice(1, 3))];
-  expect(stepSegments(steps.slice(0, 7))).toHaveLength(7);
-  expect(stepSegments(steps.slice(0, 8))).toHaveLength(1);
+  expect([STEPS_PER_GROUP, MAX_STEP_SEGMENTS]).toEqual([2, 3]);
+  const units = (n: number): number[] => stepSegments(steps.slice(0, n)).map((s) => s.transcriptSegment.length);
+  // Units grouped like the bits of the step count; past the third segment, one segment of the rest.
+  expect(units(7)).toEqual([1 + 3 * 2, 2 * 2, 2]);
+  expect(units(8)).toEqual([1 + 7 * 2]);
+  expect(units(15)).toEqual([1 + 7 * 2, 4 * 2, 3 * 2]);
   const twenty = stepSegments(steps);
-  expect(twenty.map((s) => s.transcriptSegment.length)).toEqual([1 + 7 * 2, 16, 2, 2, 2, 2]);
+  expect(twenty.map((s) => s.transcriptSegment.length)).toEqual([1 + 15 * 2, 4 * 2]);
   expect(twenty.flatMap((s) => s.transcriptSegment)).toEqual(steps.flat());
-  const nineteen = stepSegments(steps.slice(0, 19));
-  expect(twenty.slice(0, 5)).toEqual(nineteen.slice(0, 5));
+  expect(stepSegments(steps.slice(0, 19))[0]).toEqual(twenty[0]);
+  for (let n = 1; n <= steps.length; n++) expect(units(n).length).toBeLessThanOrEqual(MAX_STEP_SEGMENTS);
+  // With eights and no limit, as a conversation's turns.
+  expect(stepSegments(steps, 8, Infinity).map((s) => s.transcriptSegment.length)).toEqual([1 + 7 * 2, 16, 2, 2, 2, 2]);
 });

@@ -90,6 +90,19 @@ describe('valid configs', () => {
     expect(c.claude).toEqual({ model: 'claude-sonnet-4-5', pricing: { 'claude-sonnet-4-5': { input: 3, output: 15 } } });
   });
 
+  it('local_activity (localActivity in .mcp.json) takes true, false or auto; anything else is one line naming the field', () => {
+    const servers = parseConfig(
+      '{"mcp_servers":{"a":{"command":"x","local_activity":true},"b":{"command":"x","local_activity":false},"c":{"command":"x","local_activity":"auto"}}}',
+      'json',
+      env,
+    ).servers;
+    expect(servers.map((s) => s.localActivity)).toEqual([true, false, 'auto']);
+    expect(parseConfig('{"mcpServers":{"a":{"command":"x","localActivity":false}}}', 'json', env).servers[0]!.localActivity).toBe(false);
+    const found = problems('{"mcp_servers":{"a":{"command":"x","local_activity":"sometimes"}}}');
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/mcp_servers\.a\.local_activity/);
+  });
+
   it('applies the documented defaults, and derives the activity policy from them', () => {
     const [s] = parseConfig('{"mcp_servers":{"f":{"command":"x"}}}', 'json', env).servers;
     expect(s).toMatchObject({
@@ -109,8 +122,11 @@ describe('valid configs', () => {
         maximumIntervalMs: 10_000,
       },
       breaker: { failureThreshold: 5, cooldownMs: 30_000, maxCooldownMs: 300_000 },
+      localActivity: 'auto',
     });
+    // Which tools run locally is decided per listing (src/mcp/tool-speed.ts); the static policy names none.
     expect(McpPool.policy(s!)).toEqual({
+      localTools: [],
       startToCloseTimeoutMs: 40_000,
       heartbeatTimeoutMs: 15_000,
       retry: {

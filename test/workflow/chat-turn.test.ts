@@ -5,6 +5,7 @@
  * servers, are in test/integration/chat-turn.e2e.test.ts.
  */
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { ContentBlockParam, MessageParam } from '../../src/core/contracts';
 import { CONTEXT_WINDOW_ANSWER, GATHER_SYSTEM_PROMPT } from '../../src/core/prompts';
 import { turnProgressQuery } from '../../src/core/workflow-handlers';
@@ -14,6 +15,7 @@ import { DEFAULT_MODEL } from '../../src/core/resolve-turn';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { ZERO_USAGE } from '../../src/core/usage';
 import {
+  FAST_TOOL_POLICY,
   reply,
   startScriptedTurns,
   text,
@@ -440,6 +442,7 @@ describe('tool rounds', () => {
   it('a tool failing after its retries becomes an is_error result for Claude, and its record keeps the error', async () => {
     const flaky: ScriptedTool = { server: 'flaky', name: 'fetch', fail: { message: 'backend down' } };
     const policy = {
+      localTools: [],
       startToCloseTimeoutMs: 5_000,
       heartbeatTimeoutMs: 2_000,
       retry: { maximumAttempts: 2, initialIntervalMs: 10, backoffCoefficient: 1, maximumIntervalMs: 10 },
@@ -464,6 +467,41 @@ describe('tool rounds', () => {
     expect(result!.is_error).toBe(true);
     expect(resultText(result)).toMatch(/flaky.*fetch.*failed.*backend down/);
     expect(t.result).toMatchObject({ stopReason: 'completed', steps: 2 });
+  });
+
+  it('a tool its listing names local runs as a local activity: one workflow task per round, its summary on the marker, retries and records as for an activity', async () => {
+    const flaky: ScriptedTool = { server: 'kb', name: 'flaky', fail: { message: 'backend down' } };
+    const t = await turns.start(
+      { question: 'q' },
+      {
+        tools: [search, flaky],
+        policies: { kb: { ...FAST_TOOL_POLICY, localTools: ['search', 'flaky'] } },
+        claude: [
+          reply([toolUse('kb__search', { q: 'one' })]),
+          reply([toolUse('kb__search', { q: 'two' }), toolUse('kb__flaky', {})]),
+          reply([text('done')]),
+        ],
+        formatter: {},
+      },
+    );
+    const result = await t.result();
+    expect(result.toolCalls.map((c) => [c.tool, c.isError, c.attempts])).toEqual([
+      ['search', false, 1],
+      ['search', false, 1],
+      ['flaky', true, 2],
+    ]);
+    expect(resultText(toolResults(t.claude[1]!.messages[2])[0])).toBe('found one');
+    expect(t.toolCalls.map((c) => `${c.tool} ${c.attempt} ${c.outcome}`).sort()).toEqual(['flaky 1 failed', 'flaky 2 failed', 'search 1 ok', 'search 1 ok']);
+    const { events } = await t.handle.fetchHistory();
+    const scheduled = events!.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name] : []));
+    expect(scheduled).toEqual(['claude', 'claude', 'claude', 'formatResponse']);
+    const summaries = events!
+      .filter((e) => e.markerRecordedEventAttributes)
+      .map((e) => defaultPayloadConverter.fromPayload(e.userMetadata!.summary!));
+    expect(summaries).toEqual(['check input, list tools', 'kb · search', 'kb · search', 'kb · flaky']);
+    // A round is one workflow task: the one that read Claude's reply ran the calls and scheduled the next step.
+    const tasks = events!.filter((e) => e.workflowTaskCompletedEventAttributes).length;
+    expect(tasks).toBe(5);
   });
 
   it("a tool's own error result reaches Claude as is_error after one attempt", async () => {
