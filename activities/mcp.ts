@@ -6,6 +6,7 @@
  * Its failures carry the attempt they happened on (./attempt.ts).
  */
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { CallToolInput, CallToolOutput } from '../src/core/contracts';
 import type { McpPool } from '../src/mcp/pool';
 import { stampingAttempt } from './attempt';
@@ -24,12 +25,37 @@ export function makeMcpActivities(pool: McpPool) {
             if (!ctx.info.isLocal) ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) });
           },
         });
-      const out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)));
+      let out;
+      try {
+        out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)));
+      } catch (err) {
+        throw withToolUseId(err, input.toolUseId);
+      }
       // History keeps every result: fields saying "nothing" are left out.
       const { artifacts, truncatedBytes, ...rest } = out;
-      return { ...rest, ...(artifacts?.length ? { artifacts } : {}), ...(truncatedBytes ? { truncatedBytes } : {}), attempt: ctx.info.attempt };
+      return {
+        ...rest,
+        ...(artifacts?.length ? { artifacts } : {}),
+        ...(truncatedBytes ? { truncatedBytes } : {}),
+        attempt: ctx.info.attempt,
+        toolUseId: input.toolUseId,
+      };
     },
   };
+}
+
+/** `err` with the call's tool_use id among its details (see CallToolOutput.toolUseId); anything but an ApplicationFailure as it is. */
+function withToolUseId(err: unknown, toolUseId: string): unknown {
+  if (!(err instanceof ApplicationFailure)) return err;
+  return ApplicationFailure.create({
+    type: err.type ?? undefined,
+    message: err.message,
+    nonRetryable: err.nonRetryable ?? undefined,
+    details: [...(err.details ?? []), { toolUseId }],
+    ...(err.cause ? { cause: err.cause } : {}),
+    ...(err.nextRetryDelay != null ? { nextRetryDelay: err.nextRetryDelay } : {}),
+    ...(err.category != null ? { category: err.category } : {}),
+  });
 }
 
 /** The MCP activities' type: what the workflow schedules and the worker registers. */

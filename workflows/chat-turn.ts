@@ -20,7 +20,7 @@ import { askClaude, CONTEXT_EXHAUSTED } from './claude-step';
 import { answer } from './turn-answer';
 import { MessageBatchCalls } from './message-batch-call';
 import { turnStartActivities } from './turn-activities';
-import { markCompleted, markEnded, markRunning } from './turn-search-attributes';
+import { markCompleted, markEnded } from './turn-search-attributes';
 import { STARTING_PROGRESS, Turn } from './turn-state';
 import { workflowTime } from './workflow-clock';
 
@@ -45,10 +45,10 @@ export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegme
     turn = await startTurn(input, approvals, history, batchCalls);
     const stopReason = await runLoop(turn);
     const result = turn.finish(stopReason, await answer(turn, stopReason));
-    markCompleted(result);
+    markCompleted(result, turn.input.model);
     return result;
   } catch (err) {
-    markEnded(err);
+    markEnded(err, turn?.input.model);
     throw err;
   }
 }
@@ -65,9 +65,7 @@ async function startTurn(input: ChatTurnInput, approvals: Approvals, history: Tr
     }
     throw err;
   }
-  const turn = new Turn(input, prepared, approvals, history, batchCalls);
-  markRunning(turn.input.model);
-  return turn;
+  return new Turn(input, prepared, approvals, history, batchCalls);
 }
 
 /** Claude ⇄ tool rounds until a stop rule says why the loop ends; it ends only between whole steps. */

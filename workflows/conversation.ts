@@ -6,6 +6,7 @@
  * answers once the turn has ended, naming it (the client reads the turn's result from the turn). The conversation continues as new between turns, carrying its
  * history and queue, and closes itself when idle.
  */
+import { turnStartSearchAttributes } from '../src/core/search-attributes';
 import {
   CancellationScope,
   allHandlersFinished,
@@ -113,6 +114,8 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
           args: [turnInput, ...history],
           staticSummary: oneLine(message.text, 120),
           staticDetails: `conversation **${workflowInfo().workflowId}**, message ${message.index + 1}`,
+          // Set at the start, so the turn upserts once, at its end (workflows/turn-search-attributes.ts).
+          typedSearchAttributes: turnStartSearchAttributes({ model: turnInput.model }),
         }),
       );
       history = carryForward(history, result, turnInput.compaction ?? {});

@@ -1,8 +1,10 @@
 /**
  * The search attributes a turn keeps, so operators can filter turns in the UI and in visibility:
  * status (`running`, then `completed`, `failed` or `cancelled`), model, and at the end the stop
- * reason, tool calls, tokens and cost. The starter sets status and model; the turn upserts only
- * what differs from what it started with.
+ * reason, tool calls, tokens and cost. The starter sets status and model (when the input names one);
+ * the turn upserts once, at its end, with the model if it was not set at the start (the worker's
+ * default). Each upsert is a visibility write and a billable action on Temporal Cloud, so nothing
+ * is upserted per step (a call waiting for approval aside: approval-status.ts).
  */
 import { isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { ChatTurnResult } from '../src/core/turn-result';
@@ -17,18 +19,15 @@ import {
   SA_TOOL_CALLS,
 } from '../src/core/search-attributes';
 
-/** The turn runs with `model` (the worker's default when the input names none). */
-export function markRunning(model: string): void {
-  const started = workflowInfo().typedSearchAttributes;
-  const changed = [
-    { key: SA_STATUS, value: 'running' },
-    { key: SA_MODEL, value: model },
-  ].filter(({ key, value }) => started.get(key) !== value);
-  if (changed.length) upsertSearchAttributes(changed);
+/** The model, when the start did not set it as `model` (the turn ran with the worker's default). */
+function modelIfUnset(model: string | undefined): Array<{ key: typeof SA_MODEL; value: string }> {
+  return model !== undefined && workflowInfo().typedSearchAttributes.get(SA_MODEL) !== model ? [{ key: SA_MODEL, value: model }] : [];
 }
 
-export function markCompleted(result: ChatTurnResult): void {
+/** The turn ran with `model` and answered `result`. */
+export function markCompleted(result: ChatTurnResult, model: string): void {
   upsertSearchAttributes([
+    ...modelIfUnset(model),
     { key: SA_STATUS, value: 'completed' },
     { key: SA_STOP_REASON, value: result.stopReason },
     { key: SA_TOOL_CALLS, value: result.toolCalls.length },
@@ -38,7 +37,7 @@ export function markCompleted(result: ChatTurnResult): void {
   ]);
 }
 
-/** The turn ends with `err`: cancelled, or failed. */
-export function markEnded(err: unknown): void {
-  upsertSearchAttributes([{ key: SA_STATUS, value: isCancellation(err) ? 'cancelled' : 'failed' }]);
+/** The turn ends with `err`: cancelled, or failed; `model` once the turn knew it. */
+export function markEnded(err: unknown, model: string | undefined): void {
+  upsertSearchAttributes([...modelIfUnset(model), { key: SA_STATUS, value: isCancellation(err) ? 'cancelled' : 'failed' }]);
 }

@@ -4,7 +4,9 @@
  * duration.
  */
 import type Anthropic from '@anthropic-ai/sdk';
+import { Client } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
+import { clientStorageOptions } from '../storage/client-storage-options';
 import { createClaudeClient, ClaudeClientConfigError } from '../claude/client';
 import { McpPool } from '../mcp';
 import { connectWorker } from '../temporal/worker-connection';
@@ -22,6 +24,12 @@ export interface InProcessWorkerSetup {
 }
 
 export interface InProcessWorker {
+  /**
+   * A client on the worker's own connection: a turn it starts with `eagerStart` gets its first
+   * workflow task in the start's response (eager workflow start), one server hop fewer. Closed with
+   * the worker.
+   */
+  client: Client;
   /** Rejects when the worker fails while the command runs (it never resolves otherwise). */
   failed: Promise<never>;
   /** Shuts the worker down (in-flight tasks finish) and closes its MCP servers and connection. */
@@ -81,6 +89,7 @@ export async function startInProcessWorker(
   );
   failed.catch(() => undefined); // only the command's wait observes it
   return {
+    client: new Client({ connection, namespace, ...clientStorageOptions() }),
     failed,
     async stop() {
       workers.shutdown();

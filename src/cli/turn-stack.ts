@@ -53,7 +53,11 @@ export interface TurnStack {
   taskQueue: string;
   /** The Web UI of the server in use when mcp-turns started it (links guess from the address otherwise). */
   uiUrl?: string;
-  /** True when the worker is this process's own: the work stops with the command, until another worker runs it. */
+  /**
+   * True when the worker is this process's own: the work stops with the command, until another
+   * worker runs it. Then `client` is on the worker's connection, and turns started with
+   * `eagerStart: true` start eagerly (src/client/chat-turn-client.ts).
+   */
   inProcessWorker: boolean;
   /** Waits for `work`, failing early if the in-process worker fails meanwhile. */
   whileWorking<T>(work: Promise<T>): Promise<T>;
@@ -177,7 +181,7 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
   const inProcess = worker;
   const connected = client;
   return {
-    client: connected,
+    client: inProcess?.client ?? connected,
     address,
     namespace,
     taskQueue,

@@ -30,6 +30,13 @@ export interface StartChatTurnOptions {
    * @default "ALLOW_DUPLICATE"
    */
   workflowIdReusePolicy?: WorkflowIdReusePolicy;
+  /**
+   * Eager workflow start: the server hands the turn's first workflow task back with the start, to
+   * a worker of this process on the same connection (the client must be made on the worker's
+   * `NativeConnection`; with no free slot there the task goes through the queue as usual).
+   * @default false
+   */
+  eagerStart?: boolean;
 }
 
 /** The turn's settings for the UI: the input's, defaults applied (the model is the worker's unless named). */
@@ -67,6 +74,7 @@ export async function startChatTurn(
     staticSummary: oneLine(params.question, 120),
     staticDetails: staticDetails(params),
     typedSearchAttributes: turnStartSearchAttributes({ model: params.model, batch: options.batch }),
+    ...(options.eagerStart ? { requestEagerStart: true } : {}),
   });
 }
 

@@ -133,6 +133,11 @@ export interface CallToolOutput {
   truncatedBytes?: number;
   /** The activity attempt that produced this result (set by the activity). */
   attempt?: number;
+  /**
+   * The call's tool_use id (set by the activity): history records a local activity's result but not
+   * its input, and a turn's stream reads which call it answers from here.
+   */
+  toolUseId?: string;
 }
 
 /** A Claude Messages request as the worker makes it: the activity input with its conversation read. */

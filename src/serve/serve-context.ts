@@ -13,6 +13,8 @@ export interface ServeContext {
   taskQueue: string;
   /** The Temporal Web UI's base URL. */
   uiUrl: string;
+  /** `client` is on the connection of a worker in this process: turns start eagerly. */
+  inProcessWorker?: boolean;
   /** One line to the operator's log (stderr); never a secret. */
   log(line: string): void;
 }

@@ -3,7 +3,7 @@
  * the stream records of its Claude calls still running (their heartbeat details).
  */
 import type { ApprovalDecision, PendingApprovalMemo } from '../core/approvals';
-import type { PreparedTurn } from '../core/contracts';
+import type { CallToolOutput, PreparedTurn } from '../core/contracts';
 import type { StreamRecord } from '../core/stream-record';
 import type { ChatTurnResult } from '../core/turn-result';
 import type { ChatTurnInput } from '../schemas/turn-input';
@@ -25,6 +25,14 @@ export type TurnFact =
       /** The failure's type (an ApplicationFailure's), when it has one. */
       failureType?: string;
       timeMs: number;
+    }
+  | {
+      /** A tool call that ran as a local activity: history has its result (or failure), not its start. */
+      kind: 'local-tool-call';
+      toolUseId: string;
+      result?: CallToolOutput;
+      durationMs: number;
+      attempts: number;
     }
   | { kind: 'pending-approvals'; pending: PendingApprovalMemo[] }
   | { kind: 'decision'; decision: ApprovalDecision }

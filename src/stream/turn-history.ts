@@ -17,6 +17,7 @@ import {
 import type { temporal } from '@temporalio/proto';
 import { PENDING_APPROVALS_MEMO, type ApprovalDecision, type PendingApprovalMemo } from '../core/approvals';
 import type { TurnFact } from './turn-facts';
+import type { CallToolOutput } from '../core/contracts';
 import { isStreamRecord, type StreamRecord } from '../core/stream-record';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -35,6 +36,8 @@ export class TurnHistory {
   private lastEventId = 0;
   private lastReadAt = 0;
   private readonly activityIds = new Map<string, string>();
+  /** When the latest workflow task started: a local activity's marker is recorded at the end of the task it ran in. */
+  private taskStartedMs = 0;
   /** Set once the run's last event has been read. */
   closed = false;
 
@@ -130,6 +133,7 @@ export class TurnHistory {
 
   private async factOf(event: HistoryEvent): Promise<TurnFact | undefined> {
     const timeMs = timeOf(event);
+    if (event.workflowTaskStartedEventAttributes) this.taskStartedMs = timeMs;
     if (event.workflowExecutionStartedEventAttributes) {
       const input = await this.first(event.workflowExecutionStartedEventAttributes.input?.payloads);
       return input
@@ -138,8 +142,8 @@ export class TurnHistory {
     }
     const marker = event.markerRecordedEventAttributes;
     if (marker?.details) {
-      const data = (await this.first(marker.details.data?.payloads)) as
-        { activity_type?: string } | undefined;
+      const data = (await this.first(marker.details.data?.payloads)) as LocalActivityMarkerData | undefined;
+      if (data?.activity_type === 'callTool') return this.localToolCall(marker, data, Math.max(0, timeMs - this.taskStartedMs));
       if (data?.activity_type !== 'prepareTurn') return undefined;
       const prepared = await this.first(marker.details.result?.payloads);
       return prepared
@@ -214,6 +218,24 @@ export class TurnHistory {
     return undefined;
   }
 
+  /**
+   * A tool call's local-activity marker: its result, or its failure's tool_use id; undefined when
+   * neither names the call. `durationMs`: the workflow task it ran in, at most.
+   */
+  private async localToolCall(
+    marker: temporal.api.history.v1.IMarkerRecordedEventAttributes,
+    data: LocalActivityMarkerData,
+    durationMs: number,
+  ): Promise<TurnFact | undefined> {
+    const attempts = data.attempt ?? 1;
+    const result = (await this.first(marker.details?.result?.payloads)) as CallToolOutput | undefined;
+    if (result?.toolUseId) return { kind: 'local-tool-call', toolUseId: result.toolUseId, result, durationMs, attempts };
+    const details = marker.failure?.applicationFailureInfo?.details?.payloads;
+    const values = details?.length ? await decodeArrayFromPayloads(this.client.options.loadedDataConverter, details) : [];
+    const toolUseId = values.map((v) => (v as { toolUseId?: unknown } | null)?.toolUseId).find((id): id is string => typeof id === 'string');
+    return toolUseId ? { kind: 'local-tool-call', toolUseId, durationMs, attempts } : undefined;
+  }
+
   /** An activity that ended without a result, with the stream record it left, if it left one. */
   private ended(scheduledEventId: Long | number | null | undefined, how: 'failed' | 'cancelled' | 'timed_out', record: unknown, timeMs: number): TurnFact {
     return { kind: 'activity-ended', activityId: this.activityId(scheduledEventId), how, ...(isStreamRecord(record) ? { record } : {}), timeMs };
@@ -225,6 +247,12 @@ export class TurnHistory {
 }
 
 type Long = { toString(): string };
+
+/** What Temporal's core records about a local activity in its marker's `data` (the fields read here). */
+interface LocalActivityMarkerData {
+  activity_type?: string;
+  attempt?: number;
+}
 
 function lastHeartbeatDetails(failure: IFailure | null | undefined): Payload[] | undefined {
   for (let f = failure; f; f = f.cause) {

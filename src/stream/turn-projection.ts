@@ -115,6 +115,8 @@ class Projection {
         return this.completed(fact.activityId, fact.result, fact.timeMs);
       case 'activity-ended':
         return this.ended(fact);
+      case 'local-tool-call':
+        return this.localToolCall(fact);
       case 'pending-approvals':
         return this.pendingApprovals(fact.pending);
       case 'decision': {
@@ -254,6 +256,20 @@ class Projection {
         ...(out.attempt !== undefined ? { attempts: out.attempt } : {}),
       });
     }
+  }
+
+  /** A call that ran as a local activity: it started and ended in one workflow task. */
+  private localToolCall(fact: Extract<TurnFact, { kind: 'local-tool-call' }>): void {
+    this.announce();
+    const use = this.uses.get(fact.toolUseId);
+    if (use) this.ran.add(signature(use.use.name, use.use.input));
+    const out = fact.result;
+    this.toolEnded(
+      fact.toolUseId,
+      out
+        ? { isError: out.isError, durationMs: fact.durationMs, resultBytes: byteLength(out.content), output: outputText(out.content), attempts: out.attempt ?? fact.attempts }
+        : { isError: true, durationMs: fact.durationMs, resultBytes: 0, attempts: fact.attempts },
+    );
   }
 
   private ended(fact: Extract<TurnFact, { kind: 'activity-ended' }>): void {

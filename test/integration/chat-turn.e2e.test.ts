@@ -2,6 +2,7 @@
  * The chat turn end to end: a real Temporal dev server, real server-everything over stdio, and the
  * real Anthropic SDK over HTTP to the scripted stub (which validates every request like the API).
  */
+import { defaultPayloadConverter } from '@temporalio/common';
 import fs from 'node:fs';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { SA_MODEL, SA_STATUS } from '../../src/core/search-attributes';
@@ -81,6 +82,15 @@ const scenarios: Record<string, Scenario> = {
     formatter: answer('formatted without forcing'),
     formatterRefusesForcedTool: true,
   },
+  'quick-rounds': {
+    steps: [
+      { content: [use('quick__echo', { message: 'q0' })] },
+      { content: [use('quick__echo', { message: 'q1' })] },
+      { content: [use('quick__echo', { message: 'q2' })] },
+      { content: [text('echoed: {{toolResults}}')] },
+    ],
+    formatter: answer('{{toolResults}}'),
+  },
   gather: {
     steps: [
       { content: [text('NEED MORE DATA: I also need a sum.'), use('everything__echo', { message: 'g1' })] },
@@ -95,7 +105,15 @@ let h: TurnHarness;
 
 beforeAll(async () => {
   // The gzip tool refuses any domain outside this list: a real tool-level failure.
-  h = await startTurnHarness({ scenarios, servers: { everything: everythingStdio({ env: { GZIP_ALLOWED_DOMAINS: 'allowed.example' } }) } });
+  // `everything` runs its calls as activities of their own (the history shapes below say so); `quick`
+  // decides as a worker does by default (src/mcp/tool-speed.ts).
+  h = await startTurnHarness({
+    scenarios,
+    servers: {
+      everything: everythingStdio({ env: { GZIP_ALLOWED_DOMAINS: 'allowed.example' }, local_activity: false }),
+      quick: everythingStdio(),
+    },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -297,6 +315,31 @@ it('starts with one local activity that checks the input and lists the tools, an
   expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(7);
 });
 
+it("a tool's calls run as local activities once three were quick: then a round is one workflow task, and each call's marker carries its summary", async () => {
+  const first = await h.runWithHistory({ question: 'echo three times (learning)', model: 'quick-rounds' }, 'quick-first');
+  const second = await h.runWithHistory({ question: 'echo three times (known quick)', model: 'quick-rounds' }, 'quick-second');
+  for (const { result } of [first, second]) {
+    expect(result.toolCalls.map((c) => [c.tool, c.isError, c.attempts])).toEqual([
+      ['echo', false, 1],
+      ['echo', false, 1],
+      ['echo', false, 1],
+    ]);
+    expect(result.response.conversation).toContain('Echo: q2');
+  }
+  const scheduled = (events: typeof first.history.events) =>
+    events!.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name] : []));
+  const tasks = (events: typeof first.history.events) => events!.filter((e) => e.workflowTaskCompletedEventAttributes).length;
+  // Not yet seen: each call an activity, two workflow tasks a round.
+  expect(scheduled(first.history.events)).toEqual(['claude', 'callTool', 'claude', 'callTool', 'claude', 'callTool', 'claude', 'formatResponse']);
+  expect(tasks(first.history.events)).toBe(1 + 3 * 2 + 1 + 1);
+  // Seen quick three times: local, one workflow task a round, the summary on the marker.
+  const events = second.history.events!;
+  expect(scheduled(events)).toEqual(['claude', 'claude', 'claude', 'claude', 'formatResponse']);
+  expect(tasks(events)).toBe(1 + 3 + 1 + 1);
+  const summaries = events.filter((e) => e.markerRecordedEventAttributes).map((e) => defaultPayloadConverter.fromPayload(e.userMetadata!.summary!));
+  expect(summaries).toEqual(['check input, list tools', 'quick · echo', 'quick · echo', 'quick · echo']);
+});
+
 it('sends the conversation as segments: each Claude call gets the input, the tools and one segment per step so far', async () => {
   const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3 (segments)', model: 'two-round' }, 'segments');
   expect(result.steps).toBe(3);
@@ -305,9 +348,10 @@ it('sends the conversation as segments: each Claude call gets the input, the too
     history
       .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name)
       .map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads!.length);
-  // claude: input + tools + question, then one more segment per step; the formatter: input + question + 3 steps.
-  expect(payloads('claude')).toEqual([3, 4, 5]);
-  expect(payloads('formatResponse')).toEqual([5]);
+  // claude: input + tools + the turn's steps in pairs (src/core/segment-groups.ts): [q], [q s1], [q s1][s2];
+  // the formatter: input + [q s1 s2 s3].
+  expect(payloads('claude')).toEqual([3, 3, 4]);
+  expect(payloads('formatResponse')).toEqual([2]);
 });
 
 it('keeps zod out of the workflow bundle (the sandbox would load it again for every run)', () => {

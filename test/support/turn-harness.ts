@@ -3,7 +3,7 @@
  * an MCP pool over real servers, the scripted stub behind the real Anthropic SDK, and the two
  * workers (turns + MCP, Claude) exactly as `mcp-turns worker` assembles them.
  */
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../../src/stub';
@@ -16,6 +16,7 @@ import { executeChatTurn, startChatTurn } from '../../src/client/chat-turn-clien
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { quietRuntime, testClient, uniqueQueue } from './temporal';
+import { clientStorageOptions } from '../../src/storage/client-storage-options';
 import { NativeConnection as NC } from '@temporalio/worker';
 
 /** Looks like a key, is not one; the secret-scan test searches histories for it. */
@@ -31,6 +32,8 @@ export interface TurnHarness {
   stub: StubModel;
   pool: McpPool;
   client: Client;
+  /** A client on the workers' own connection (eager workflow start). */
+  workerClient: Client;
   taskQueue: string;
   run(input: ChatTurnInput, workflowId?: string): Promise<ChatTurnResult>;
   runWithHistory(input: ChatTurnInput, workflowId: string): Promise<{ result: ChatTurnResult; history: temporal.api.history.v1.IHistory }>;
@@ -69,6 +72,7 @@ export async function startTurnHarness(opts: {
     stub,
     pool,
     client,
+    workerClient: new Client({ connection, ...clientStorageOptions() }),
     taskQueue,
     run: (input, workflowId) => executeChatTurn(client, input, { taskQueue, ...(workflowId ? { workflowId } : {}) }),
     async runWithHistory(input, workflowId) {

@@ -8,7 +8,7 @@
  */
 import { Command } from 'commander';
 import { NativeConnection } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { startDevServer, portIsOpen, temporalAnswers, DevServerError, type DevServer } from '../../temporal/dev-server';
 import { readDevServerRecord, removeDevServerRecord, writeDevServerRecord } from '../../temporal/dev-server-record';
 import { defaultDevServerDb } from '../../temporal/project-paths';
@@ -168,14 +168,13 @@ async function runDemoTurn(opts: {
     workers.shutdown();
     await running;
   });
-  const clientConnection = await Connection.connect({ address });
-  started.add(() => clientConnection.close());
-  const client = new Client({ connection: clientConnection, ...clientStorageOptions() });
+  // On the worker's connection: the turn starts eagerly (its first workflow task comes with the start).
+  const client = new Client({ connection, ...clientStorageOptions() });
   const workflowId = `demo-${Date.now().toString(36)}`;
   say(`Running one turn (workflow ${workflowId})…\n`);
   let handle;
   try {
-    handle = await startChatTurn(client, { question: opts.question, model, servers: ['everything'], stream: true }, { taskQueue, workflowId });
+    handle = await startChatTurn(client, { question: opts.question, model, servers: ['everything'], stream: true }, { taskQueue, workflowId, eagerStart: true });
   } catch (err) {
     throw await withSearchAttributeFix(err, 'the turn', client, address);
   }

@@ -123,7 +123,7 @@ export function runCommand(): Command {
         let handle: ChatTurnHandle;
         try {
           // A named turn is started once: an id in use, running or closed, is refused.
-          handle = await startChatTurn(client, input, { taskQueue, ...(opts.id ? { workflowId: opts.id, workflowIdReusePolicy: 'REJECT_DUPLICATE' } : {}) });
+          handle = await startChatTurn(client, input, { taskQueue, eagerStart: stack.inProcessWorker, ...(opts.id ? { workflowId: opts.id, workflowIdReusePolicy: 'REJECT_DUPLICATE' } : {}) });
         } catch (err) {
           if (err instanceof WorkflowExecutionAlreadyStartedError && opts.id) throw await takenIdError(client, opts.id);
           throw await withSearchAttributeFix(err, 'the turn', client, address);

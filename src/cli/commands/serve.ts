@@ -80,7 +80,14 @@ export function serveCommand(): Command {
       if (runsItsOwnStack) {
         const stack = await openTurnStack({ taskQueue: opts.taskQueue, namespace: opts.namespace, config: opts.config });
         close = () => stack.close();
-        ctx = { client: stack.client, address: stack.address, namespace: stack.namespace, taskQueue: stack.taskQueue, uiUrl: stack.uiUrl ?? uiBaseUrl(stack.address) };
+        ctx = {
+          client: stack.client,
+          address: stack.address,
+          namespace: stack.namespace,
+          taskQueue: stack.taskQueue,
+          uiUrl: stack.uiUrl ?? uiBaseUrl(stack.address),
+          inProcessWorker: stack.inProcessWorker,
+        };
       } else {
         const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
         close = () => client.connection.close();

@@ -61,6 +61,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
           workflowId,
           taskQueue: ctx.taskQueue,
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          eagerStart: ctx.inProcessWorker === true,
         });
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new HttpError(409, `turn ${workflowId} already exists: choose another id`);
