@@ -2,7 +2,7 @@
  * Starting and reading chat turns from code. Plain-JS friendly: every function takes a Temporal
  * `Client` and plain objects.
  */
-import type { Client, WorkflowHandle, WorkflowIdReusePolicy } from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowHandleWithStartDetails, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
 import { resolveTurn } from '../core/resolve-turn';
@@ -64,7 +64,7 @@ export async function startChatTurn(
   client: Client,
   input: ChatTurnInput,
   options: StartChatTurnOptions = {},
-): Promise<ChatTurnHandle> {
+): Promise<WorkflowHandleWithStartDetails<typeof chatTurn>> {
   const params = parseChatTurnInput(input);
   return client.workflow.start<typeof chatTurn>('chatTurn', {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,

@@ -340,6 +340,14 @@ it("a tool's calls run as local activities once three were quick: then a round i
   expect(summaries).toEqual(['check input, list tools', 'quick · echo', 'quick · echo', 'quick · echo']);
 });
 
+it("starts a turn eagerly from a client on the worker's own connection: the start answers with its first workflow task", async () => {
+  const handle = await startChatTurn(h.workerClient, { question: 'echo alpha, then add 2 and 3 (eager)', model: 'two-round' }, { taskQueue: h.taskQueue, eagerStart: true });
+  expect(handle.eagerlyStarted).toBe(true);
+  expect((await handle.result()).stopReason).toBe('completed');
+  // A client on its own connection cannot: the start says why rather than losing the task.
+  await expect(startChatTurn(h.client, { question: 'not eager' }, { taskQueue: h.taskQueue, eagerStart: true })).rejects.toThrow(/NativeConnection/);
+});
+
 it('sends the conversation as segments: each Claude call gets the input, the tools and one segment per step so far', async () => {
   const { result, history } = await h.runWithHistory({ question: 'echo alpha, then add 2 and 3 (segments)', model: 'two-round' }, 'segments');
   expect(result.steps).toBe(3);
