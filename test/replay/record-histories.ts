@@ -9,8 +9,8 @@
  *                                                 # records all, writes only these
  *
  * Recorded:
- * - `two-round`: two tool rounds, then the answer and the formatter;
- * - `parallel-then-repeat`: one step with two tool calls in parallel, then a repeated call;
+ * - `two-round`: two tool rounds (the tools' calls local activities), then the answer and the formatter;
+ * - `parallel-then-repeat`: one step with two tool calls in parallel (activities of their own), then a repeated call;
  * - `batch-of-two`: a chatBatch of two one-round queries (the batch workflow's history);
  * - `conversation`: a conversation's first run: three messages sent at once, answered in order by
  *   child turns, and a continue-as-new after two turns per run (the third answered first);
@@ -44,6 +44,7 @@ import { quietBundlerLogger } from '../../src/worker/workflow-bundle';
 import { workflowsPath } from '../../src/worker/workflows-path';
 import type { messageBatchCollector } from '../../workflows/message-batch-collector';
 import {
+  FAST_TOOL_POLICY,
   reply,
   startScriptedTurns,
   text,
@@ -179,6 +180,8 @@ function twoRound(turns: ScriptedTurns, workflowId: string): Promise<History> {
     { question: 'echo alpha, then add 2 and 3' },
     {
       tools,
+      // The tools a worker has seen answer quickly: their calls run as local activities.
+      policies: { everything: { ...FAST_TOOL_POLICY, localTools: ['echo', 'get-sum'] } },
       claude: [
         reply([text('Let me echo first.'), toolUse('everything__echo', { message: 'alpha' })]),
         reply([text('Now the sum.'), toolUse('everything__get-sum', { a: 2, b: 3 })]),
