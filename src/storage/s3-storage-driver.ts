@@ -7,6 +7,7 @@
  * AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles): they are never part of the configuration
  * string, a claim or a log line.
  */
+import { RecentPayloads } from './recent-payloads';
 import {
   GetObjectCommand,
   HeadObjectCommand,
@@ -58,6 +59,7 @@ export class S3StorageDriver implements StorageDriver {
   readonly prefix: string;
   private readonly client: S3Client;
   private readonly refreshAfterMs: number;
+  private readonly recent = new RecentPayloads();
 
   constructor(options: S3StorageOptions) {
     this.bucket = options.bucket;
@@ -97,6 +99,10 @@ export class S3StorageDriver implements StorageDriver {
   }
 
   private async write({ key, bytes }: EncodedPayload, abortSignal?: AbortSignal): Promise<void> {
+    if (this.recent.isFresh(key)) {
+      this.counts.reused++;
+      return;
+    }
     const Key = this.objectKey(key);
     let lastModified: Date | undefined;
     try {
@@ -107,6 +113,7 @@ export class S3StorageDriver implements StorageDriver {
     }
     const fresh = lastModified !== undefined && Date.now() - lastModified.getTime() <= this.refreshAfterMs;
     if (fresh) {
+      this.recent.markFresh(key, lastModified!.getTime() + this.refreshAfterMs);
       this.counts.reused++;
       return;
     }
@@ -114,12 +121,15 @@ export class S3StorageDriver implements StorageDriver {
     // (again). Rewriting the bytes renews Last-Modified on every S3-compatible server; a server-side
     // copy onto itself does not on all of them (Versity's gateway keeps the old date).
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: bytes, ContentType: 'application/x-protobuf' }), { abortSignal });
+    this.recent.markFresh(key, Date.now() + this.refreshAfterMs);
     if (lastModified === undefined) this.counts.written++;
     else this.counts.reused++;
   }
 
   private async retrieveOne(claim: StorageDriverClaim, abortSignal?: AbortSignal): Promise<Payload> {
     const key = claimedKey(claim, this.name);
+    const known = this.recent.get(key);
+    if (known) return known;
     let bytes: Uint8Array;
     try {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), { abortSignal });
@@ -131,6 +141,8 @@ export class S3StorageDriver implements StorageDriver {
         `stored payload ${key} is not in ${this.location}: it expired (lifecycle rule shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)`,
       );
     }
-    return verifiedPayload(key, bytes, this.location);
+    const payload = verifiedPayload(key, bytes, this.location);
+    this.recent.put(key, payload, bytes.length);
+    return payload;
   }
 }

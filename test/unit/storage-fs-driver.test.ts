@@ -50,14 +50,30 @@ describe('FsStorageDriver', () => {
   });
 
   it('restarts the age of a payload sent again, so cleanup by age counts from its last use', async () => {
+    const touching = new FsStorageDriver(dir, 0);
     const payload = toPayload('reused');
+    const [claim] = await touching.store(ctx, [payload]);
+    const file = touching.objectPath(claim!.claimData.key!);
+    const old = new Date('2020-01-01T00:00:00Z');
+    fs.utimesSync(file, old, old);
+    await touching.store(ctx, [payload]);
+    expect(fs.statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
+    expect(touching.counts).toEqual({ written: 1, reused: 1 });
+  });
+
+  it('makes no round trip to the directory for a payload it stored or read lately: not touched again within touchAfterMs, read from memory', async () => {
+    const payload = toPayload('hot path');
     const [claim] = await driver.store(ctx, [payload]);
     const file = driver.objectPath(claim!.claimData.key!);
     const old = new Date('2020-01-01T00:00:00Z');
     fs.utimesSync(file, old, old);
     await driver.store(ctx, [payload]);
-    expect(fs.statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
-    expect(driver.counts).toEqual({ written: 1, reused: 1 });
+    expect(fs.statSync(file).mtimeMs).toBe(old.getTime()); // within the hour: not touched again
+    await driver.retrieve(ctx, [claim!]);
+    fs.rmSync(file);
+    const [back] = await driver.retrieve(ctx, [claim!]); // from memory
+    expect(defaultPayloadConverter.fromPayload(back!)).toBe('hot path');
+    await expect(new FsStorageDriver(dir).retrieve(ctx, [claim!])).rejects.toThrow('is not in');
   });
 
   it('says which object is missing and the likely reasons', async () => {
