@@ -9,13 +9,15 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallToolInput, CallToolOutput } from '../src/core/contracts';
 import type { McpPool } from '../src/mcp/pool';
+import { toolCallName } from '../src/core/tool-call-activity';
 import { stampingAttempt } from './attempt';
 import { heartbeatingWhile } from './heartbeat';
 
-export function makeMcpActivities(pool: McpPool) {
-  return {
-    /** One MCP tool call; see McpPool.callTool for what is returned and what is thrown. */
-    async callTool(input: CallToolInput): Promise<CallToolOutput> {
+/** A worker's own dynamic activity, which ours hands every type that is not a tool call. */
+export type DynamicActivity = (...args: unknown[]) => Promise<unknown>;
+
+export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity) {
+  const callTool = async (input: CallToolInput): Promise<CallToolOutput> => {
       const ctx = Context.current();
       // Progress keeps the MCP request alive in both cases (up to max_total_timeout_ms).
       const call = (): Promise<Omit<CallToolOutput, 'attempt'>> =>
@@ -40,6 +42,24 @@ export function makeMcpActivities(pool: McpPool) {
         attempt: ctx.info.attempt,
         toolUseId: input.toolUseId,
       };
+  };
+  return {
+    /** One MCP tool call, as an activity of its own; see McpPool.callTool for what is returned and what is thrown. */
+    callTool,
+    /**
+     * One MCP tool call run as a local activity, whose type is the call's name
+     * (src/core/tool-call-activity.ts): Temporal's dynamic activity, the one for any type not
+     * registered. Any other type goes to the worker's own dynamic activity, or is refused as the
+     * worker refuses an unknown one.
+     */
+    async default(...args: unknown[]): Promise<unknown> {
+      const { activityType, isLocal } = Context.current().info;
+      const input = args[0] as Partial<CallToolInput> | undefined;
+      if (isLocal && typeof input?.server === 'string' && typeof input.tool === 'string' && activityType === toolCallName(input.server, input.tool)) {
+        return callTool(input as CallToolInput);
+      }
+      if (otherDynamic) return otherDynamic(...args);
+      throw ApplicationFailure.create({ type: 'NotFoundError', message: `Activity function ${activityType} is not registered on this Worker`, nonRetryable: true });
     },
   };
 }

@@ -18,6 +18,7 @@ import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { devServerEnv } from '../src/temporal/dev-server-tuning';
 import { runBatch } from '../src/client/batch-client';
 import { batchChildId } from '../src/core/batch';
+import { counterDelta, frontendRequests, METRICS_FLUSH_MS, persistenceRequests } from './dev-server-metrics';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
@@ -59,7 +60,8 @@ function descendantsCpuSeconds(root: number): number {
 }
 
 async function main(): Promise<void> {
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
+  const metricsPort = await freePort();
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), extraArgs: ['--metrics-port', String(metricsPort)] });
   const stub = await startStubModel({
     scenarios: {
       bench: {
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
   const items = Array.from({ length: TURNS }, (_, i) => ({ id: String(i + 1), input: { question: `bench query ${i + 1}`, model: 'bench' } }));
   const { cpuSeconds: cpu0, peakRssMb: idleRssMb } = procStat(worker.pid!);
   const serverCpu0 = procStat(server.pid!).cpuSeconds;
+  const [frontend0, persistence0] = [await frontendRequests(metricsPort), await persistenceRequests(metricsPort)];
   const mcpCpu0 = descendantsCpuSeconds(worker.pid!);
   const ownCpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -112,6 +115,9 @@ async function main(): Promise<void> {
   const { peakRssMb, cpuSeconds } = procStat(worker.pid!);
   const { cpuSeconds: serverCpu1, peakRssMb: serverPeakRssMb } = procStat(server.pid!);
   const serverCpu = serverCpu1 - serverCpu0;
+  await new Promise((r) => setTimeout(r, METRICS_FLUSH_MS));
+  const frontend = counterDelta(frontend0, await frontendRequests(metricsPort));
+  const persistence = counterDelta(persistence0, await persistenceRequests(metricsPort));
   const mcpCpu = descendantsCpuSeconds(worker.pid!) - mcpCpu0;
   const own = process.cpuUsage(ownCpu0);
   const ownCpu = (own.user + own.system) / 1e6;
@@ -134,9 +140,18 @@ async function main(): Promise<void> {
       `(worker ${(cpuSeconds - cpu0).toFixed(1)}, Temporal server ${serverCpu.toFixed(1)}, MCP server ${mcpCpu.toFixed(1)}, ` +
       `client + stub ${ownCpu.toFixed(1)}) = ${((totalCpu / wall / os.availableParallelism()) * 100).toFixed(0)}% busy`,
   );
+  console.log(`  Temporal server CPU per turn ${((serverCpu / TURNS) * 1000).toFixed(1)} ms, worker CPU per turn ${(((cpuSeconds - cpu0) / TURNS) * 1000).toFixed(1)} ms (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   console.log(`  Temporal dev server peak RSS ${serverPeakRssMb.toFixed(0)} MB (GOGC=${devServerEnv().GOGC})`);
   console.log(`  stub peak concurrent Claude requests ${stub.maxConcurrent}`);
   console.log(`  history ${(historyBytes / sample.length / 1024).toFixed(1)} KiB per turn (mean of ${sample.length})`);
+  // What the server was asked per turn: load-independent, unlike its CPU time.
+  const perTurn = (m: Map<string, number>): string => {
+    const total = [...m.values()].reduce((a, b) => a + b, 0);
+    const top = [...m].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]).slice(0, 6);
+    return `${(total / TURNS).toFixed(1)} (${top.map(([k, v]) => `${k} ${(v / TURNS).toFixed(1)}`).join(', ')})`;
+  };
+  console.log(`  server requests per turn ${perTurn(frontend)}`);
+  console.log(`  database requests per turn ${perTurn(persistence)}`);
 
   worker.kill('SIGTERM');
   await new Promise((r) => worker.once('exit', r));

@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { metricsText } from './dev-server-metrics';
+import { frontendRequests, METRICS_FLUSH_MS } from './dev-server-metrics';
 import { writeEverythingConfig } from './everything-config';
 import { startStubModel, type Scenario } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
@@ -98,20 +98,6 @@ function rssSampler(pid: number): { stop(): number } {
   };
 }
 
-/** The dev server's `service_requests` of its frontend, by operation. */
-async function frontendRequests(metricsPort: number): Promise<Map<string, number>> {
-  const text = await metricsText(metricsPort);
-  const counts = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const m = /^service_requests\{([^}]*)\} (\S+)$/.exec(line);
-    if (!m || !/service_name="frontend"/.test(m[1]!)) continue;
-    const op = /operation="([^"]*)"/.exec(m[1]!)?.[1] ?? '?';
-    counts.set(op, (counts.get(op) ?? 0) + Number(m[2]));
-  }
-  return counts;
-}
-/** The server's metrics are flushed about once a second. */
-const METRICS_FLUSH_MS = 1200;
 
 // ---------------------------------------------------------------------------------------------
 // The HTTP clients.

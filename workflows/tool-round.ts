@@ -18,7 +18,7 @@ import { errorText, textOf, type ToolResultEntry, type ToolUseBlock } from '../s
 import type { ToolCallRecord } from '../src/core/turn-result';
 import type { ApprovalRequest } from './approvals';
 import { failureMessage } from '../src/core/failure-message';
-import { toolActivities } from './turn-activities';
+import { toolCallActivity } from './turn-activities';
 import { workflowNow } from './workflow-clock';
 
 /** How a round went, for the stop rules. */
@@ -136,7 +136,7 @@ export class ToolCalls {
     let content: ToolResultContent[];
     let ended: Pick<ToolCallRecord, 'isError' | 'error' | 'attempts'>;
     try {
-      const out = await toolActivities(policy, tool, `${server} · ${tool}`).callTool({
+      const out = await toolCallActivity(policy, server, tool)({
         server,
         tool,
         arguments: (use.input ?? {}) as Record<string, unknown>,

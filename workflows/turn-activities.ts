@@ -9,6 +9,7 @@ import type { McpActivities } from '../activities/mcp';
 import type { TurnStartActivities } from '../activities/turn-start';
 import type { ServerCallPolicy } from '../src/core/contracts';
 import { claudeTaskQueue } from '../src/core/task-queues';
+import { toolCallName } from '../src/core/tool-call-activity';
 
 /**
  * Claude calls (the loop's and the formatter's): retried by Temporal alone (the SDK makes no
@@ -35,15 +36,19 @@ export function claudeActivities(summary: string, { streamed }: { streamed: bool
  * result. One that runs longer than the workflow task timeout keeps the task alive by heartbeating
  * it; a retry whose backoff exceeds a minute waits on a timer.
  */
-export function toolActivities(policy: ServerCallPolicy, tool: string, summary: string): McpActivities {
+export function toolCallActivity(policy: ServerCallPolicy, server: string, tool: string): McpActivities['callTool'] {
+  const name = toolCallName(server, tool);
   const retry = {
     maximumAttempts: policy.retry.maximumAttempts,
     initialInterval: policy.retry.initialIntervalMs,
     backoffCoefficient: policy.retry.backoffCoefficient,
     maximumInterval: policy.retry.maximumIntervalMs,
   };
-  if (policy.localTools.includes(tool)) return proxyLocalActivities<McpActivities>({ summary, startToCloseTimeout: policy.startToCloseTimeoutMs, retry });
-  return proxyActivities<McpActivities>({ summary, startToCloseTimeout: policy.startToCloseTimeoutMs, heartbeatTimeout: policy.heartbeatTimeoutMs, retry });
+  if (policy.localTools.includes(tool)) {
+    // Named as the call: the UI shows a local activity by its type (src/core/tool-call-activity.ts).
+    return proxyLocalActivities<Record<string, McpActivities['callTool']>>({ summary: name, startToCloseTimeout: policy.startToCloseTimeoutMs, retry })[name]!;
+  }
+  return proxyActivities<McpActivities>({ summary: name, startToCloseTimeout: policy.startToCloseTimeoutMs, heartbeatTimeout: policy.heartbeatTimeoutMs, retry }).callTool;
 }
 
 /**

@@ -143,8 +143,8 @@ export class TurnHistory {
     const marker = event.markerRecordedEventAttributes;
     if (marker?.details) {
       const data = (await this.first(marker.details.data?.payloads)) as LocalActivityMarkerData | undefined;
-      if (data?.activity_type === 'callTool') return this.localToolCall(marker, data, Math.max(0, timeMs - this.taskStartedMs));
-      if (data?.activity_type !== 'prepareTurn') return undefined;
+      // Any local activity but the turn's start is a tool call, named as the call (src/core/tool-call-activity.ts).
+      if (data?.activity_type !== 'prepareTurn') return this.localToolCall(marker, data, Math.max(0, timeMs - this.taskStartedMs));
       const prepared = await this.first(marker.details.result?.payloads);
       return prepared
         ? { kind: 'prepared', prepared: prepared as Extract<TurnFact, { kind: 'prepared' }>['prepared'] }
@@ -224,10 +224,10 @@ export class TurnHistory {
    */
   private async localToolCall(
     marker: temporal.api.history.v1.IMarkerRecordedEventAttributes,
-    data: LocalActivityMarkerData,
+    data: LocalActivityMarkerData | undefined,
     durationMs: number,
   ): Promise<TurnFact | undefined> {
-    const attempts = data.attempt ?? 1;
+    const attempts = data?.attempt ?? 1;
     const result = (await this.first(marker.details?.result?.payloads)) as CallToolOutput | undefined;
     if (result?.toolUseId) return { kind: 'local-tool-call', toolUseId: result.toolUseId, result, durationMs, attempts };
     const details = marker.failure?.applicationFailureInfo?.details?.payloads;

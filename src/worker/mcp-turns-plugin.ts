@@ -14,6 +14,7 @@ import { dataConverterFromEnv, storesPayloads } from '../storage/data-converter'
 import { combinedWorkflowsOptions } from './combined-workflows';
 import { poolMetrics } from './metrics';
 import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
+import type { DynamicActivity } from '../../activities/mcp';
 import { loadWorkerConfig, type WorkerConfig } from './worker-config';
 import { workflowsPath } from './workflows-path';
 
@@ -89,6 +90,8 @@ export class McpTurnsPlugin extends SimplePlugin {
         ...configured.activities,
         ...turnQueueActivities(this.mcpPool(), this.config.claude, {
           storesPayloads: this.payloads.dataConverter ? storesPayloads(this.payloads.dataConverter) : false,
+          // The team's own dynamic activity keeps every type that is not a local tool call.
+          otherDynamic: (configured.activities as Record<string, unknown> | undefined)?.default as DynamicActivity | undefined,
         }),
       },
     };

@@ -9,7 +9,7 @@ import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { makeClaudeActivities } from '../../activities/claude';
 import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '../../activities/message-batches';
-import { makeMcpActivities } from '../../activities/mcp';
+import { makeMcpActivities, type DynamicActivity } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
@@ -20,13 +20,18 @@ import { storesPayloads } from '../storage/data-converter';
 import { claudeMetrics } from './metrics';
 
 /**
- * The turn queue's activities: MCP calls, the turn's start (with the worker's default model) and a
+ * The turn queue's activities: MCP calls (a local one through the dynamic activity, handing any
+ * other type to `otherDynamic`, the worker's own), the turn's start (with the worker's default model) and a
  * request's submission to its Message Batch collector. `storesPayloads`: the workers' data converter
  * stores large payloads (mcp-turns' default converter does).
  */
-export function turnQueueActivities(pool: McpPool, claudeConfig: ClaudeConfig, { storesPayloads = true }: { storesPayloads?: boolean } = {}) {
+export function turnQueueActivities(
+  pool: McpPool,
+  claudeConfig: ClaudeConfig,
+  { storesPayloads = true, otherDynamic }: { storesPayloads?: boolean; otherDynamic?: DynamicActivity } = {},
+) {
   return {
-    ...makeMcpActivities(pool),
+    ...makeMcpActivities(pool, otherDynamic), // its dynamic activity runs the local tool calls
     ...makeTurnStartActivities({ pool, workerDefaults: { model: claudeConfig.model } }), // local: run beside the workflow that asks
     ...makeMessageBatchSubmitActivities({ config: claudeConfig, storesPayloads }),
   };

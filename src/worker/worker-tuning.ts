@@ -19,8 +19,10 @@ export const WorkerTuningSchema = z
     workflowThreadPoolSize: z.number().int().min(1).max(64).default(Math.min(4, Math.max(1, os.cpus().length - 1))),
     /** Workflow tasks processed at once. @default 100 */
     maxConcurrentWorkflowTaskExecutions: z.number().int().min(2).default(100),
-    /** MCP calls (and listTools) running at once on this worker. @default 200 */
+    /** MCP calls running as activities of their own at once on this worker. @default 200 */
     maxConcurrentActivityTaskExecutions: z.number().int().min(1).default(200),
+    /** MCP calls running as local activities (quick tools: src/mcp/tool-speed.ts) and turn starts at once. @default 200 */
+    maxConcurrentLocalActivityExecutions: z.number().int().min(1).default(200),
     /**
      * How long a workflow task waits on this worker's sticky queue before any worker may take it.
      * After a worker dies without shutting down (SIGKILL, OOM, a lost machine), the next task of each

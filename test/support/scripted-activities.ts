@@ -18,6 +18,7 @@
  * One pair of workers serves a whole test file: start them once (`startScriptedTurns` in beforeAll)
  * and give each turn its own script.
  */
+import { toolCallName } from '../../src/core/tool-call-activity';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -447,7 +448,14 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
         attempt: ctx.info.attempt,
       };
     },
-  } satisfies Pick<TurnStartActivities, 'prepareTurn'> & Pick<McpActivities, 'callTool'>;
+
+    /** A tool call run as a local activity: its type is the call's name (src/core/tool-call-activity.ts). */
+    async default(input: CallToolInput): Promise<CallToolOutput> {
+      const { activityType } = Context.current().info;
+      if (activityType !== toolCallName(input.server, input.tool)) throw scriptError(`no scripted activity ${activityType}`);
+      return turnActivities.callTool(input);
+    },
+  } satisfies Pick<TurnStartActivities, 'prepareTurn'> & Pick<McpActivities, 'callTool'> & { default: unknown };
 
   async function record(
     activity: ClaudeRequestSeen['activity'],

@@ -126,7 +126,8 @@ describe('the activities stamp their failures', () => {
       type: 'McpUnknownServer',
       nonRetryable: true,
       message: 'server nowhere is not configured on this worker; attempt 2',
-      details: [{ attempt: 2 }],
+      // The call's tool_use id too: a local call's failure names its call in history (activities/mcp.ts).
+      details: [{ attempt: 2 }, { toolUseId: 'tu' }],
     });
     await pool.close();
   });
