@@ -74,3 +74,20 @@ it('shows the question, the activity summaries and the progress of a finished ru
   expect(text).toMatch(/done\s+·\s+step 2.5\s+·\s+2 tool call\(s\)/);
   await page.screenshot({ path: path.join(ARTIFACTS, 'ui-check-metadata.png'), fullPage: true });
 });
+
+it('shows each local tool call by its name: a tool seen answering quickly runs as a local activity named as the call', async () => {
+  // Three quick calls of each tool in this worker make them local (src/mcp/tool-speed.ts).
+  for (let i = 0; i < 3; i++) await h.run({ question: `${QUESTION} (warm ${i})`, model: 'ui' });
+  const workflowId = `ui-check-local-${Date.now()}`;
+  await h.run({ question: `${QUESTION} (local)`, model: 'ui' }, workflowId);
+  const { events } = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  expect(events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callTool')).toEqual([]);
+  const ui = process.env.MCP_TURNS_TEST_UI_URL!;
+  const page = await browser.newPage({ viewport: { width: 1500, height: 1300 } });
+  await page.goto(`${ui}/namespaces/default/workflows/${workflowId}`, { waitUntil: 'networkidle' });
+  for (const label of ['Claude · step 1', 'everything · echo', 'everything · get-sum', 'format response', 'prepareTurn']) {
+    await page.getByText(label).first().waitFor({ timeout: 30_000 });
+  }
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'ui-check-local-calls.png'), fullPage: true });
+});
