@@ -2,6 +2,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { McpPool } from '../src/mcp';
+import { parseConfig } from '../src/worker/worker-file';
 
 /**
  * Writes a worker config file (in a new temporary directory whose name starts with `prefix`) with
@@ -11,13 +13,16 @@ import path from 'node:path';
 export function writeEverythingConfig(prefix: string, sections: Record<string, unknown>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const config = path.join(dir, 'config.json');
-  const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  fs.writeFileSync(
-    config,
-    JSON.stringify({
-      mcp_servers: { everything: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } },
-      ...sections,
-    }),
-  );
+  fs.writeFileSync(config, JSON.stringify({ mcp_servers: EVERYTHING_SERVERS, ...sections }));
   return config;
+}
+
+/** The `mcp_servers` of the benches: server-everything over stdio, as `everything`. */
+const EVERYTHING_SERVERS = {
+  everything: { type: 'stdio', command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
+};
+
+/** An MCP pool of this process with server-everything as `everything` (benches running their worker in-process). */
+export function everythingPool(): McpPool {
+  return new McpPool(parseConfig(JSON.stringify({ mcp_servers: EVERYTHING_SERVERS }), 'json', process.env, 'bench').servers);
 }

@@ -19,12 +19,11 @@
  *
  *   npx tsc -p tsconfig.json && node dist/bench/turn-actions.bench.js     (BENCH_ACTION_TURNS=3)
  */
+import { everythingPool } from './everything-config';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { clientStorageOptions } from '../src/storage/client-storage-options';
 import { startStubModel, type Scenario } from '../src/stub';
-import { McpPool } from '../src/mcp';
-import { parseConfig } from '../src/worker/worker-file';
 import { createClaudeClient } from '../src/claude/client';
 import { resolveClaudeConfig } from '../src/claude/config';
 import { createTurnWorkers } from '../src/worker/turn-worker';
@@ -184,14 +183,7 @@ async function main(): Promise<void> {
   const metricsPort = await freePort();
   const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), extraArgs: ['--metrics-port', String(metricsPort)] });
   const stub = await startStubModel({ scenarios: SCENARIOS });
-  const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const config = parseConfig(
-    JSON.stringify({ mcp_servers: { everything: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } } }),
-    'json',
-    process.env,
-    'bench',
-  );
-  const pool = new McpPool(config.servers);
+  const pool = everythingPool();
   const connection = await NativeConnection.connect({ address: server.address });
   const workers = await createTurnWorkers({
     connection,

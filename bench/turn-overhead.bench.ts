@@ -12,8 +12,6 @@ import { clientStorageOptions } from '../src/storage/client-storage-options';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../src/stub';
-import { McpPool } from '../src/mcp';
-import { parseConfig } from '../src/worker/worker-file';
 import { makeMcpActivities } from '../activities/mcp';
 import { callClaude } from '../src/claude/call-claude';
 import { createClaudeClient } from '../src/claude/client';
@@ -27,6 +25,7 @@ import { buildToolCatalog } from '../src/core/tool-naming';
 import { toolResultsMessage, toolUses } from '../src/core/transcript';
 import type { MessageParam } from '../src/core/contracts';
 import { hopTimes } from './hop-times';
+import { everythingPool } from './everything-config';
 
 const ROUNDS = 5;
 const TURNS = Number(process.env.BENCH_TURNS ?? 8);
@@ -78,14 +77,7 @@ async function main(): Promise<void> {
     'steps-100': scenario(99, 0),
   };
   const stub = await startStubModel({ scenarios });
-  const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const config = parseConfig(
-    JSON.stringify({ mcp_servers: { everything: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } } }),
-    'json',
-    process.env,
-    'bench',
-  );
-  const pool = new McpPool(config.servers);
+  const pool = everythingPool();
   const claudeClient = createClaudeClient({ apiKey: 'bench', baseURL: stub.url });
   const claudeConfig = resolveClaudeConfig({});
   const connection = await NativeConnection.connect({ address: server.address });
@@ -94,6 +86,9 @@ async function main(): Promise<void> {
   const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig, workflowBundle: bundle });
   const running = workers.run();
   const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  // Turns start as `run` starts them with its in-process worker: on the worker's connection, eagerly.
+  const workerClient = new Client({ connection, ...clientStorageOptions() });
+  const eager = { taskQueue, eagerStart: true };
 
   // The in-process loop: the same Claude edge and MCP activity, the same transcript rules, no Temporal.
   const mcp = makeMcpActivities(pool);
@@ -121,7 +116,7 @@ async function main(): Promise<void> {
   }
 
   // Warm up both paths (workflow cache, pool connection, stub).
-  await executeChatTurn(client, { question: 'warm', model: 'lat-0', format: false, maxSteps: 20 }, { taskQueue });
+  await executeChatTurn(workerClient, { question: 'warm', model: 'lat-0', format: false, maxSteps: 20 }, eager);
   await inProcess('lat-0', 'warm');
 
   console.log(`\nOverhead per tool round: ${ROUNDS} rounds per turn, ${TURNS} turns each way, median`);
@@ -130,7 +125,7 @@ async function main(): Promise<void> {
     const ip: number[] = [];
     for (let i = 0; i < TURNS; i++) {
       let t = performance.now();
-      await executeChatTurn(client, { question: `wf ${model} ${i}`, model, format: false, maxSteps: 20 }, { taskQueue });
+      await executeChatTurn(workerClient, { question: `wf ${model} ${i}`, model, format: false, maxSteps: 20 }, eager);
       wf.push(performance.now() - t);
       t = performance.now();
       await inProcess(model, `ip ${model} ${i}`);
