@@ -17,7 +17,7 @@
  * server (billable) and the reads a subscriber makes (queries and updates are billable, describes
  * and history reads are not).
  *
- *   npx tsc -p tsconfig.json && node dist/bench/turn-actions.bench.js     (BENCH_ACTION_TURNS=3)
+ *   npm run bench:actions     (BENCH_ACTION_TURNS=3)
  */
 import { everythingPool } from './everything-config';
 import { Client, Connection } from '@temporalio/client';
