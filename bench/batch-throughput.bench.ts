@@ -2,9 +2,11 @@
  * Batch throughput on one worker: N turns × 2 tool rounds with the stub answering every Claude call
  * after 200 ms, run as one `chatBatch`. The worker is a separate `mcp-turns worker` process so its
  * peak memory (VmHWM) and CPU time can be read from /proc. Prints wall time, turns/s, worker peak
- * RSS and CPU share, the stub's peak concurrency, and history bytes per turn.
+ * RSS and CPU share, the stub's peak concurrency, history bytes per turn, and the Temporal server's
+ * CPU and requests per turn.
  *
- *   npm run bench:batch            (BENCH_TURNS=1000 by default)
+ *   npm run bench:batch            (BENCH_TURNS=1000 by default; BENCH_LOCAL_ACTIVITY=true|false|auto
+ *                                   sets server-everything's local_activity)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -129,7 +131,10 @@ async function main(): Promise<void> {
     historyBytes += Buffer.byteLength(JSON.stringify(history));
   }
 
-  console.log(`\n${TURNS} turns × 2 tool rounds, stub latency ${LATENCY} ms, batch concurrency ${CONCURRENCY}, one worker`);
+  console.log(
+    `\n${TURNS} turns × 2 tool rounds, stub latency ${LATENCY} ms, batch concurrency ${CONCURRENCY}, one worker ` +
+      `(local_activity of the server: ${process.env.BENCH_LOCAL_ACTIVITY ?? 'auto, the default'})`,
+  );
   console.log(`  completed ${completed}, failed ${failed}`);
   console.log(`  wall ${wall.toFixed(1)} s → ${(TURNS / wall).toFixed(1)} turns/s (target: ${TURNS} within 60 s)`);
   console.log(`  worker peak RSS ${peakRssMb.toFixed(0)} MB (target < 600 MB; ${idleRssMb.toFixed(0)} MB when ready, before the batch)`);

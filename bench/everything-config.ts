@@ -17,9 +17,17 @@ export function writeEverythingConfig(prefix: string, sections: Record<string, u
   return config;
 }
 
-/** The `mcp_servers` of the benches: server-everything over stdio, as `everything`. */
+/**
+ * The `mcp_servers` of the benches: server-everything over stdio, as `everything`. Its
+ * `local_activity` is the worker's default (`auto`) unless `BENCH_LOCAL_ACTIVITY` says `true` or `false`.
+ */
 const EVERYTHING_SERVERS = {
-  everything: { type: 'stdio', command: process.execPath, args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
+  everything: {
+    type: 'stdio',
+    command: process.execPath,
+    args: [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+    ...(process.env.BENCH_LOCAL_ACTIVITY ? { local_activity: process.env.BENCH_LOCAL_ACTIVITY === 'auto' ? 'auto' : process.env.BENCH_LOCAL_ACTIVITY === 'true' } : {}),
+  },
 };
 
 /** An MCP pool of this process with server-everything as `everything` (benches running their worker in-process). */

@@ -114,6 +114,7 @@ describe('a pool over four real servers from a .mcp.json', () => {
     expect(byServer('files')).not.toContain('edit_file');
     expect(Object.keys(listed.policies).sort()).toEqual(['everything', 'files', 'memory', 'remote']);
     expect(listed.policies.remote).toEqual({
+      localTools: [], // no call seen yet (src/mcp/tool-speed.ts)
       startToCloseTimeoutMs: 40_000,
       heartbeatTimeoutMs: 15_000,
       retry: {
@@ -163,6 +164,13 @@ describe('a pool over four real servers from a .mcp.json', () => {
     expect(textOf(graph)).toContain('Ada');
     expect(textOf(file)).toBe('hello from the filesystem server');
     expect([echo, graph, file].map((o) => o.isError)).toEqual([false, false, false]);
+  });
+
+  it('lists a tool as local once its last three calls were quick', async () => {
+    for (let i = 0; i < 3; i++) await pool.callTool({ server: 'remote', tool: 'get-sum', arguments: { a: i, b: 1 }, toolUseId: `q${i}` });
+    const listed = await pool.listTools({ servers: ['remote'] });
+    expect(listed.policies.remote!.localTools).toContain('get-sum');
+    expect(listed.policies.remote!.localTools).not.toContain('trigger-long-running-operation');
   });
 
   it('turns an image into an image block and an artifact', async () => {
