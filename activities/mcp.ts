@@ -18,30 +18,30 @@ export type DynamicActivity = (...args: unknown[]) => Promise<unknown>;
 
 export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity) {
   const callTool = async (input: CallToolInput): Promise<CallToolOutput> => {
-      const ctx = Context.current();
-      // Progress keeps the MCP request alive in both cases (up to max_total_timeout_ms).
-      const call = (): Promise<Omit<CallToolOutput, 'attempt'>> =>
-        pool.callTool(input, {
-          signal: ctx.cancellationSignal,
-          onProgress: (p) => {
-            if (!ctx.info.isLocal) ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) });
-          },
-        });
-      let out;
-      try {
-        out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)));
-      } catch (err) {
-        throw withToolUseId(err, input.toolUseId);
-      }
-      // History keeps every result: fields saying "nothing" are left out.
-      const { artifacts, truncatedBytes, ...rest } = out;
-      return {
-        ...rest,
-        ...(artifacts?.length ? { artifacts } : {}),
-        ...(truncatedBytes ? { truncatedBytes } : {}),
-        attempt: ctx.info.attempt,
-        toolUseId: input.toolUseId,
-      };
+    const ctx = Context.current();
+    // Progress keeps the MCP request alive in both cases (up to max_total_timeout_ms).
+    const call = (): Promise<Omit<CallToolOutput, 'attempt'>> =>
+      pool.callTool(input, {
+        signal: ctx.cancellationSignal,
+        onProgress: (p) => {
+          if (!ctx.info.isLocal) ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) });
+        },
+      });
+    let out;
+    try {
+      out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)));
+    } catch (err) {
+      throw withToolUseId(err, input.toolUseId);
+    }
+    // History keeps every result: fields saying "nothing" are left out.
+    const { artifacts, truncatedBytes, ...rest } = out;
+    return {
+      ...rest,
+      ...(artifacts?.length ? { artifacts } : {}),
+      ...(truncatedBytes ? { truncatedBytes } : {}),
+      attempt: ctx.info.attempt,
+      toolUseId: input.toolUseId,
+    };
   };
   return {
     /** One MCP tool call, as an activity of its own; see McpPool.callTool for what is returned and what is thrown. */
