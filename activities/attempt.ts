@@ -19,9 +19,10 @@ export type GiveUp = (failure: ApplicationFailure, attempt: number) => string | 
  * `err` with the attempt of `info` stamped. An ApplicationFailure gains the attempt detail; when it
  * is final (non-retryable, given up by `giveUp`, or failing the retry policy's last attempt) its
  * message also ends with `; attempt N`, and `(gave up: why)` when given up, which makes it
- * non-retryable. Anything else (a cancellation, a failure already stamped) is returned as it is.
+ * non-retryable. `more` details follow the attempt's. Anything else (a cancellation, a failure already
+ * stamped) is returned as it is.
  */
-export function stampAttempt(err: unknown, info: Pick<Info, 'attempt' | 'retryPolicy'>, giveUp?: GiveUp): unknown {
+export function stampAttempt(err: unknown, info: Pick<Info, 'attempt' | 'retryPolicy'>, giveUp?: GiveUp, more: unknown[] = []): unknown {
   if (!(err instanceof ApplicationFailure) || recordedAttempt(err) !== undefined) return err;
   const { attempt } = info;
   const gaveUp = giveUp?.(err, attempt);
@@ -32,18 +33,18 @@ export function stampAttempt(err: unknown, info: Pick<Info, 'attempt' | 'retryPo
     type: err.type ?? undefined,
     message: final ? `${err.message}; attempt ${attempt}${gaveUp !== undefined ? ` (gave up: ${gaveUp})` : ''}` : err.message,
     nonRetryable,
-    details: [...(err.details ?? []), attemptDetail(attempt)],
+    details: [...(err.details ?? []), attemptDetail(attempt), ...more],
     ...(err.cause ? { cause: err.cause } : {}),
     ...(err.nextRetryDelay != null && !nonRetryable ? { nextRetryDelay: err.nextRetryDelay } : {}),
     ...(err.category != null ? { category: err.category } : {}),
   });
 }
 
-/** Runs `fn`, stamping the attempt of `ctx` on whatever it throws (see {@link stampAttempt}). */
-export async function stampingAttempt<T>(ctx: Context, fn: () => Promise<T>, giveUp?: GiveUp): Promise<T> {
+/** Runs `fn`, stamping the attempt of `ctx` (and `more` details) on whatever it throws (see {@link stampAttempt}). */
+export async function stampingAttempt<T>(ctx: Context, fn: () => Promise<T>, giveUp?: GiveUp, more?: unknown[]): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    throw stampAttempt(err, ctx.info, giveUp);
+    throw stampAttempt(err, ctx.info, giveUp, more);
   }
 }

@@ -27,12 +27,8 @@ export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity)
           if (!ctx.info.isLocal) ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) });
         },
       });
-    let out;
-    try {
-      out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)));
-    } catch (err) {
-      throw withToolUseId(err, input.toolUseId);
-    }
+    // A failure names its call too (see CallToolOutput.toolUseId).
+    const out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)), undefined, [{ toolUseId: input.toolUseId }]);
     // History keeps every result: fields saying "nothing" are left out.
     const { artifacts, truncatedBytes, ...rest } = out;
     return {
@@ -62,20 +58,6 @@ export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity)
       throw ApplicationFailure.create({ type: 'NotFoundError', message: `Activity function ${activityType} is not registered on this Worker`, nonRetryable: true });
     },
   };
-}
-
-/** `err` with the call's tool_use id among its details (see CallToolOutput.toolUseId); anything but an ApplicationFailure as it is. */
-function withToolUseId(err: unknown, toolUseId: string): unknown {
-  if (!(err instanceof ApplicationFailure)) return err;
-  return ApplicationFailure.create({
-    type: err.type ?? undefined,
-    message: err.message,
-    nonRetryable: err.nonRetryable ?? undefined,
-    details: [...(err.details ?? []), { toolUseId }],
-    ...(err.cause ? { cause: err.cause } : {}),
-    ...(err.nextRetryDelay != null ? { nextRetryDelay: err.nextRetryDelay } : {}),
-    ...(err.category != null ? { category: err.category } : {}),
-  });
 }
 
 /** The MCP activities' type: what the workflow schedules and the worker registers. */
