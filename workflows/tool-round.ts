@@ -39,6 +39,8 @@ export interface ToolCallsOptions {
   budget: number | undefined;
   /** The approval a call of a tool needs (src/core/approvals.ts). */
   approvalFor: ApprovalRule;
+  /** The turn is a batch's: tools the worker has not seen yet run locally too (ServerCallPolicy.unseenTools). */
+  inBatch: boolean;
   /** Waits for a person's decision on a call; answers the decided record. */
   waitForApproval: (call: ApprovalRequest, approval: ToolApproval) => Promise<ApprovalRecord>;
 }
@@ -136,7 +138,7 @@ export class ToolCalls {
     let content: ToolResultContent[];
     let ended: Pick<ToolCallRecord, 'isError' | 'error' | 'attempts'>;
     try {
-      const out = await toolCallActivity(policy, server, tool)({
+      const out = await toolCallActivity(policy, server, tool, { inBatch: this.options.inBatch })({
         server,
         tool,
         arguments: (use.input ?? {}) as Record<string, unknown>,

@@ -33,10 +33,10 @@ export function claudeActivities(summary: string, { streamed }: { streamed: bool
  * A tool's calls, scheduled by the policy its server's listing recorded. A local one (a tool the
  * worker saw answer quickly: src/mcp/tool-speed.ts) runs in this worker within the workflow task
  * that scheduled it: a round costs one workflow task, not two, and history records only its
- * result. One that runs longer than the workflow task timeout keeps the task alive by heartbeating
+ * result. A batch's turn (`inBatch`) also runs a tool not yet seen by the worker locally. One that runs longer than the workflow task timeout keeps the task alive by heartbeating
  * it; a retry whose backoff exceeds a minute waits on a timer.
  */
-export function toolCallActivity(policy: ServerCallPolicy, server: string, tool: string): McpActivities['callTool'] {
+export function toolCallActivity(policy: ServerCallPolicy, server: string, tool: string, { inBatch }: { inBatch: boolean }): McpActivities['callTool'] {
   const name = toolCallName(server, tool);
   const retry = {
     maximumAttempts: policy.retry.maximumAttempts,
@@ -44,7 +44,7 @@ export function toolCallActivity(policy: ServerCallPolicy, server: string, tool:
     backoffCoefficient: policy.retry.backoffCoefficient,
     maximumInterval: policy.retry.maximumIntervalMs,
   };
-  if (policy.localTools.includes(tool)) {
+  if (policy.localTools.includes(tool) || (inBatch && policy.unseenTools?.includes(tool))) {
     // Named as the call: the UI shows a local activity by its type (src/core/tool-call-activity.ts).
     return proxyLocalActivities<Record<string, McpActivities['callTool']>>({ summary: name, startToCloseTimeout: policy.startToCloseTimeoutMs, retry })[name]!;
   }

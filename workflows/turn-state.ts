@@ -3,7 +3,8 @@
  * usage. Only its methods change it; the progress query and the UI's current details are computed
  * from it when asked.
  */
-import { condition, log, setCurrentDetails } from '@temporalio/workflow';
+import { condition, log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import { SA_BATCH } from '../src/core/search-attributes';
 import { approvalRule, type ApprovalRecord } from '../src/core/approvals';
 import type {
   ClaudeCallInput,
@@ -112,6 +113,7 @@ export class Turn implements BatchedTurn {
       budget: this.input.maxToolCalls,
       approvalFor: approvalRule(prepared.tools, catalog.targets, this.input.approval),
       waitForApproval: (call, approval) => this.waitForApproval(call, approval),
+      inBatch: workflowInfo().typedSearchAttributes.get(SA_BATCH) !== undefined,
     });
     const { model, maxTokensPerCall: maxTokens } = this.input;
     const thinking: ThinkingConfigParam | undefined = this.input.thinking ? { type: 'enabled', budget_tokens: this.input.thinking.budgetTokens } : undefined;

@@ -79,6 +79,12 @@ export interface ServerCallPolicy {
    * the tools (src/mcp/tool-speed.ts), so replay does not depend on it.
    */
   localTools: string[];
+  /**
+   * Tools of this server the worker has not seen called yet (`local_activity: auto`): a batch's turn
+   * runs them locally too (it is there for throughput; nobody reads its progress during a call),
+   * which a batch started at once needs, its turns being listed before any call has ended.
+   */
+  unseenTools?: string[];
   /** Activity start-to-close; always above the MCP request timeout. */
   startToCloseTimeoutMs: number;
   /** Heartbeat timeout (progress notifications and a periodic beat keep it alive). */

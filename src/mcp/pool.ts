@@ -236,6 +236,10 @@ export class McpPool {
           r.tools.map((t) => t.name),
           entry.config.localActivity,
         ),
+        unseenTools: entry.speed.unseenTools(
+          r.tools.map((t) => t.name),
+          entry.config.localActivity,
+        ),
       };
     });
     return out;

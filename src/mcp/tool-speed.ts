@@ -4,7 +4,8 @@
  * stays open: the turn's progress cannot be read and a cancellation waits until the call ends or
  * the task heartbeats (every 8 s). So a tool runs locally once its last {@link QUICK_CALLS} calls in
  * this worker each ended within {@link QUICK_CALL_MS}; a tool not yet seen, or seen slow, runs as an
- * activity of its own. The server's `local_activity` setting can say always or never instead.
+ * activity of its own — except in a batch's turn, which runs a tool not yet seen locally too
+ * (ServerCallPolicy.unseenTools). The server's `local_activity` setting can say always or never instead.
  */
 
 /** Calls a tool must have made, each quick, before it runs locally. */
@@ -28,6 +29,11 @@ export class ToolSpeed {
   isQuick(tool: string): boolean {
     const durations = this.recent.get(tool) ?? [];
     return durations.length === QUICK_CALLS && durations.every((ms) => ms <= QUICK_CALL_MS);
+  }
+
+  /** The tools of `tools` never called yet under `setting` `auto` (none otherwise). */
+  unseenTools(tools: readonly string[], setting: boolean | 'auto'): string[] {
+    return setting === 'auto' ? tools.filter((t) => !this.recent.has(t)) : [];
   }
 
   /** The tools of `tools` that run locally under `setting`. */

@@ -139,10 +139,19 @@ function resultsRequest(question: string) {
   return h.stub.requests.find((r) => r.kind === 'step' && r.step === 1 && JSON.stringify(r.body.messages?.[0]).includes(question));
 }
 
-/** callTool activities scheduled in a history, with their attempts. */
+/**
+ * The tool calls a history ran, with their attempts: `callTool` activities, and local ones (a batch's
+ * turn runs a tool its worker has not seen yet locally), whose marker names the call as `server · tool`.
+ */
 function toolActivities(history: temporal.api.history.v1.IHistory): Array<{ tool: string; attempts: number }> {
   const events = history.events ?? [];
   return events.flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity') {
+      const data = JSON.parse(Buffer.from(marker.details!.data!.payloads![0]!.data!).toString()) as { activity_type: string; attempt: number };
+      const [, tool] = data.activity_type.split(' · ');
+      return tool ? [{ tool, attempts: data.attempt }] : [];
+    }
     const a = e.activityTaskScheduledEventAttributes;
     if (a?.activityType?.name !== 'callTool') return [];
     const input = JSON.parse(Buffer.from(a.input!.payloads![0]!.data!).toString()) as { tool: string };

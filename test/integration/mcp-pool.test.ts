@@ -115,6 +115,7 @@ describe('a pool over four real servers from a .mcp.json', () => {
     expect(Object.keys(listed.policies).sort()).toEqual(['everything', 'files', 'memory', 'remote']);
     expect(listed.policies.remote).toEqual({
       localTools: [], // no call seen yet (src/mcp/tool-speed.ts)
+      unseenTools: ['echo', 'get-sum', 'trigger-long-running-operation'],
       startToCloseTimeoutMs: 40_000,
       heartbeatTimeoutMs: 15_000,
       retry: {

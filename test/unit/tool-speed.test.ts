@@ -28,3 +28,12 @@ it('the server setting true or false overrides what was seen', () => {
   expect(speed.localTools(['a', 'b'], false)).toEqual([]);
   expect(speed.localTools(['a', 'b'], 'auto')).toEqual(['a']);
 });
+
+it('under auto, a tool never called is unseen (a batch turn runs it locally); once called, it is not', () => {
+  const speed = new ToolSpeed();
+  expect(speed.unseenTools(['a', 'b'], 'auto')).toEqual(['a', 'b']);
+  speed.record('a', 30_000);
+  expect(speed.unseenTools(['a', 'b'], 'auto')).toEqual(['b']);
+  expect(speed.unseenTools(['a', 'b'], false)).toEqual([]);
+  expect(speed.unseenTools(['a', 'b'], true)).toEqual([]);
+});

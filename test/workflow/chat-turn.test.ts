@@ -6,6 +6,7 @@
  */
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { SA_BATCH } from '../../src/core/search-attributes';
 import type { ContentBlockParam, MessageParam } from '../../src/core/contracts';
 import { CONTEXT_WINDOW_ANSWER, GATHER_SYSTEM_PROMPT } from '../../src/core/prompts';
 import { turnProgressQuery } from '../../src/core/workflow-handlers';
@@ -502,6 +503,35 @@ describe('tool rounds', () => {
     // A round is one workflow task: the one that read Claude's reply ran the calls and scheduled the next step.
     const tasks = events!.filter((e) => e.workflowTaskCompletedEventAttributes).length;
     expect(tasks).toBe(5);
+  });
+
+  it("a batch's turn runs a tool the worker has not seen yet locally; another turn runs it as an activity of its own", async () => {
+    const script = () => ({
+      tools: [search],
+      policies: { kb: { ...FAST_TOOL_POLICY, localTools: [], unseenTools: ['search'] } },
+      claude: [reply([toolUse('kb__search', { q: 'new' })]), reply([text('done')])],
+      formatter: {},
+    });
+    const scheduled = async (workflowId: string): Promise<string[]> => {
+      const { events } = await turns.client.workflow.getHandle(workflowId).fetchHistory();
+      return events!.flatMap((e) => [
+        ...(e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType!.name!] : []),
+        ...(e.markerRecordedEventAttributes ? [`local ${defaultPayloadConverter.fromPayload<string>(e.userMetadata!.summary!)}`] : []),
+      ]);
+    };
+    const batchId = `batch-child-${Date.now()}`;
+    turns.expect(batchId, script());
+    const child = await turns.client.workflow.start('chatTurn', {
+      taskQueue: turns.taskQueue,
+      workflowId: batchId,
+      args: [{ question: 'in a batch' }],
+      typedSearchAttributes: [{ key: SA_BATCH, value: 'b1' }],
+    });
+    await child.result();
+    expect(await scheduled(batchId)).toEqual(['local check input, list tools', 'claude', 'local kb · search', 'claude', 'formatResponse']);
+    const alone = await turns.start({ question: 'alone' }, script());
+    await alone.result();
+    expect(await scheduled(alone.workflowId)).toEqual(['local check input, list tools', 'claude', 'callTool', 'claude', 'formatResponse']);
   });
 
   it("a tool's own error result reaches Claude as is_error after one attempt", async () => {
