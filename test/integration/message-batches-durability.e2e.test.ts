@@ -33,8 +33,10 @@ const twoRounds: Scenario = {
   ],
   formatter: { conversation: [{ type: 'text', content: 'A: {{question}}' }] },
 };
+// The echo calls run as activities: a worker SIGKILLed during a local call costs its turn a workflow
+// task timeout (10 s), and what this suite checks is the Message Batches' fate, not the tool calls'.
 const config = {
-  mcp_servers: { everything: everythingStdio() },
+  mcp_servers: { everything: everythingStdio({ local_activity: false }) },
   claude: { messageBatches: { maxWaitMs: 1000, pollInitialMs: 300, pollMaxMs: 1000 } },
 };
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-message-batches-'));
