@@ -8,6 +8,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Context } from '@temporalio/activity';
 import { ClaudeFailureType } from '../src/core/failure-types';
 import { callClaude, type CallClaudeOptions } from '../src/claude/call-claude';
+import { CallLimiter } from '../src/claude/call-limiter';
 import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
 import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
@@ -27,18 +28,22 @@ export interface ClaudeActivityDeps {
   config: ClaudeConfig;
   /** Calls and tokens by model (worker metrics). */
   metrics?: ClaudeMetrics;
+  /** The worker's cap on calls at once, shared by every queue these activities run on. @default `config.maxConcurrentCalls` */
+  limiter?: CallLimiter;
 }
 
 /**
- * Runs a call while heartbeating; its failure says which attempt failed (./attempt.ts). A 429
+ * Runs a call, once the worker's cap lets it, while heartbeating (waiting included); its failure
+ * says which attempt failed (./attempt.ts). A 429
  * without `retry-after` (a spend cap does not clear in minutes) becomes final after
  * `maxSpendCapAttempts`, saying why. A streamed call heartbeats its stream record, and a call that
  * ends without a result leaves the record in its failure (./stream-publishing.ts).
  */
-async function claudeCall<T>(maxSpendCapAttempts: number, recorder: StreamRecorder | undefined, fn: () => Promise<T>): Promise<T> {
+async function claudeCall<T>(limiter: CallLimiter, maxSpendCapAttempts: number, recorder: StreamRecorder | undefined, fn: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
   const details = recorder ? () => recorder.record : undefined;
-  return stampingAttempt(ctx, () => keepingRecord(recorder, () => heartbeatingWhile(ctx, fn, details)), spendCapReached(maxSpendCapAttempts));
+  const limited = (): Promise<T> => limiter.run(ctx.cancellationSignal, fn);
+  return stampingAttempt(ctx, () => keepingRecord(recorder, () => heartbeatingWhile(ctx, limited, details)), spendCapReached(maxSpendCapAttempts));
 }
 
 /** Gives up on a 429 without `retry-after` at attempt `maxSpendCapAttempts`. */
@@ -53,6 +58,7 @@ function spendCapReached(maxSpendCapAttempts: number): GiveUp {
 export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
   const errorPolicy = claudeErrorPolicy(deps.config);
+  const limiter = deps.limiter ?? new CallLimiter(deps.config.maxConcurrentCalls);
 
   const options = (recorder: StreamRecorder | undefined): CallClaudeOptions => {
     const ctx = Context.current();
@@ -73,7 +79,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     async claude(input: ClaudeCallInput, ...segments: TranscriptSegment[]): Promise<ClaudeCallOutput> {
       const { step, stream, ...request } = input;
       const recorder = stream && streamRecorder('step', stream);
-      const out = await claudeCall(deps.config.maxSpendCapAttempts, recorder, () => callClaude(deps.client, { ...request, ...joinSegments(segments) }, options(recorder)));
+      const out = await claudeCall(limiter, deps.config.maxSpendCapAttempts, recorder, () => callClaude(deps.client, { ...request, ...joinSegments(segments) }, options(recorder)));
       if (recorder) out.stream = recorder.finish({ t: stepText(out.content), ...(stream.reasoning ? { r: reasoningText(out.content) } : {}) });
       deps.metrics?.record('claude', out.model, out.usage, out.stopReason ?? 'none');
       Context.current().log.debug('claude call', {
@@ -93,7 +99,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
     async formatResponse(input: FormatResponseInput, ...segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
       const { stream, ...request } = input;
       const recorder = stream && streamRecorder('formatter', stream);
-      const out = await claudeCall(deps.config.maxSpendCapAttempts, recorder, () =>
+      const out = await claudeCall(limiter, deps.config.maxSpendCapAttempts, recorder, () =>
         runFormatter(deps.client, { ...request, messages: joinSegments(segments).messages }, options(recorder)),
       );
       if (recorder) out.stream = recorder.finish({ a: buildResponse(out.output).conversation });

@@ -8,21 +8,21 @@ import type { ClaudeActivities } from '../activities/claude';
 import type { McpActivities } from '../activities/mcp';
 import type { TurnStartActivities } from '../activities/turn-start';
 import type { ServerCallPolicy } from '../src/core/contracts';
-import { claudeTaskQueue } from '../src/core/task-queues';
+import { claudeCallQueue } from '../src/core/task-queues';
 import { toolCallName } from '../src/core/tool-call-activity';
 
 /**
  * Claude calls (the loop's and the formatter's): retried by Temporal alone (the SDK makes no
- * retries of its own), on their own task queue so workers can cap their rate. The activity
+ * retries of its own), on the queue src/core/task-queues.ts names. The activity
  * heartbeats while it waits, so a dead worker is noticed within the heartbeat timeout. A streamed
  * call is waited for when its turn is cancelled: it ends with what it streamed in its details
  * (activities/stream-publishing.ts), which history then keeps before the turn's end.
  */
-export function claudeActivities(summary: string, { streamed }: { streamed: boolean }): ClaudeActivities {
+export function claudeActivities(summary: string, { streamed, onTurnQueue }: { streamed: boolean; onTurnQueue: boolean }): ClaudeActivities {
   return proxyActivities<ClaudeActivities>({
     summary,
     ...(streamed ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
-    taskQueue: claudeTaskQueue(workflowInfo().taskQueue),
+    taskQueue: claudeCallQueue(workflowInfo().taskQueue, { onTurnQueue, streamed }),
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },

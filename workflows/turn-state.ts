@@ -67,6 +67,8 @@ export class Turn implements BatchedTurn {
   readonly hadTools: boolean;
   /** The turn streams: its Claude calls publish what they write. */
   readonly streamed: boolean;
+  /** The worker that started the turn runs its unstreamed Claude calls on the turn's queue (WorkerTurnDefaults). */
+  readonly claudeOnTurnQueue: boolean;
   private phase: TurnProgress['phase'] = 'listing-tools';
   private steps = 0;
   private usage: TokenUsage = ZERO_USAGE;
@@ -93,6 +95,7 @@ export class Turn implements BatchedTurn {
     batchCalls?: MessageBatchCalls,
   ) {
     this.input = resolveTurn(input, prepared.workerDefaults);
+    this.claudeOnTurnQueue = prepared.workerDefaults.claudeOnTurnQueue === true;
     if (this.input.messageBatches && batchCalls) {
       this.batched = batchCalls;
       this.deadlineMs = this.input.messageBatches.deadlineMs;

@@ -105,9 +105,18 @@ export interface ToolListing {
   unusableTools?: UnusableTool[];
 }
 
-/** What the worker decides for a turn that leaves it unset (its config's `claude.model`). */
+/**
+ * What the worker decides for a turn: the model when the turn names none (its config's
+ * `claude.model`), and whether the turn's unstreamed Claude calls run on the turn's own task queue.
+ */
 export interface WorkerTurnDefaults {
   model?: string;
+  /**
+   * True when the worker's config caps Claude calls per worker only (no `claude.rateLimitPerSecond`):
+   * they then run on the turn's queue, dispatched eagerly in the workflow task that schedules them
+   * (src/core/task-queues.ts).
+   */
+  claudeOnTurnQueue?: boolean;
 }
 
 /**

@@ -12,3 +12,15 @@ export const DEFAULT_TASK_QUEUE = 'mcp-turns';
 export function claudeTaskQueue(turnTaskQueue: string): string {
   return `${turnTaskQueue}-claude`;
 }
+
+/**
+ * The queue of a turn's Claude calls. With no rate cap across the queue (`onTurnQueue`, recorded at
+ * the turn's start), an unstreamed call runs on the turn's own queue: the server hands it to the
+ * worker in the response to the workflow task that scheduled it (eager activity dispatch), one
+ * matching hop fewer per call, and the worker caps its Claude calls itself (src/claude/call-limiter.ts).
+ * A streamed call stays on the Claude queue, whose worker sends heartbeats (its deltas) at the
+ * stream's pace, a per-worker setting the turn queue's MCP calls do not need.
+ */
+export function claudeCallQueue(turnTaskQueue: string, { onTurnQueue, streamed }: { onTurnQueue: boolean; streamed: boolean }): string {
+  return onTurnQueue && !streamed ? turnTaskQueue : claudeTaskQueue(turnTaskQueue);
+}

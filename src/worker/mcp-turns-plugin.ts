@@ -13,7 +13,8 @@ import { McpPool } from '../mcp/pool';
 import { dataConverterFromEnv, storesPayloads } from '../storage/data-converter';
 import { combinedWorkflowsOptions } from './combined-workflows';
 import { poolMetrics } from './metrics';
-import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
+import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
+import type { ClaudeActivities } from '../../activities/claude';
 import type { DynamicActivity } from '../../activities/mcp';
 import { loadWorkerConfig, type WorkerConfig } from './worker-config';
 import { workflowsPath } from './workflows-path';
@@ -36,9 +37,9 @@ export interface McpTurnsPluginOptions {
 
 /**
  * Adds mcp-turns to a worker: its workflows (`chatTurn`, `chatBatch`, `conversation`) beside the worker's own, the
- * MCP and turn-start activities on the worker's task queue, mcp-turns' data converter, and, while
- * the worker runs, a second worker on the Claude queue (`<task queue>-claude`) for the Claude calls,
- * under the config's concurrency and rate caps. The MCP servers are opened on first use and closed
+ * MCP, turn-start and Claude activities on the worker's task queue, mcp-turns' data converter, and,
+ * while the worker runs, a second worker on the Claude queue (`<task queue>-claude`) for the Claude
+ * calls that run there (src/core/task-queues.ts), under the config's concurrency and rate caps. The MCP servers are opened on first use and closed
  * when the last worker using the plugin stops. On a `Client`, the plugin sets the same data converter.
  *
  * Workflows: with `workflowsPath`, the worker bundles that module's workflows and mcp-turns' together
@@ -51,6 +52,8 @@ export class McpTurnsPlugin extends SimplePlugin {
   private readonly claudeClient: Anthropic;
   private readonly payloads: Pick<WorkerOptions, 'dataConverter' | 'interceptors'>;
   private pool?: McpPool;
+  /** The Claude activities both queues register (one cap on calls at once), made with the pool. */
+  private claude?: ClaudeActivities;
   /** Workers configured with the pool and not yet stopped: the pool closes when the last one stops. */
   private poolUsers = 0;
   /** Claude queues of the workers this plugin runs: they pass through untouched when the plugin sits on the connection. */
@@ -79,6 +82,12 @@ export class McpTurnsPlugin extends SimplePlugin {
     return this.pool;
   }
 
+  /** The Claude activities, made on the first worker (their metrics use the Runtime's meter). */
+  private claudeActivities(): ClaudeActivities {
+    this.claude ??= claudeCallActivities(this.claudeClient, this.config.claude);
+    return this.claude;
+  }
+
   override configureWorker(options: WorkerOptions): WorkerOptions {
     if (this.ownClaudeQueues.has(options.taskQueue)) return options;
     const configured = super.configureWorker(options);
@@ -88,7 +97,7 @@ export class McpTurnsPlugin extends SimplePlugin {
       ...withTurnWorkflows(configured),
       activities: {
         ...configured.activities,
-        ...turnQueueActivities(this.mcpPool(), this.config.claude, {
+        ...turnQueueActivities(this.mcpPool(), this.config.claude, this.claudeActivities(), {
           storesPayloads: this.payloads.dataConverter ? storesPayloads(this.payloads.dataConverter) : false,
           // The team's own dynamic activity keeps every type that is not a local tool call.
           otherDynamic: (configured.activities as Record<string, unknown> | undefined)?.default as DynamicActivity | undefined,
@@ -112,7 +121,7 @@ export class McpTurnsPlugin extends SimplePlugin {
         ...(worker.connection ? { connection: worker.connection } : {}),
         namespace: worker.options.namespace,
         ...this.payloads,
-        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude),
+        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude, this.claudeActivities()),
       });
       const stop = (w: Worker): void => {
         if (w.getState() === 'RUNNING') w.shutdown();

@@ -1,13 +1,14 @@
 /**
  * What mcp-turns registers on each of its task queues, shared by its own worker (turn-worker.ts)
  * and the plugin for teams' workers (mcp-turns-plugin.ts): the turn queue runs the workflows, the
- * MCP activities and the turn's start (a local activity); the Claude queue (`<queue>-claude`) runs
- * the Claude activities under the config's concurrency and rate caps.
+ * MCP activities, the turn's start (a local activity) and, unless a rate cap spans the Claude queue,
+ * unstreamed Claude calls; the Claude queue (`<queue>-claude`) runs the other Claude calls under the
+ * config's concurrency and rate caps (src/core/task-queues.ts).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { makeClaudeActivities } from '../../activities/claude';
+import { makeClaudeActivities, type ClaudeActivities } from '../../activities/claude';
 import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '../../activities/message-batches';
 import { makeMcpActivities, type DynamicActivity } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
@@ -20,31 +21,45 @@ import { storesPayloads } from '../storage/data-converter';
 import { claudeMetrics } from './metrics';
 
 /**
+ * The Claude calls' activities of one worker process, made once and registered on both queues, so
+ * one cap (`claude.maxConcurrentCalls`) counts the calls of both (src/claude/call-limiter.ts).
+ */
+export function claudeCallActivities(claudeClient: Anthropic, claudeConfig: ClaudeConfig): ClaudeActivities {
+  return makeClaudeActivities({ client: claudeClient, config: claudeConfig, metrics: claudeMetrics(Runtime.instance().metricMeter) });
+}
+
+/**
  * The turn queue's activities: MCP calls (a local one through the dynamic activity, handing any
- * other type to `otherDynamic`, the worker's own), the turn's start (with the worker's default model) and a
- * request's submission to its Message Batch collector. `storesPayloads`: the workers' data converter
- * stores large payloads (mcp-turns' default converter does).
+ * other type to `otherDynamic`, the worker's own), the turn's start (with the worker's defaults),
+ * a request's submission to its Message Batch collector, and the Claude calls of turns whose queue
+ * they run on (src/core/task-queues.ts: when no rate cap spans the queue). `storesPayloads`: the
+ * workers' data converter stores large payloads (mcp-turns' default converter does).
  */
 export function turnQueueActivities(
   pool: McpPool,
   claudeConfig: ClaudeConfig,
+  claude: ClaudeActivities,
   { storesPayloads = true, otherDynamic }: { storesPayloads?: boolean; otherDynamic?: DynamicActivity } = {},
 ) {
+  const workerDefaults = { model: claudeConfig.model, claudeOnTurnQueue: claudeConfig.rateLimitPerSecond === undefined };
   return {
     ...makeMcpActivities(pool, otherDynamic), // its dynamic activity runs the local tool calls
-    ...makeTurnStartActivities({ pool, workerDefaults: { model: claudeConfig.model } }), // local: run beside the workflow that asks
+    ...makeTurnStartActivities({ pool, workerDefaults }), // local: run beside the workflow that asks
     ...makeMessageBatchSubmitActivities({ config: claudeConfig, storesPayloads }),
+    ...claude,
   };
 }
 
 /**
  * Options of the worker on the Claude queue of `turnTaskQueue` (without connection and namespace):
- * the Claude calls and the Message Batch collector's activities.
+ * the Claude calls (`claude`, the same set the turn queue registers) and the Message Batch
+ * collector's activities, under the config's concurrency and rate caps.
  */
 export function claudeQueueWorkerOptions(
   turnTaskQueue: string,
   claudeClient: Anthropic,
   claudeConfig: ClaudeConfig,
+  claude: ClaudeActivities,
 ): Pick<
   WorkerOptions,
   | 'taskQueue'
@@ -57,14 +72,7 @@ export function claudeQueueWorkerOptions(
     taskQueue: claudeTaskQueue(turnTaskQueue),
     // A streamed call's deltas reach subscribers as heartbeat details: send them at this pace at most.
     maxHeartbeatThrottleInterval: STREAM_PUBLISH_INTERVAL_MS,
-    activities: {
-      ...makeClaudeActivities({
-        client: claudeClient,
-        config: claudeConfig,
-        metrics: claudeMetrics(Runtime.instance().metricMeter),
-      }),
-      ...makeMessageBatchActivities({ client: claudeClient, config: claudeConfig }),
-    },
+    activities: { ...claude, ...makeMessageBatchActivities({ client: claudeClient, config: claudeConfig }) },
     maxConcurrentActivityTaskExecutions: claudeConfig.maxConcurrentCalls,
     ...(claudeConfig.rateLimitPerSecond !== undefined
       ? { maxTaskQueueActivitiesPerSecond: claudeConfig.rateLimitPerSecond }

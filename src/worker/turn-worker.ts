@@ -1,7 +1,7 @@
 /**
- * Assembles an mcp-turns worker process: one Temporal worker for turn workflows and MCP calls, one
- * for Claude calls (its own queue, its own concurrency and rate caps), sharing one MCP pool and one
- * Anthropic client.
+ * Assembles an mcp-turns worker process: one Temporal worker for turn workflows, MCP calls and
+ * unstreamed Claude calls, one for the Claude queue (its own concurrency and rate caps), sharing one
+ * MCP pool, one Anthropic client and one cap on Claude calls at once.
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { Worker, type NativeConnection, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
@@ -9,7 +9,7 @@ import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv, encryptsPayloads, storesPayloads } from '../storage/data-converter';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
-import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
+import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
 import { workflowSource } from './workflow-bundle';
 import { workflowsPath } from './workflows-path';
 
@@ -57,6 +57,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
       ? { source: { workflowsPath: workflowsPath() }, reason: "bundled at start with the plugins' workflow interceptors" }
       : workflowSource(encryptsPayloads(dataConverter) ? 'encrypted' : 'plain');
   const payloads = payloadWorkerOptions(dataConverter);
+  const claude = claudeCallActivities(opts.claudeClient, opts.claudeConfig);
   const turnWorker = await Worker.create({
     connection: opts.connection,
     namespace,
@@ -64,7 +65,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     plugins,
     ...workflows.source,
     ...payloads,
-    activities: turnQueueActivities(opts.pool, opts.claudeConfig, { storesPayloads: storesPayloads(dataConverter) }),
+    activities: turnQueueActivities(opts.pool, opts.claudeConfig, claude, { storesPayloads: storesPayloads(dataConverter) }),
     ...opts.turnWorkerOptions,
   });
   const claudeWorker = await Worker.create({
@@ -72,7 +73,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     namespace,
     plugins,
     ...payloads,
-    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig),
+    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig, claude),
   });
   return {
     turnWorker,

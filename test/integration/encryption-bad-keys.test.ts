@@ -23,7 +23,7 @@ import { clientStorageOptions } from '../../src/storage/client-storage-options';
 import { createDataConverter } from '../../src/storage/data-converter';
 import { storageConfigFromEnv } from '../../src/storage/storage-config';
 import { startStubModel, type StubModel } from '../../src/stub';
-import { claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from '../../src/worker/queue-registrations';
+import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from '../../src/worker/queue-registrations';
 import { quietRuntime, uniqueQueue } from '../support/temporal';
 import { runCli } from '../support/cli';
 
@@ -45,19 +45,22 @@ const payloads = (keyring: string) => payloadWorkerOptions(createDataConverter(s
 
 /** A worker of the turn queue (workflows, MCP calls) or of its Claude queue, with `keyring`, running. */
 async function runWorker(queue: 'turns' | 'claude', keyring: string): Promise<Worker> {
-  const claudeConfig = resolveClaudeConfig({});
+  // A rate cap across the queue keeps the turn's Claude calls on the Claude queue (src/core/task-queues.ts).
+  const claudeConfig = resolveClaudeConfig({ rateLimitPerSecond: 1000 });
+  const claudeClient = createClaudeClient({ apiKey: 'test', baseURL: stub.url });
+  const claude = claudeCallActivities(claudeClient, claudeConfig);
   const worker =
     queue === 'turns'
       ? await Worker.create({
           connection,
           taskQueue,
           workflowBundle: { codePath: process.env.MCP_TURNS_TEST_BUNDLE! },
-          activities: turnQueueActivities(new McpPool([]), claudeConfig),
+          activities: turnQueueActivities(new McpPool([]), claudeConfig, claude),
           ...payloads(keyring),
         })
       : await Worker.create({
           connection,
-          ...claudeQueueWorkerOptions(taskQueue, createClaudeClient({ apiKey: 'test', baseURL: stub.url }), claudeConfig),
+          ...claudeQueueWorkerOptions(taskQueue, claudeClient, claudeConfig, claude),
           ...payloads(keyring),
         });
   running.push({ worker, done: worker.run() });

@@ -661,7 +661,8 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
 
   const { worker: turnWorker, connection } = await testWorker({
     taskQueue,
-    activities: { ...turnActivities, ...messageBatchSubmit },
+    // Claude calls too: a worker whose defaults say so runs them on the turn queue (src/core/task-queues.ts).
+    activities: { ...turnActivities, ...messageBatchSubmit, ...claudeActivities },
     maxHeartbeatThrottleInterval: BEAT_MS,
   });
   const claudeWorker = await Worker.create({

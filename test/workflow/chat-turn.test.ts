@@ -505,6 +505,27 @@ describe('tool rounds', () => {
     expect(tasks).toBe(5);
   });
 
+  it("a worker that caps Claude calls per worker only runs an unstreamed turn's Claude calls on the turn's own queue; another worker's stay on the Claude queue", async () => {
+    const script = (claudeOnTurnQueue: boolean) => ({
+      tools: [search],
+      workerDefaults: { claudeOnTurnQueue },
+      claude: [reply([toolUse('kb__search', { q: 'one' })]), reply([text('done')])],
+      formatter: {},
+    });
+    const queues = async (workflowId: string): Promise<string[]> => {
+      const { events } = await turns.client.workflow.getHandle(workflowId).fetchHistory();
+      return events!.flatMap((e) => {
+        const a = e.activityTaskScheduledEventAttributes;
+        return a && a.activityType!.name !== 'callTool' ? [`${a.activityType!.name} ${a.taskQueue!.name}`] : [];
+      });
+    };
+    const [onTurnQueue, onClaudeQueue] = await Promise.all([turns.run({ question: 'q' }, script(true)), turns.run({ question: 'q' }, script(false))]);
+    expect([onTurnQueue.result.stopReason, onClaudeQueue.result.stopReason]).toEqual(['completed', 'completed']);
+    const own = turns.taskQueue;
+    expect(await queues(onTurnQueue.workflowId)).toEqual([`claude ${own}`, `claude ${own}`, `formatResponse ${own}`]);
+    expect(await queues(onClaudeQueue.workflowId)).toEqual([`claude ${own}-claude`, `claude ${own}-claude`, `formatResponse ${own}-claude`]);
+  });
+
   it("a batch's turn runs a tool the worker has not seen yet locally; another turn runs it as an activity of its own", async () => {
     const script = () => ({
       tools: [search],
