@@ -17,11 +17,13 @@ import { segment, type TranscriptSegment } from './transcript-segment';
 export const UNITS_PER_GROUP = 8;
 
 /**
- * A turn's steps group in pairs, and a call is sent at most {@link MAX_STEP_SEGMENTS} of them: the
- * largest groups as they form, then one segment of the steps after them. So each call adds the same
- * few claims to history however many steps the turn has taken (history grows linearly with the
- * steps), for the last segment stored anew at every step: it holds fewer steps than the group before
- * it (with three segments, 7 % of the steps taken on average over a 100-step turn).
+ * A turn's steps group in pairs, and a call is sent {@link MAX_STEP_SEGMENTS} of them once it has
+ * that many steps: the largest groups as they form, then one segment of the steps after them, and
+ * when the groups are fewer (a group just formed), the newest group split back into the groups it was
+ * made of, segments an earlier call sent and stored. So every call from the third on adds the same
+ * claims to history (history grows exactly linearly with the steps), for the last segment stored
+ * anew at every step: it holds fewer steps than the group before it (7 % of the steps taken on
+ * average over a 100-step turn).
  */
 export const STEPS_PER_GROUP = 2;
 export const MAX_STEP_SEGMENTS = 3;
@@ -29,6 +31,8 @@ export const MAX_STEP_SEGMENTS = 3;
 interface Counted {
   messages: MessageParam[];
   units: number;
+  /** The groups it was merged from. */
+  parts?: Counted[];
 }
 
 /** Appends a unit of `units` (1 for a new one) and merges the tail while it is a full digit. */
@@ -37,7 +41,7 @@ function push(groups: Counted[], next: Counted, perGroup: number): void {
   for (;;) {
     const last = groups.slice(-perGroup);
     if (last.length < perGroup || !last.every((g) => g.units === last[0]!.units)) return;
-    groups.splice(-perGroup, perGroup, { messages: last.flatMap((g) => g.messages), units: last[0]!.units * perGroup });
+    groups.splice(-perGroup, perGroup, { messages: last.flatMap((g) => g.messages), units: last[0]!.units * perGroup, parts: last });
   }
 }
 
@@ -56,6 +60,12 @@ export function appendTurn(history: readonly TranscriptSegment[], messages: Mess
 export function stepSegments(steps: readonly MessageParam[][], perGroup = STEPS_PER_GROUP, maxSegments = MAX_STEP_SEGMENTS): TranscriptSegment[] {
   const groups: Counted[] = [];
   for (const messages of steps) push(groups, { messages, units: 1 }, perGroup);
+  // Fewer groups than a call is sent: the newest merged group splits back into its parts.
+  while (Number.isFinite(maxSegments) && groups.length + perGroup - 1 <= maxSegments) {
+    const newest = groups.map((g) => g.parts !== undefined).lastIndexOf(true);
+    if (newest < 0) break;
+    groups.splice(newest, 1, ...groups[newest]!.parts!);
+  }
   const kept = groups.slice(0, maxSegments - 1);
   const rest = groups.slice(maxSegments - 1);
   return [...kept.map((g) => segment(g.messages)), ...(rest.length ? [segment(rest.flatMap((g) => g.messages))] : [])];

@@ -210,8 +210,13 @@ it.concurrent('an expired request is sent once more in a new Message Batch; a se
 });
 
 it.concurrent('`mcp-turns batch --message-batches`: the CLI shows what waits for which Message Batch, and the summary says batch prices', async () => {
-  // Each round takes several seconds: the CLI's 5 s progress ticks see turns waiting.
-  const h = await harness(2500);
+  // The first Message Batch takes 11 s, longer than two of the CLI's 5 s asks of where turns wait, so
+  // one ask sees it submitted and the next progress line shows it; the later rounds are quick.
+  const h = await harness(11_000);
+  void until(() => h.stub.messageBatches.batches.length > 0, 'the first Message Batch', 110_000).then(
+    () => (h.stub.messageBatches.settings.processingMs = 500),
+    () => undefined,
+  );
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-mb-cli-'));
   const file = path.join(dir, 'queries.jsonl');
   fs.writeFileSync(file, [1, 2, 3].map((i) => JSON.stringify({ question: `cli ${i} ${path.basename(dir)}`, model: MODEL })).join('\n') + '\n');

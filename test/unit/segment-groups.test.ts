@@ -57,15 +57,25 @@ it("groups a turn's steps the same way; a call's grouping extends the previous c
   const steps: MessageParam[][] = [[{ role: 'user', content: 'question' }], ...Array.from({ length: 19 }, (_, i) => turn(i).slice(1, 3))];
   expect([STEPS_PER_GROUP, MAX_STEP_SEGMENTS]).toEqual([2, 3]);
   const units = (n: number): number[] => stepSegments(steps.slice(0, n)).map((s) => s.transcriptSegment.length);
-  // Units grouped like the bits of the step count; past the third segment, one segment of the rest.
+  // Units grouped like the bits of the step count; past the third segment, one segment of the rest;
+  // fewer than three groups, the newest splits back into its parts.
   expect(units(7)).toEqual([1 + 3 * 2, 2 * 2, 2]);
-  expect(units(8)).toEqual([1 + 7 * 2]);
+  expect(units(8)).toEqual([1 + 3 * 2, 2 * 2, 2 * 2]);
+  expect(units(9)).toEqual([1 + 3 * 2, 4 * 2, 2]);
   expect(units(15)).toEqual([1 + 7 * 2, 4 * 2, 3 * 2]);
+  expect(units(17)).toEqual([1 + 7 * 2, 8 * 2, 2]);
   const twenty = stepSegments(steps);
-  expect(twenty.map((s) => s.transcriptSegment.length)).toEqual([1 + 15 * 2, 4 * 2]);
+  expect(twenty.map((s) => s.transcriptSegment.length)).toEqual([1 + 15 * 2, 2 * 2, 2 * 2]);
   expect(twenty.flatMap((s) => s.transcriptSegment)).toEqual(steps.flat());
   expect(stepSegments(steps.slice(0, 19))[0]).toEqual(twenty[0]);
-  for (let n = 1; n <= steps.length; n++) expect(units(n).length).toBeLessThanOrEqual(MAX_STEP_SEGMENTS);
+  // Every call from the third is sent exactly three, and all but the last are segments an earlier call sent.
+  for (let n = 1; n <= steps.length; n++) expect(units(n).length).toBe(Math.min(n, MAX_STEP_SEGMENTS));
+  const sent = new Set<string>();
+  for (let n = 1; n <= steps.length; n++) {
+    const segments = stepSegments(steps.slice(0, n)).map((s) => JSON.stringify(s.transcriptSegment));
+    if (n > 2) expect(segments.slice(0, -1).filter((s) => !sent.has(s)).length).toBeLessThanOrEqual(1);
+    for (const s of segments) sent.add(s);
+  }
   // With eights and no limit, as a conversation's turns.
   expect(stepSegments(steps, 8, Infinity).map((s) => s.transcriptSegment.length)).toEqual([1 + 7 * 2, 16, 2, 2, 2, 2]);
 });
