@@ -17,9 +17,9 @@ export const ClaudeConfigSchema = z
     stream: z.boolean().default(false),
     /** `cache_control` on the last tool, the system prompt and the last user message (each step reads the conversation so far back from the cache). @default true */
     promptCaching: z.boolean().default(true),
-    /** Claude calls one worker runs at once. @default 10 */
+    /** Claude calls one worker runs at once, on both queues together (src/claude/call-limiter.ts). @default 10 */
     maxConcurrentCalls: z.number().int().min(1).default(10),
-    /** Claude calls started per second across the whole task queue (all workers). */
+    /** Claude calls started per second across the whole Claude queue (all workers); set, every call runs there (src/core/task-queues.ts). */
     rateLimitPerSecond: z.number().positive().optional(),
     /** Longest `retry-after` honoured before the next attempt. @default 60000 */
     retryAfterCapMs: z.number().int().min(0).default(DEFAULT_CLAUDE_ERROR_POLICY.retryAfterCapMs),
