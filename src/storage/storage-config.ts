@@ -7,7 +7,7 @@
  *   (an S3-compatible bucket; credentials from the AWS SDK's own chain, never from this string), or
  *   `none` (payloads stay inline; one over Temporal's limit fails with a line saying so).
  * - `MCP_TURNS_STORAGE_THRESHOLD`: payloads this size or larger are stored (default 256 KiB).
- * - `MCP_TURNS_STORAGE_SEGMENT_THRESHOLD`: transcript segments this size or larger are stored (default 512 bytes: a claim in history is ~250 bytes).
+ * - `MCP_TURNS_STORAGE_SEGMENT_THRESHOLD`: transcript segments this size or larger are stored (default 256 bytes: a claim in history is ~190 bytes).
  */
 import path from 'node:path';
 import { stateDir } from '../temporal/project-paths';
@@ -27,7 +27,7 @@ export interface StorageConfig extends StorageThresholds {
 }
 
 export const DEFAULT_STORAGE_THRESHOLD = 256 * 1024;
-export const DEFAULT_SEGMENT_THRESHOLD = 512;
+export const DEFAULT_SEGMENT_THRESHOLD = 256;
 export const DEFAULT_CARRIED_THRESHOLD = 16 * 1024;
 
 /** A storage setting that cannot be used; the message names the variable and what it accepts. */

@@ -1,8 +1,10 @@
 /**
  * How a payload is kept in a store: its protobuf encoding, with the metadata keys in sorted order so
- * that equal payloads always encode to the same bytes. The object's key is the SHA-256 of those
- * bytes (metadata included: the same data under another encoding is another payload), so a payload
- * is stored once however often it is sent, and a retrieved object is checked against its key.
+ * that equal payloads always encode to the same bytes. The object's key is the first 160 bits of the
+ * SHA-256 of those bytes (metadata included: the same data under another encoding is another
+ * payload), so a payload is stored once however often it is sent, and a retrieved object is checked
+ * against its key. 160 bits, as Git names its objects: every claim in history carries a key, and a
+ * collision stays out of reach; a key of all 256 bits (stores written before) is read the same way.
  */
 import { createHash } from 'node:crypto';
 import { StorageDriverClaim, type Payload } from '@temporalio/common';
@@ -23,9 +25,12 @@ export function decodeStoredPayload(bytes: Uint8Array): Payload {
   return PayloadProto.decode(bytes);
 }
 
-/** The content key of stored bytes: lower-case hex SHA-256. */
-export function contentKey(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+/** Hex digits of a content key. */
+const KEY_DIGITS = 40;
+
+/** The content key of stored bytes: the first {@link KEY_DIGITS} lower-case hex digits of their SHA-256. */
+export function contentKey(bytes: Uint8Array, digits = KEY_DIGITS): string {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, digits);
 }
 
 /** The size Temporal counts for a payload: its protobuf encoding, metadata included (measured, not copied). */
@@ -64,7 +69,7 @@ export async function storeEachOnce(payloads: Payload[], write: (payload: Encode
 /** The content key a claim carries, checked to be one (so no path or object name can be smuggled in). */
 export function claimedKey(claim: StorageDriverClaim, driverName: string): string {
   const key = claim.claimData.key;
-  if (!key || !/^[0-9a-f]{64}$/.test(key)) throw new StoredPayloadError(`not a claim of the ${driverName} driver: ${JSON.stringify(claim.claimData)}`);
+  if (!key || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(key)) throw new StoredPayloadError(`not a claim of the ${driverName} driver: ${JSON.stringify(claim.claimData)}`);
   return key;
 }
 
@@ -83,7 +88,7 @@ export class StoredPayloadError extends Error {
 
 /** Decodes an object read back under `key`, refusing bytes whose hash is not the key. */
 export function verifiedPayload(key: string, bytes: Uint8Array, where: string): Payload {
-  const actual = contentKey(bytes);
+  const actual = contentKey(bytes, key.length);
   if (actual !== key) throw new StoredPayloadError(`stored payload ${key} in ${where} is corrupt (its content hashes to ${actual})`);
   return decodeStoredPayload(bytes);
 }

@@ -13,7 +13,7 @@ it('mcp-turns worker names its payload store in its start line', async () => {
   });
   try {
     expect(worker.output()).toContain(
-      `payload storage: files in ${process.env.MCP_TURNS_TEST_PAYLOAD_DIR} (payloads from 256.0 KiB, transcript segments from 512 B, what a conversation keeps from 16.0 KiB)`,
+      `payload storage: files in ${process.env.MCP_TURNS_TEST_PAYLOAD_DIR} (payloads from 256.0 KiB, transcript segments from 256 B, what a conversation keeps from 16.0 KiB)`,
     );
   } finally {
     worker.child.kill('SIGTERM');

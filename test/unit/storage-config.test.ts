@@ -69,7 +69,7 @@ describe('thresholds', () => {
   it('default to 256 KiB for any payload, 512 bytes for transcript segments and 16 KiB for what a conversation keeps', () => {
     const config = storageConfigFromEnv({});
     expect(config.thresholdBytes).toBe(256 * 1024);
-    expect(config.segmentThresholdBytes).toBe(512);
+    expect(config.segmentThresholdBytes).toBe(256);
     expect(config.carriedThresholdBytes).toBe(16 * 1024);
   });
 
@@ -86,7 +86,7 @@ describe('describeStorage', () => {
   it('says where payloads go and from what size, without credentials', () => {
     const config = storageConfigFromEnv({ MCP_TURNS_STORAGE: 's3://chats/p?endpoint=http://127.0.0.1:7070&path_style=1' });
     expect(describeStorage(config)).toBe(
-      's3://chats/p/ at http://127.0.0.1:7070 (payloads from 256.0 KiB, transcript segments from 512 B, what a conversation keeps from 16.0 KiB)',
+      's3://chats/p/ at http://127.0.0.1:7070 (payloads from 256.0 KiB, transcript segments from 256 B, what a conversation keeps from 16.0 KiB)',
     );
     expect(describeStorage(storageConfigFromEnv({ MCP_TURNS_STORAGE: 'none' }))).toBe(
       'no external storage (payloads over 2.0 MiB are refused)',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,6 +89,18 @@ describe('FsStorageDriver', () => {
     const key = claim!.claimData.key!;
     fs.writeFileSync(driver.objectPath(key), encodeStoredPayload(toPayload('tampered')));
     await expect(driver.retrieve(ctx, [claim!])).rejects.toThrow(`stored payload ${key} in ${dir} is corrupt`);
+  });
+
+  it('keys an object by 160 bits of its SHA-256, and reads an object keyed by all 256 (a store written before) the same way', async () => {
+    const payload = toPayload('keyed');
+    const [claim] = await driver.store(ctx, [payload]);
+    const bytes = encodeStoredPayload(payload);
+    const full = createHash('sha256').update(bytes).digest('hex');
+    expect(claim!.claimData.key).toBe(full.slice(0, 40));
+    fs.mkdirSync(path.dirname(driver.objectPath(full)), { recursive: true });
+    fs.writeFileSync(driver.objectPath(full), bytes);
+    const [read] = await driver.retrieve(ctx, [new StorageDriverClaim({ key: full })]);
+    expect(defaultPayloadConverter.fromPayload(read!)).toBe('keyed');
   });
 
   it('refuses a claim that is not a content key (no path can be smuggled in)', async () => {
