@@ -9,7 +9,8 @@
  *                                                 # records all, writes only these
  *
  * Recorded:
- * - `two-round`: two tool rounds (the tools' calls local activities), then the answer and the formatter;
+ * - `two-round`: two tool rounds (the tools' calls local activities, the Claude calls on the turn's
+ *   own queue, as a worker without a queue-wide rate cap runs them), then the answer and the formatter;
  * - `parallel-then-repeat`: one step with two tool calls in parallel (activities of their own), then a repeated call;
  * - `batch-of-two`: a chatBatch of two one-round queries (the batch workflow's history);
  * - `conversation`: a conversation's first run: three messages sent at once, answered in order by
@@ -182,6 +183,7 @@ function twoRound(turns: ScriptedTurns, workflowId: string): Promise<History> {
       tools,
       // The tools a worker has seen answer quickly: their calls run as local activities.
       policies: { everything: { ...FAST_TOOL_POLICY, localTools: ['echo', 'get-sum'] } },
+      workerDefaults: { claudeOnTurnQueue: true },
       claude: [
         reply([text('Let me echo first.'), toolUse('everything__echo', { message: 'alpha' })]),
         reply([text('Now the sum.'), toolUse('everything__get-sum', { a: 2, b: 3 })]),
