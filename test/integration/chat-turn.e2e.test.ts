@@ -356,10 +356,10 @@ it('sends the conversation as segments: each Claude call gets the input, the too
     history
       .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === name)
       .map((e) => e.activityTaskScheduledEventAttributes!.input!.payloads!.length);
-  // claude: input + tools + the turn's steps in pairs (src/core/segment-groups.ts): [q], [q s1], [q s1][s2];
-  // the formatter: input + [q s1 s2 s3].
-  expect(payloads('claude')).toEqual([3, 3, 4]);
-  expect(payloads('formatResponse')).toEqual([2]);
+  // claude: input + tools + the turn's steps, three segments once there are three (src/core/segment-groups.ts):
+  // [q], [q][s1], [q][s1][s2]; the formatter: input + [q s1][s2][s3], the first two sent before.
+  expect(payloads('claude')).toEqual([3, 4, 5]);
+  expect(payloads('formatResponse')).toEqual([4]);
 });
 
 it('keeps zod out of the workflow bundle (the sandbox would load it again for every run)', () => {
