@@ -5,6 +5,9 @@ const base = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 
 
 module.exports = {
   transform,
+  // Two test files at a time even on two cores: the end-to-end files spend most of their time waiting
+  // on servers, timers and child processes, not on this machine's CPU.
+  maxWorkers: Math.max(2, require('node:os').availableParallelism() - 1),
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   projects: [
