@@ -2,11 +2,13 @@
  * The one heartbeat rule of mcp-turns' activities: while an activity waits on Claude or an MCP
  * server, it heartbeats at least every 2 s (a third of its heartbeat timeout when that is shorter),
  * so a dead worker is noticed within the heartbeat timeout and a cancellation, which reaches a
- * running activity only with a heartbeat, arrives. Temporal throttles the beats it sends anyway.
+ * running activity only with a heartbeat's answer, arrives within ~2 s: the workers send beats at
+ * that pace at most (their `maxHeartbeatThrottleInterval`, src/worker/queue-registrations.ts), not at
+ * the SDK's default of 0.8 × the heartbeat timeout (8 s for a Claude call, 12 s for a tool call).
  */
 import type { Context } from '@temporalio/activity';
 
-const MAX_BEAT_INTERVAL_MS = 2000;
+export const MAX_BEAT_INTERVAL_MS = 2000;
 const MIN_BEAT_INTERVAL_MS = 100;
 
 /**

@@ -388,8 +388,8 @@ function report(runs: KindRun[], workflowCode: string): void {
     `  * heartbeats are billable (1 Action each that reaches the server) but are not in history: counted from the server's RecordActivityTaskHeartbeat requests. ` +
       `The Claude worker's heartbeat throttle is ${STREAM_PUBLISH_INTERVAL_MS} ms (maxHeartbeatThrottleInterval: a streamed call publishes its deltas as heartbeat details) ` +
       `and a streamed call publishes its first delta at once, which the SDK sends at once: a streamed call costs 1 + about its duration / ${STREAM_PUBLISH_INTERVAL_MS} ms (rounded down) in heartbeats, ` +
-      `however short; an unstreamed call (on the turn's queue, whose worker keeps the SDK's throttle: 0.8 × the 10 s heartbeat timeout) beats every ${PERIODIC_BEAT_MS / 1000} s ` +
-      `and the server hears one every 8 s at most, so calls shorter than ${PERIODIC_BEAT_MS / 1000} s (the stub answers at once) cost none.`,
+      `however short; an unstreamed call (on the turn's queue, whose worker sends beats every 2 s at most) beats every ${PERIODIC_BEAT_MS / 1000} s only, ` +
+      `so calls shorter than that (the stub answers at once) cost none.`,
   );
   out(
     '  * a subscriber (subscribeTurn) reads by long-polling the history and describing the workflow for the running calls\' heartbeat details: ' +

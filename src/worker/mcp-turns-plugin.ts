@@ -13,7 +13,7 @@ import { McpPool } from '../mcp/pool';
 import { dataConverterFromEnv, storesPayloads } from '../storage/data-converter';
 import { combinedWorkflowsOptions } from './combined-workflows';
 import { poolMetrics } from './metrics';
-import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
+import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, TURN_QUEUE_WORKER_OPTIONS, turnQueueActivities } from './queue-registrations';
 import type { ClaudeActivities } from '../../activities/claude';
 import type { DynamicActivity } from '../../activities/mcp';
 import { loadWorkerConfig, type WorkerConfig } from './worker-config';
@@ -95,6 +95,8 @@ export class McpTurnsPlugin extends SimplePlugin {
     return {
       ...configured,
       ...withTurnWorkflows(configured),
+      // The team's own throttle, when it set one, wins; else calls learn of a cancellation within ~2 s.
+      maxHeartbeatThrottleInterval: configured.maxHeartbeatThrottleInterval ?? TURN_QUEUE_WORKER_OPTIONS.maxHeartbeatThrottleInterval,
       activities: {
         ...configured.activities,
         ...turnQueueActivities(this.mcpPool(), this.config.claude, this.claudeActivities(), {

@@ -10,6 +10,7 @@ import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { makeClaudeActivities, type ClaudeActivities } from '../../activities/claude';
 import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '../../activities/message-batches';
+import { MAX_BEAT_INTERVAL_MS } from '../../activities/heartbeat';
 import { makeMcpActivities, type DynamicActivity } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
@@ -49,6 +50,13 @@ export function turnQueueActivities(
     ...claude,
   };
 }
+
+/**
+ * Options of the worker on the turn queue that mcp-turns sets: its activities' beats reach the
+ * server every 2 s at most, so a cancelled Claude or tool call learns of it within ~2 s
+ * (activities/heartbeat.ts).
+ */
+export const TURN_QUEUE_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: MAX_BEAT_INTERVAL_MS } as const satisfies Partial<WorkerOptions>;
 
 /**
  * Options of the worker on the Claude queue of `turnTaskQueue` (without connection and namespace):

@@ -9,7 +9,7 @@ import type { DataConverter } from '@temporalio/common';
 import { dataConverterFromEnv, encryptsPayloads, storesPayloads } from '../storage/data-converter';
 import type { ClaudeConfig } from '../claude/config';
 import type { McpPool } from '../mcp/pool';
-import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from './queue-registrations';
+import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, TURN_QUEUE_WORKER_OPTIONS, turnQueueActivities } from './queue-registrations';
 import { workflowSource } from './workflow-bundle';
 import { workflowsPath } from './workflows-path';
 
@@ -66,6 +66,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     ...workflows.source,
     ...payloads,
     activities: turnQueueActivities(opts.pool, opts.claudeConfig, claude, { storesPayloads: storesPayloads(dataConverter) }),
+    ...TURN_QUEUE_WORKER_OPTIONS,
     ...opts.turnWorkerOptions,
   });
   const claudeWorker = await Worker.create({
