@@ -69,7 +69,9 @@ it('show, approvals and worker on this machine with nothing listening fail at on
     expect(res.stderr).toBe(
       `mcp-turns: cannot reach Temporal at 127.0.0.1:${port}: nothing listens there; start a server with \`mcp-turns server --port ${port}\`\n`,
     );
-    expect(res.ms).toBeLessThan(2000);
+    // At once: the process's start and one refused connect, far under the 10 s of a gRPC connect
+    // (a bound with room for a machine running other test files beside this one).
+    expect(res.ms).toBeLessThan(5000);
   }
   // A worker too: at once, not after the 10 s of a gRPC connect.
   const worker = await runCli(['worker', '--address', `127.0.0.1:${port}`], { env });
