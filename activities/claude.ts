@@ -28,8 +28,6 @@ export interface ClaudeActivityDeps {
   config: ClaudeConfig;
   /** Calls and tokens by model (worker metrics). */
   metrics?: ClaudeMetrics;
-  /** The worker's cap on calls at once, shared by every queue these activities run on. @default `config.maxConcurrentCalls` */
-  limiter?: CallLimiter;
 }
 
 /**
@@ -58,7 +56,8 @@ function spendCapReached(maxSpendCapAttempts: number): GiveUp {
 export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   const prices = makePriceTable(deps.config.pricing);
   const errorPolicy = claudeErrorPolicy(deps.config);
-  const limiter = deps.limiter ?? new CallLimiter(deps.config.maxConcurrentCalls);
+  // One set of these activities serves both queues of a worker (src/worker/queue-registrations.ts), so one cap.
+  const limiter = new CallLimiter(deps.config.maxConcurrentCalls);
 
   const options = (recorder: StreamRecorder | undefined): CallClaudeOptions => {
     const ctx = Context.current();

@@ -36,7 +36,7 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
       const segments = transcript.segments({ withTools: true });
       reply = turn.batched
         ? await turn.batched.claude(turn, request, segments, `Claude · step ${step}`)
-        : await claudeActivities(`Claude · step ${step}`, { streamed: turn.streamed, onTurnQueue: turn.claudeOnTurnQueue }).claude(request, ...segments);
+        : await claudeActivities(`Claude · step ${step}`, turn).claude(request, ...segments);
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
       if (failureType(err) !== ClaudeFailureType.PromptTooLong) throw turnFailure(err, `Claude call failed at step ${step}`);

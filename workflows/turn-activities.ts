@@ -18,11 +18,11 @@ import { toolCallName } from '../src/core/tool-call-activity';
  * call is waited for when its turn is cancelled: it ends with what it streamed in its details
  * (activities/stream-publishing.ts), which history then keeps before the turn's end.
  */
-export function claudeActivities(summary: string, { streamed, onTurnQueue }: { streamed: boolean; onTurnQueue: boolean }): ClaudeActivities {
+export function claudeActivities(summary: string, { streamed, claudeOnTurnQueue }: { streamed: boolean; claudeOnTurnQueue: boolean }): ClaudeActivities {
   return proxyActivities<ClaudeActivities>({
     summary,
     ...(streamed ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
-    taskQueue: claudeCallQueue(workflowInfo().taskQueue, { onTurnQueue, streamed }),
+    taskQueue: claudeCallQueue(workflowInfo().taskQueue, { onTurnQueue: claudeOnTurnQueue, streamed }),
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
@@ -33,8 +33,9 @@ export function claudeActivities(summary: string, { streamed, onTurnQueue }: { s
  * A tool's calls, scheduled by the policy its server's listing recorded. A local one (a tool the
  * worker saw answer quickly: src/mcp/tool-speed.ts) runs in this worker within the workflow task
  * that scheduled it: a round costs one workflow task, not two, and history records only its
- * result. A batch's turn (`inBatch`) also runs a tool not yet seen by the worker locally. One that runs longer than the workflow task timeout keeps the task alive by heartbeating
- * it; a retry whose backoff exceeds a minute waits on a timer.
+ * result. A batch's turn (`inBatch`) also runs a tool not yet seen by the worker locally. One that
+ * runs longer than the workflow task timeout keeps the task alive by heartbeating it; a retry whose
+ * backoff exceeds a minute waits on a timer.
  */
 export function toolCallActivity(policy: ServerCallPolicy, server: string, tool: string, { inBatch }: { inBatch: boolean }): McpActivities['callTool'] {
   const name = toolCallName(server, tool);

@@ -32,7 +32,7 @@ async function answerOutput(turn: Turn, stopReason: TurnStopReason): Promise<{ o
   const segments = turn.transcript.segments({ withTools: false });
   const formatted = turn.batched
     ? await turn.batched.formatResponse(turn, turn.formatRequest, segments)
-    : await claudeActivities('format response', { streamed: turn.streamed, onTurnQueue: turn.claudeOnTurnQueue }).formatResponse(turn.formatRequest, ...segments);
+    : await claudeActivities('format response', turn).formatResponse(turn.formatRequest, ...segments);
   turn.addUsage(formatted);
   return { output: formatted.output, formatMode: formatted.mode };
 }

@@ -230,16 +230,11 @@ export class McpPool {
       }
       out.tools.push(...r.tools);
       out.unusableTools.push(...r.unusable);
+      const names = r.tools.map((t) => t.name);
       out.policies[entry.config.name] = {
         ...McpPool.policy(entry.config),
-        localTools: entry.speed.localTools(
-          r.tools.map((t) => t.name),
-          entry.config.localActivity,
-        ),
-        unseenTools: entry.speed.unseenTools(
-          r.tools.map((t) => t.name),
-          entry.config.localActivity,
-        ),
+        localTools: entry.speed.localTools(names, entry.config.localActivity),
+        unseenTools: entry.speed.unseenTools(names, entry.config.localActivity),
       };
     });
     return out;
