@@ -45,7 +45,8 @@ export function subscribeTurn(
 
 /**
  * The events of conversation `conversationId`: its turns' streams in order (`conversationId-turn-N`,
- * across continue-as-new), one offset sequence, until the conversation has closed.
+ * across continue-as-new), one offset sequence, until the conversation has closed. A conversation
+ * not started yet is waited for (its first message starts it).
  */
 export function subscribeConversation(
   client: Client,
@@ -167,10 +168,15 @@ async function runIdOf(client: Client, workflowId: string): Promise<string | und
   }
 }
 
-/** Whether the conversation has closed (a run continued as new goes on). */
+/** Whether the conversation has closed (a run continued as new goes on; one not started yet has not closed). */
 async function closed(client: Client, conversationId: string): Promise<boolean> {
-  const { status } = await client.workflow.getHandle(conversationId).describe();
-  return status.name !== 'RUNNING' && status.name !== 'CONTINUED_AS_NEW';
+  try {
+    const { status } = await client.workflow.getHandle(conversationId).describe();
+    return status.name !== 'RUNNING' && status.name !== 'CONTINUED_AS_NEW';
+  } catch (err) {
+    if ((err as Error).name === 'WorkflowNotFoundError') return false;
+    throw err;
+  }
 }
 
 function sleep(ms: number): Promise<void> {

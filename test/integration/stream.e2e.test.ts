@@ -149,7 +149,9 @@ test('a cancelled streamed turn ends its stream with a finish that says so, live
 test('a streamed conversation: its turns in order, one offset sequence, through a continue-as-new', async () => {
   const id = newConversationId();
   const conversation = { taskQueue: h.taskQueue, turnsPerRun: 2, options: { model: 'chat', stream: true } };
+  // Subscribed before the conversation exists: it is waited for.
   const watching = collect(subscribeConversation(h.client, id));
+  await new Promise((resolve) => setTimeout(resolve, 600));
   const outcomes: MessageOutcome[] = [];
   const perMessage: TurnStreamEvent[][] = [];
   for (let i = 1; i <= 3; i++) {
