@@ -49,7 +49,11 @@ export class FsStorageDriver implements StorageDriver {
   }
 
   async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    return storeEachOnce(payloads, (payload) => this.write(payload));
+    return storeEachOnce(payloads, async (encoded) => {
+      await this.write(encoded);
+      // A payload this process stored is usually read next by this process (an activity its workflow task scheduled).
+      this.recent.put(encoded.key, encoded.payload, encoded.bytes.length);
+    });
   }
 
   async retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {

@@ -2,8 +2,8 @@
  * What a storage driver remembers of the payloads this process stored and read, so the hot path of
  * a turn (each Claude call sends and reads the same few segments again) makes no round trip to the
  * store for them: which stored objects are fresh until when (no HEAD or mtime touch before then),
- * and the latest payloads read, by content key (a key names its content, so a payload read once is
- * the payload every later read would return).
+ * and the latest payloads stored or read, by content key (a key names its content, so a payload
+ * stored or read once is the payload every later read would return).
  */
 import type { Payload } from '@temporalio/common';
 
@@ -15,7 +15,7 @@ const FRESH_KEYS = 100_000;
 export class RecentPayloads {
   /** Key → until when its stored object needs no refresh (ms since the epoch); oldest first. */
   private readonly freshUntil = new Map<string, number>();
-  /** Key → payload read, least recently used first. */
+  /** Key → payload stored or read, least recently used first. */
   private readonly read = new Map<string, { payload: Payload; bytes: number }>();
   private readBytes = 0;
 
@@ -34,7 +34,7 @@ export class RecentPayloads {
     if (this.freshUntil.size > FRESH_KEYS) this.freshUntil.delete(this.freshUntil.keys().next().value!);
   }
 
-  /** The payload of `key`, when read lately. */
+  /** The payload of `key`, when stored or read lately. */
   get(key: string): Payload | undefined {
     const hit = this.read.get(key);
     if (!hit) return undefined;
@@ -43,7 +43,7 @@ export class RecentPayloads {
     return hit.payload;
   }
 
-  /** Keeps a payload read (verified against its key; `bytes` its stored size), dropping the least recently used beyond the byte budget. */
+  /** Keeps a payload stored or read (verified against its key; `bytes` its stored size), dropping the least recently used beyond the byte budget. */
   put(key: string, payload: Payload, bytes: number): void {
     if (bytes > this.maxBytes / 4 || this.read.has(key)) return;
     this.read.set(key, { payload, bytes });

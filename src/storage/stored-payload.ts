@@ -45,10 +45,11 @@ export function formatBytes(size: number): string {
   return `${(size / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** A payload ready for a store: its bytes and their content key. */
+/** A payload ready for a store: the payload, its bytes and their content key. */
 export interface EncodedPayload {
   key: string;
   bytes: Uint8Array;
+  payload: Payload;
 }
 
 /**
@@ -58,7 +59,7 @@ export interface EncodedPayload {
 export async function storeEachOnce(payloads: Payload[], write: (payload: EncodedPayload) => Promise<void>): Promise<StorageDriverClaim[]> {
   const encoded = payloads.map((payload): EncodedPayload => {
     const bytes = encodeStoredPayload(payload);
-    return { key: contentKey(bytes), bytes };
+    return { key: contentKey(bytes), bytes, payload };
   });
   const writes = new Map<string, Promise<void>>();
   for (const e of encoded) if (!writes.has(e.key)) writes.set(e.key, write(e));

@@ -70,11 +70,18 @@ describe('FsStorageDriver', () => {
     fs.utimesSync(file, old, old);
     await driver.store(ctx, [payload]);
     expect(fs.statSync(file).mtimeMs).toBe(old.getTime()); // within the hour: not touched again
-    await driver.retrieve(ctx, [claim!]);
     fs.rmSync(file);
-    const [back] = await driver.retrieve(ctx, [claim!]); // from memory
+    const [back] = await driver.retrieve(ctx, [claim!]); // stored by this driver: from memory
     expect(defaultPayloadConverter.fromPayload(back!)).toBe('hot path');
     await expect(new FsStorageDriver(dir).retrieve(ctx, [claim!])).rejects.toThrow('is not in');
+
+    // Read by this driver (stored by another): from memory after the first read.
+    const reader = new FsStorageDriver(dir);
+    const [readClaim] = await new FsStorageDriver(dir).store(ctx, [toPayload('read once')]);
+    await reader.retrieve(ctx, [readClaim!]);
+    fs.rmSync(reader.objectPath(readClaim!.claimData.key!));
+    const [again] = await reader.retrieve(ctx, [readClaim!]);
+    expect(defaultPayloadConverter.fromPayload(again!)).toBe('read once');
   });
 
   it('says which object is missing and the likely reasons', async () => {
@@ -88,7 +95,8 @@ describe('FsStorageDriver', () => {
     const [claim] = await driver.store(ctx, [toPayload('original')]);
     const key = claim!.claimData.key!;
     fs.writeFileSync(driver.objectPath(key), encodeStoredPayload(toPayload('tampered')));
-    await expect(driver.retrieve(ctx, [claim!])).rejects.toThrow(`stored payload ${key} in ${dir} is corrupt`);
+    // Another process's driver (this one answers what it stored from memory).
+    await expect(new FsStorageDriver(dir).retrieve(ctx, [claim!])).rejects.toThrow(`stored payload ${key} in ${dir} is corrupt`);
   });
 
   it('keys an object by 160 bits of its SHA-256, and reads an object keyed by all 256 (a store written before) the same way', async () => {
