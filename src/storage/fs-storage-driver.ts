@@ -49,11 +49,7 @@ export class FsStorageDriver implements StorageDriver {
   }
 
   async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    return storeEachOnce(payloads, async (encoded) => {
-      await this.write(encoded);
-      // A payload this process stored is usually read next by this process (an activity its workflow task scheduled).
-      this.recent.put(encoded.key, encoded.payload, encoded.bytes.length);
-    });
+    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload));
   }
 
   async retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {

@@ -86,11 +86,7 @@ export class S3StorageDriver implements StorageDriver {
   }
 
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    return storeEachOnce(payloads, async (encoded) => {
-      await this.write(encoded, context.abortSignal);
-      // A payload this process stored is usually read next by this process (an activity its workflow task scheduled).
-      this.recent.put(encoded.key, encoded.payload, encoded.bytes.length);
-    });
+    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload, context.abortSignal));
   }
 
   async retrieve(context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {

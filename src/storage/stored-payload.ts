@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { StorageDriverClaim, type Payload } from '@temporalio/common';
+import type { RecentPayloads } from './recent-payloads';
 import { temporal } from '@temporalio/proto';
 
 const PayloadProto = temporal.api.common.v1.Payload;
@@ -45,24 +46,33 @@ export function formatBytes(size: number): string {
   return `${(size / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** A payload ready for a store: the payload, its bytes and their content key. */
+/** A payload ready for a store: its bytes and their content key. */
 export interface EncodedPayload {
   key: string;
   bytes: Uint8Array;
-  payload: Payload;
 }
 
 /**
  * Writes each distinct payload of a batch once (`write` decides whether the store already has it)
- * and returns one claim per payload, in order: a claim is the content key alone.
+ * and returns one claim per payload, in order: a claim is the content key alone. What is stored is
+ * kept in `recent` for reads: a payload this process stored is usually read next by this process (an
+ * activity its workflow task scheduled).
  */
-export async function storeEachOnce(payloads: Payload[], write: (payload: EncodedPayload) => Promise<void>): Promise<StorageDriverClaim[]> {
-  const encoded = payloads.map((payload): EncodedPayload => {
+export async function storeEachOnce(
+  payloads: Payload[],
+  recent: RecentPayloads,
+  write: (payload: EncodedPayload) => Promise<void>,
+): Promise<StorageDriverClaim[]> {
+  const encoded = payloads.map((payload) => {
     const bytes = encodeStoredPayload(payload);
     return { key: contentKey(bytes), bytes, payload };
   });
+  const stored = async (e: (typeof encoded)[number]): Promise<void> => {
+    await write(e);
+    recent.put(e.key, e.payload, e.bytes.length);
+  };
   const writes = new Map<string, Promise<void>>();
-  for (const e of encoded) if (!writes.has(e.key)) writes.set(e.key, write(e));
+  for (const e of encoded) if (!writes.has(e.key)) writes.set(e.key, stored(e));
   await Promise.all(writes.values());
   return encoded.map((e) => new StorageDriverClaim({ key: e.key }));
 }

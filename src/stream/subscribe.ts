@@ -8,7 +8,7 @@
  * history and, while a Claude call of the turn runs, a `describe` every `pollMs` for the call's
  * heartbeat details. Subscribing writes nothing anywhere.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { conversationTurnId } from '../core/conversation';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import type { TurnStreamEvent } from '../core/stream-events';
@@ -160,21 +160,21 @@ async function startedRun(
 
 /** The current run of `workflowId`, or undefined when there is none. */
 async function runIdOf(client: Client, workflowId: string): Promise<string | undefined> {
-  try {
-    return (await client.workflow.getHandle(workflowId).describe()).runId;
-  } catch (err) {
-    if ((err as Error).name === 'WorkflowNotFoundError') return undefined;
-    throw err;
-  }
+  return (await describeIfStarted(client, workflowId))?.runId;
 }
 
 /** Whether the conversation has closed (a run continued as new goes on; one not started yet has not closed). */
 async function closed(client: Client, conversationId: string): Promise<boolean> {
+  const status = (await describeIfStarted(client, conversationId))?.status.name;
+  return status !== undefined && status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW';
+}
+
+/** `workflowId` described, or undefined when it does not exist (yet). */
+async function describeIfStarted(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
   try {
-    const { status } = await client.workflow.getHandle(conversationId).describe();
-    return status.name !== 'RUNNING' && status.name !== 'CONTINUED_AS_NEW';
+    return await client.workflow.getHandle(workflowId).describe();
   } catch (err) {
-    if ((err as Error).name === 'WorkflowNotFoundError') return false;
+    if ((err as Error).name === 'WorkflowNotFoundError') return undefined;
     throw err;
   }
 }
