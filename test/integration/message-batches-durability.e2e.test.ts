@@ -111,7 +111,10 @@ test.concurrent('a worker SIGKILLed, then the dev server restarted, while Messag
   expectAnsweredOnce(stub, outcomes, questions);
   console.log(`[message-batches] worker SIGKILLed, dev server restarted: ${stub.messageBatches.batches.length} Message Batches, ${outcomes.length} turns answered`);
   current.kill('SIGTERM');
+  // Waited for: the CLI stops its dev server on SIGTERM, and afterAll's SIGKILL of a CLI still
+  // stopping would leave that server running.
   server.child.kill('SIGTERM');
+  await server.exited;
   await client.connection.close();
 });
 
