@@ -10,6 +10,7 @@ import { isCancellation, upsertSearchAttributes, workflowInfo } from '@temporali
 import type { ChatTurnResult } from '../src/core/turn-result';
 import { inputTokensOf } from '../src/core/usage';
 import {
+  modelFitsSearchAttribute,
   SA_COST_USD,
   SA_INPUT_TOKENS,
   SA_MODEL,
@@ -21,7 +22,7 @@ import {
 
 /** The model, when the start did not set it as `model` (the turn ran with the worker's default). */
 function modelIfUnset(model: string | undefined): Array<{ key: typeof SA_MODEL; value: string }> {
-  return model !== undefined && workflowInfo().typedSearchAttributes.get(SA_MODEL) !== model ? [{ key: SA_MODEL, value: model }] : [];
+  return modelFitsSearchAttribute(model) && workflowInfo().typedSearchAttributes.get(SA_MODEL) !== model ? [{ key: SA_MODEL, value: model }] : [];
 }
 
 /** The turn ran with `model` and answered `result`. */

@@ -86,6 +86,11 @@ export function conversationTurnId(conversationId: string, index: number): strin
   return `${conversationId}-turn-${index + 1}`;
 }
 
+/** Whether `id` has the form of a {@link conversationTurnId}: ids of that form are the conversations' own. */
+export function isConversationTurnIdForm(id: string): boolean {
+  return /-turn-\d+$/.test(id);
+}
+
 /** The message index a {@link conversationTurnId} names. */
 export function conversationTurnIndex(turnId: string): number {
   return Number(/-turn-(\d+)$/.exec(turnId)?.[1] ?? 0) - 1;

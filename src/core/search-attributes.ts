@@ -6,6 +6,7 @@
  * registers exactly this list on the dev server, and the README lists it for real clusters.
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { MAX_MODEL_LENGTH } from './input-limits';
 
 export const SA_BATCH = defineSearchAttributeKey('McpTurnsBatch', SearchAttributeType.KEYWORD);
 export const SA_STATUS = defineSearchAttributeKey('McpTurnsStatus', SearchAttributeType.KEYWORD);
@@ -28,13 +29,23 @@ export const SEARCH_ATTRIBUTES = [
 ] as const;
 
 /**
+ * Whether `model` may be the `McpTurnsModel` attribute. A longer one (a caller that skipped the
+ * schema) is left out: past the server's limit it would fail the workflow task that sets it, and
+ * Temporal would end the workflow (a conversation with its whole history). The turn itself then
+ * refuses the model with one line.
+ */
+export function modelFitsSearchAttribute(model: string | undefined): model is string {
+  return model !== undefined && model.length > 0 && model.length <= MAX_MODEL_LENGTH;
+}
+
+/**
  * What a turn's starter sets (the client, or a batch for its children): status `running`, the model
  * when the input names one, and the batch. The workflow upserts only what is missing at its start.
  */
 export function turnStartSearchAttributes({ model, batch }: { model?: string; batch?: string }): SearchAttributePair[] {
   return [
     { key: SA_STATUS, value: 'running' },
-    ...(model ? [{ key: SA_MODEL, value: model }] : []),
+    ...(modelFitsSearchAttribute(model) ? [{ key: SA_MODEL, value: model }] : []),
     ...(batch ? [{ key: SA_BATCH, value: batch }] : []),
   ];
 }

@@ -5,6 +5,18 @@
  */
 import { z } from 'zod';
 import type { ContentBlockParam } from '../core/contracts';
+import { MAX_MODEL_LENGTH } from '../core/input-limits';
+
+/** Model ids as the Messages API (and Bedrock's, Vertex's) name them; the id is a search attribute too. */
+const ModelSchema = z
+  .string()
+  .min(1)
+  .max(MAX_MODEL_LENGTH, `at most ${MAX_MODEL_LENGTH} characters`)
+  .regex(/^[A-Za-z0-9._:@/-]+$/, 'a model id: A-Z a-z 0-9 . _ : @ / - only');
+
+/** Server names and tool patterns are shown in the turn's details in the Web UI: bounded. */
+const NameSchema = z.string().min(1).max(200, 'at most 200 characters');
+const NAMES_MAX = 200;
 
 /** A content block of a prior message: any object with a string `type`, passed to Claude unchanged. */
 const ContentBlockParamSchema = z.custom<ContentBlockParam>(
@@ -28,14 +40,14 @@ export const ChatTurnInputSchema = z
     /** System prompt. */
     system: z.string().optional(),
     /** Configured MCP server names to use; default all. */
-    servers: z.array(z.string().min(1)).optional(),
+    servers: z.array(NameSchema).max(NAMES_MAX).optional(),
     /** Tool allow/deny lists by `server__tool`, bare tool name, or `server__*`. */
     tools: z
-      .object({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+      .object({ allow: z.array(NameSchema).max(NAMES_MAX).optional(), deny: z.array(NameSchema).max(NAMES_MAX).optional() })
       .strict()
       .optional(),
     /** Claude model id. @default "claude-sonnet-4-6" */
-    model: z.string().min(1).optional(),
+    model: ModelSchema.optional(),
     /** Claude calls in the tool loop (the formatter not counted). @default 5 */
     maxSteps: z.number().int().min(1).max(100).optional(),
     /** Tool calls in the turn. */
@@ -85,7 +97,7 @@ export const ChatTurnInputSchema = z
     approval: z
       .object({
         /** `server__tool`, bare tool name, or `server__*`. */
-        tools: z.array(z.string().min(1)).min(1),
+        tools: z.array(NameSchema).min(1).max(NAMES_MAX),
         /** Without a decision in this time the call is denied. */
         timeoutMs: z.number().int().min(1).optional(),
       })

@@ -1,14 +1,22 @@
 /**
  * Every refusal `serve` answers is `{ "error": "<one line>" }` with its status: 400 names the field
- * (or says the body is not JSON), 401/403 say what is missing, 404 names the id, 409 says why the
- * request conflicts, 413 names the limit, 429 when to retry. Nothing else (no stack, no secret)
- * leaves the server.
+ * (or says the body or the path is malformed), 401/403 say what is missing, 404 names the id (an id
+ * of another kind of workflow is not found too), 409 says why the request conflicts, 413 names the
+ * limit, 414 the id length, 429 when to retry. Request data is repeated only in part (a line is at
+ * most {@link ERROR_LINE_MAX} characters). Nothing else (no stack, no secret) leaves the server.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { WorkflowKindError } from '../client/workflow-kind';
+import { MAX_ID_LENGTH } from '../core/input-limits';
 import { oneLine } from '../core/text';
+import { InvalidIdError } from '../schemas/ids';
 import { ChatTurnInputError } from '../schemas/turn-input';
+
+const ERROR_LINE_MAX = 500;
+/** How much of a request's path an error repeats. */
+const PATH_ECHO_MAX = 100;
 
 /** A refusal a route throws: its status and its one line. */
 export class HttpError extends Error {
@@ -22,32 +30,48 @@ export class HttpError extends Error {
 
 export const notFound = (what: string): HttpError => new HttpError(404, `no ${what}`);
 
+/** The path of a request, as an error line repeats it: without its query, cut short. */
+export function pathOf(request: FastifyRequest): string {
+  return oneLine(request.url.split('?')[0] ?? '', PATH_ECHO_MAX);
+}
+
+function send(reply: FastifyReply, status: number, message: unknown): FastifyReply {
+  return reply.code(status).send({ error: oneLine(String(message ?? 'the request failed'), ERROR_LINE_MAX) });
+}
+
 /** The error response of any failure a route or Fastify raised. */
 export function errorReply(bodyLimitBytes: number, log: (line: string) => void) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const send = (status: number, message: string) => reply.code(status).send({ error: oneLine(message, 500) });
-    if (error instanceof HttpError) return send(error.statusCode, error.message);
+    if (error instanceof HttpError) return send(reply, error.statusCode, error.message);
     if (hasZodFastifySchemaValidationErrors(error)) {
       const problems = error.validation.map((v) => {
         const where = `${error.validationContext ?? 'body'}${v.instancePath.replace(/\//g, '.')}`;
         return `${where}: ${v.message}`;
       });
-      return send(400, problems.join('; '));
+      return send(reply, 400, problems.join('; '));
     }
-    if (error instanceof ChatTurnInputError) return send(400, error.problems.join('; '));
-    if (error instanceof WorkflowNotFoundError) return send(404, `no workflow ${error.workflowId ?? ''}`.trim());
+    if (error instanceof ChatTurnInputError) return send(reply, 400, error.problems.join('; '));
+    if (error instanceof InvalidIdError) return send(reply, 400, error.message);
+    if (error instanceof WorkflowKindError) return send(reply, 404, error.message);
+    if (error instanceof WorkflowNotFoundError) return send(reply, 404, `no workflow ${error.workflowId ?? ''}`.trim());
     switch (error.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return send(413, `the body is larger than ${bodyLimitBytes} bytes (serve.bodyLimitBytes)`);
+        return send(reply, 413, `the body is larger than ${bodyLimitBytes} bytes (serve.bodyLimitBytes)`);
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return send(400, `the body is not valid JSON: ${error.message}`);
+        return send(reply, 400, `the body is not valid JSON: ${error.message}`);
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return send(415, 'send the body as application/json');
+        return send(reply, 415, 'send the body as application/json');
     }
-    if (error.statusCode === 429) return send(429, error.message);
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return send(error.statusCode, error.message);
-    log(`serve: ${request.method} ${request.url.split('?')[0]} failed: ${oneLine(error.message, 300)}`);
-    return send(500, `the request failed: ${error.message}`);
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return send(reply, error.statusCode, error.message);
+    log(`serve: ${request.method} ${pathOf(request)} failed: ${oneLine(String(error.message), 300)}`);
+    return send(reply, 500, `the request failed: ${error.message}`);
   };
+}
+
+/** Fastify's router's own refusals (a path that is not valid percent-encoding, an id too long), as `{ error }`. */
+export function routerErrorReply(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, 414, `an id in the path is longer than ${MAX_ID_LENGTH} characters`);
+  if (error.code === 'FST_ERR_BAD_URL') return send(reply, 400, `the path ${pathOf(request)} is not valid percent-encoding`);
+  return send(reply, error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400, 'the request could not be routed');
 }

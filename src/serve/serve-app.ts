@@ -1,8 +1,9 @@
 /**
  * `serve`'s HTTP application: Fastify with zod-checked routes, documented at `/openapi.json`.
- * Every request passes the guard first (src/serve/request-guard.ts: Host, Origin, bearer token),
- * then CORS (the allowed origins only), the rate limit (per token, or per client address without
- * auth) and the body limit (413). The routes keep nothing between requests.
+ * Every request passes the guard first (src/serve/request-guard.ts: Host, Origin, bearer token on
+ * every route not declared open), CORS (the allowed origins only), the rate limit (per valid token,
+ * else per client address: refused attempts count) and the body limits (413 past its size, 400
+ * past its depth). The routes keep nothing between requests.
  */
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -10,8 +11,10 @@ import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { errorReply } from './http-error';
-import { allowedHostsOf, originAllowed, requestGuard } from './request-guard';
+import { MAX_ID_LENGTH } from '../core/input-limits';
+import { errorReply, HttpError, pathOf, routerErrorReply } from './http-error';
+import { useBoundedJsonParser } from './json-body';
+import { allowedHostsOf, guardRequests, originAllowed } from './request-guard';
 import type { ServeContext } from './serve-context';
 import type { ServeSettings } from './serve-settings';
 import { approvalRoutes } from './routes/approvals';
@@ -28,15 +31,23 @@ export interface ServeAppOptions extends ServeContext {
 
 export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInstance> {
   const { settings } = opts;
-  const app = Fastify({ logger: false, bodyLimit: settings.bodyLimitBytes, forceCloseConnections: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: settings.bodyLimitBytes,
+    forceCloseConnections: true,
+    // Every id a route reads may be as long as ids are accepted (the router measures it decoded).
+    routerOptions: { maxParamLength: MAX_ID_LENGTH },
+    frameworkErrors: routerErrorReply,
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.setErrorHandler(errorReply(settings.bodyLimitBytes, opts.log));
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${pathOf(request)}` }));
+  useBoundedJsonParser(app);
+  app.decorate('sseLimits', { stalledMs: settings.stalledStreamSeconds * 1000, log: opts.log });
   const port = (): number => (app.server.address() as AddressInfo | null)?.port ?? settings.port;
 
-  app.decorateRequest('actor', '');
-  app.addHook('onRequest', requestGuard(settings, port));
+  guardRequests(app, settings, port);
   await app.register(cors, {
     origin: (origin, cb) => cb(null, origin === undefined || originAllowed(settings, allowedHostsOf(settings, port()), origin)),
     methods: ['GET', 'POST'],
@@ -47,11 +58,9 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
   await app.register(rateLimit, {
     max: settings.rateLimit.max,
     timeWindow: settings.rateLimit.windowSeconds * 1000,
-    keyGenerator: (request) => (request.actor && settings.tokens.length ? `token:${request.actor}` : `ip:${request.ip}`),
-    errorResponseBuilder: (_request, context) => ({
-      statusCode: 429,
-      error: `rate limit: ${context.max} requests per ${settings.rateLimit.windowSeconds} s; retry in ${Math.ceil(context.ttl / 1000)} s`,
-    }),
+    keyGenerator: (request) => (request.tokenName !== undefined ? `token:${request.tokenName}` : `ip:${request.ip}`),
+    errorResponseBuilder: (_request, context) =>
+      new HttpError(429, `rate limit: ${context.max} requests per ${settings.rateLimit.windowSeconds} s; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
   await app.register(swagger, {
     openapi: {
@@ -62,8 +71,8 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
     transform: jsonSchemaTransform,
   });
 
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/v1/info', { schema: { summary: 'What the chat page needs to know' } }, async () => ({
+  app.get('/openapi.json', { schema: { hide: true }, config: { open: true } }, async () => app.swagger());
+  app.get('/v1/info', { schema: { summary: 'What the chat page needs to know' }, config: { open: true } }, async () => ({
     namespace: opts.namespace,
     uiUrl: opts.uiUrl,
     authRequired: settings.tokens.length > 0,

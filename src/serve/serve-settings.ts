@@ -8,7 +8,9 @@
  * - the hosts a request may name (`Host`) and the origins a browser may call from (`Origin`, CORS)
  *   are the server's own loopback names on its port, plus those listed;
  * - bodies over `bodyLimitBytes` are refused (413); each token (or, without auth, each client
- *   address) may make `rateLimit.max` requests per `rateLimit.windowSeconds`.
+ *   address) may make `rateLimit.max` requests per `rateLimit.windowSeconds`;
+ * - a streaming client (SSE) that takes none of what waits for it for `stalledStreamSeconds`
+ *   (default 30) is dropped, and the subscription feeding it stops.
  */
 import { z } from 'zod';
 import { issueProblems } from '../worker/config-text';
@@ -16,6 +18,7 @@ import { issueProblems } from '../worker/config-text';
 export const DEFAULT_SERVE_PORT = 8787;
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+export const DEFAULT_STALLED_STREAM_SECONDS = 30;
 /** A token's name is recorded as the approver: it reads like an identity, not a secret. */
 const TOKEN_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 /** Shorter tokens are guessable. */
@@ -42,6 +45,8 @@ const ServeSectionSchema = z
       .object({ max: z.number().int().min(1), windowSeconds: z.number().int().min(1).optional() })
       .strict()
       .optional(),
+    /** Seconds a streaming client may take none of what waits for it before it is dropped. */
+    stalledStreamSeconds: z.number().int().min(1).optional(),
   })
   .strict();
 
@@ -60,6 +65,8 @@ export interface ServeSettings {
   allowedHosts: string[];
   bodyLimitBytes: number;
   rateLimit: { max: number; windowSeconds: number };
+  /** Seconds a streaming client may take none of what waits for it before it is dropped. */
+  stalledStreamSeconds: number;
 }
 
 /** Settings that cannot be used; each problem one line, key first. */
@@ -97,6 +104,24 @@ export function tokensFromEnv(value: string | undefined, problems: string[], var
 }
 
 /**
+ * What is wrong with a set of tokens, one line each: a name given twice (each token names one
+ * approver), or one token given two names (it would authenticate as the first).
+ */
+export function tokenProblems(tokens: readonly ServeToken[], key: string): string[] {
+  const problems: string[] = [];
+  const names = new Set<string>();
+  const owners = new Map<string, string>();
+  for (const t of tokens) {
+    if (names.has(t.name)) problems.push(`${key}: the name ${t.name} is given twice (each token names one approver)`);
+    names.add(t.name);
+    const owner = owners.get(t.token);
+    if (owner !== undefined && owner !== t.name) problems.push(`${key}: ${owner} and ${t.name} have the same token (each needs its own)`);
+    owners.set(t.token, owner ?? t.name);
+  }
+  return problems;
+}
+
+/**
  * The settings from the config file's raw `serve:` section, the environment and the flags. Throws
  * {@link ServeSettingsError}.
  */
@@ -108,11 +133,7 @@ export function resolveServeSettings(section: unknown, flags: ServeFlags = {}, e
   }
   const file = parsed.success ? (parsed.data ?? {}) : {};
   const tokens = [...(file.tokens ?? []), ...tokensFromEnv(env.MCP_TURNS_SERVE_TOKENS, problems)];
-  const names = new Set<string>();
-  for (const t of tokens) {
-    if (names.has(t.name)) problems.push(`serve.tokens: the name ${t.name} is given twice (each token names one approver)`);
-    names.add(t.name);
-  }
+  problems.push(...tokenProblems(tokens, 'serve.tokens'));
   const host = flags.host ?? file.host ?? DEFAULT_SERVE_HOST;
   const port = flags.port ?? file.port ?? DEFAULT_SERVE_PORT;
   if (!isLoopbackHost(host) && tokens.length === 0) {
@@ -130,5 +151,6 @@ export function resolveServeSettings(section: unknown, flags: ServeFlags = {}, e
     allowedHosts: (file.allowedHosts ?? []).map((h) => h.toLowerCase()),
     bodyLimitBytes: file.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     rateLimit: { max: file.rateLimit?.max ?? 1200, windowSeconds: file.rateLimit?.windowSeconds ?? 60 },
+    stalledStreamSeconds: file.stalledStreamSeconds ?? DEFAULT_STALLED_STREAM_SECONDS,
   };
 }

@@ -9,7 +9,10 @@ import { oneLine } from '../core/text';
 import type { ServeContext } from './serve-context';
 import type { SseStream } from './sse';
 
-/** Writes `events` to `sse` until they end or the client leaves (then `stop` ends the subscription). */
+/**
+ * Writes `events` to `sse` until they end or the client leaves (then `stop` ends the subscription),
+ * reading the next event only once the client's socket has taken the last.
+ */
 export async function pipeTurnEvents(
   sse: SseStream,
   events: AsyncIterable<TurnStreamEvent>,
@@ -20,12 +23,12 @@ export async function pipeTurnEvents(
   try {
     for await (const event of events) {
       if (sse.signal.aborted) break;
-      sse.send(JSON.stringify(event), event.offset);
+      await sse.send(JSON.stringify(event), event.offset);
     }
   } catch (err) {
     const line = oneLine((err as Error).message, 300);
     ctx.log(`serve: a stream failed: ${line}`);
-    sse.send(JSON.stringify({ type: 'error', errorText: `the stream could not be read: ${line}` }));
+    await sse.send(JSON.stringify({ type: 'error', errorText: `the stream could not be read: ${line}` }));
   } finally {
     sse.end();
   }

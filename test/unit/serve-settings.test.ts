@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveServeSettings, ServeSettingsError, isLoopbackHost } from '../../src/serve/serve-settings';
-import { allowedHostsOf, LOCAL_ACTOR, requestGuard, tokenName } from '../../src/serve/request-guard';
+import { allowedHostsOf, guardRequests, LOCAL_ACTOR, tokenName } from '../../src/serve/request-guard';
 
 const TOKEN = 'a-long-enough-token-1234';
 
@@ -64,6 +64,10 @@ describe('serve settings', () => {
     expect(problems(() => resolveServeSettings({ tokens: [{ name: 'a', token: TOKEN }] }, {}, { MCP_TURNS_SERVE_TOKENS: `a:${TOKEN}x` }))).toEqual([
       'serve.tokens: the name a is given twice (each token names one approver)',
     ]);
+    // One token under two names would authenticate as the first.
+    expect(problems(() => resolveServeSettings({ tokens: [{ name: 'alice', token: TOKEN }] }, {}, { MCP_TURNS_SERVE_TOKENS: `bob:${TOKEN}` }))).toEqual([
+      'serve.tokens: alice and bob have the same token (each needs its own)',
+    ]);
   });
 
   it('knows loopback binds', () => {
@@ -95,10 +99,10 @@ describe('the request guard', () => {
       {},
     );
     const app = Fastify();
-    app.decorateRequest('actor', '');
-    app.addHook('onRequest', requestGuard(settings, () => 9000));
+    guardRequests(app, settings, () => 9000);
     app.get('/v1/who', async (request) => ({ actor: request.actor }));
-    app.get('/', async (request) => ({ actor: request.actor }));
+    app.get('/anything', async (request) => ({ actor: request.actor }));
+    app.get('/', { config: { open: true } }, async (request) => ({ actor: request.actor }));
     const get = (url: string, headers: Record<string, string>) => request(app, url, { host: 'localhost:9000', ...headers });
 
     expect((await get('/v1/who', { authorization: `Bearer ${TOKEN}` })).json()).toEqual({ actor: 'alice' });
@@ -113,14 +117,16 @@ describe('the request guard', () => {
     expect((await get('/v1/who', { authorization: 'Bearer wrong' })).json()).toEqual({ error: 'the bearer token is not one of serve.tokens' });
     // The page itself is open; it asks for the token before it calls the API.
     expect((await get('/', {})).statusCode).toBe(200);
+    // A route is closed unless declared open, whatever its path looks like or how it is spelt.
+    for (const url of ['/anything', '/%61nything', '/v%31/who', '/%761/who'])
+      expect([url, (await get(url, {})).statusCode]).toEqual([url, 401]);
     await app.close();
   });
 
   it('lets every loopback request act as the local user when no token is configured', async () => {
     const settings = resolveServeSettings(undefined, { port: 9000 }, {});
     const app = Fastify();
-    app.decorateRequest('actor', '');
-    app.addHook('onRequest', requestGuard(settings, () => 9000));
+    guardRequests(app, settings, () => 9000);
     app.get('/v1/who', async (request) => ({ actor: request.actor }));
     expect((await request(app, '/v1/who', { host: '127.0.0.1:9000' })).json()).toEqual({ actor: LOCAL_ACTOR });
     await app.close();

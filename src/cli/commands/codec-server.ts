@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { buildCodecServerApp } from '../../codec-server/codec-server-app';
 import { EncryptionConfigError } from '../../encryption/encryption-settings';
 import { KeyringError } from '../../encryption/keyring';
-import { isLoopbackHost, tokensFromEnv } from '../../serve/serve-settings';
+import { isLoopbackHost, tokenProblems, tokensFromEnv } from '../../serve/serve-settings';
 import { dataConverterFromEnv, encryptsPayloads } from '../../storage/data-converter';
 import { StorageConfigError } from '../../storage/storage-config';
 import { asBadInput, CliError, parsePort } from '../cli-error';
@@ -30,6 +30,7 @@ export function codecServerCommand(): Command {
       }
       const problems: string[] = [];
       const tokens = tokensFromEnv(process.env.MCP_TURNS_CODEC_TOKENS, problems, 'MCP_TURNS_CODEC_TOKENS');
+      problems.push(...tokenProblems(tokens, 'MCP_TURNS_CODEC_TOKENS'));
       if (problems.length) throw new CliError(problems.join('; '), EXIT.badInput);
       if (!isLoopbackHost(opts.host) && tokens.length === 0) {
         throw new CliError(`--host ${opts.host} is not loopback: set MCP_TURNS_CODEC_TOKENS=name:token,… so only those callers decode`, EXIT.badInput);

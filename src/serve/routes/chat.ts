@@ -134,7 +134,9 @@ async function pipeUiMessage(
 ): Promise<FastifyReply> {
   const sse = new SseStream(reply, UI_STREAM_HEADERS);
   sse.signal.addEventListener('abort', () => stop.abort(), { once: true });
-  const write = (chunks: UiChunk[]): void => chunks.forEach((c) => sse.send(JSON.stringify(c)));
+  const write = async (chunks: UiChunk[]): Promise<void> => {
+    for (const c of chunks) await sse.send(JSON.stringify(c));
+  };
   const it = events[Symbol.asyncIterator]();
   let ui: UiMessageStream | undefined;
   try {
@@ -148,33 +150,33 @@ async function pipeUiMessage(
         clearTimeout(timer);
       } else next = await pending;
       if (next === 'pause') {
-        write(ui!.end('approval'));
+        await write(ui!.end('approval'));
         break;
       }
       if (next.done) {
-        if (ui) write(ui.end('aborted'));
-        else if (!sse.signal.aborted) write([{ type: 'error', errorText: 'nothing was answered: the turn did not start' }]);
+        if (ui) await write(ui.end('aborted'));
+        else if (!sse.signal.aborted) await write([{ type: 'error', errorText: 'nothing was answered: the turn did not start' }]);
         break;
       }
       pending = it.next();
       if (!ui) {
         ui = new UiMessageStream({ turnId: next.value.turnId, ...(newMessage ? { messageId: next.value.turnId } : {}) });
-        write(ui.start());
+        await write(ui.start());
       }
-      write(ui.push(next.value));
+      await write(ui.push(next.value));
       if (ui.finished) {
-        write(ui.end('finished'));
+        await write(ui.end('finished'));
         break;
       }
     }
   } catch (err) {
     const line = oneLine((err as Error).message, 300);
     ctx.log(`serve: a chat stream failed: ${line}`);
-    write([{ type: 'error', errorText: `the stream could not be read: ${line}` }]);
+    await write([{ type: 'error', errorText: `the stream could not be read: ${line}` }]);
   } finally {
     stop.abort();
     void it.return?.(undefined);
-    sse.send('[DONE]');
+    await sse.send('[DONE]');
     sse.end();
   }
   return reply;

@@ -20,7 +20,7 @@ const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-
 export function pageRoutes(app: FastifyInstance): void {
   for (const [url, { file, type }] of Object.entries(FILES)) {
     const body = fs.readFileSync(path.join(PAGE_DIR, file));
-    app.get(url, { schema: { hide: true } }, async (_request, reply) =>
+    app.get(url, { schema: { hide: true }, config: { open: true } }, async (_request, reply) =>
       reply.header('content-type', type).header('content-security-policy', CSP).header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache').send(body),
     );
   }
