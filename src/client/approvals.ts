@@ -16,6 +16,7 @@ import { PENDING_APPROVALS_MEMO, WAITING_APPROVAL_STATUS, type ApprovalRecord, t
 import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
 import { decideUpdate, pendingApprovalsQuery } from '../core/workflow-handlers';
 import { quoted } from './visibility-query';
+import { kindOfWorkflowType, kindPhrase } from './workflow-kind';
 
 /**
  * One call waiting for approval, as {@link listPendingApprovals} lists it: `input` is the object
@@ -131,6 +132,10 @@ async function decide(
 ): Promise<ApprovalRecord[]> {
   const handle = client.workflow.getHandle(turnId);
   try {
+    // A decision is a person's: one describe first costs nothing, and no other kind of workflow
+    // is sent an update it has no handler for.
+    const type = (await handle.describe()).type;
+    if (kindOfWorkflowType(type) !== 'turn') throw new ApprovalDecisionError(`no turn ${turnId}: it is ${kindPhrase(type)}`, turnId);
     return await handle.executeUpdate(decideUpdate, {
       args: [
         {

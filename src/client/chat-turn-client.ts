@@ -5,6 +5,7 @@
 import type { Client, WorkflowHandle, WorkflowHandleWithStartDetails, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
+import { checkId, TurnIdSchema } from '../schemas/ids';
 import { resolveTurn } from '../core/resolve-turn';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { turnProgressQuery } from '../core/workflow-handlers';
@@ -18,7 +19,10 @@ import { subscribeTurn } from '../stream/subscribe';
 export type ChatTurnHandle = WorkflowHandle<typeof chatTurn>;
 
 export interface StartChatTurnOptions {
-  /** Workflow id; default `turn-<time-sortable id>`. Starting an id that is already running fails. */
+  /**
+   * Workflow id; default `turn-<time-sortable id>`. Starting an id that is already running fails; an
+   * id ending `-turn-<n>` is refused (conversations' turns have such ids).
+   */
   workflowId?: string;
   /** @default "mcp-turns" */
   taskQueue?: string;
@@ -58,7 +62,8 @@ function staticDetails(checked: ChatTurnInput): string {
 
 /**
  * Starts one chat turn. The input is validated first: a bad field throws `ChatTurnInputError`
- * naming it, before anything is started.
+ * naming it, and an id that cannot be a turn's (too long, or a conversation's turn id form
+ * `…-turn-<n>`) `InvalidIdError`, before anything is started.
  */
 export async function startChatTurn(
   client: Client,
@@ -66,9 +71,10 @@ export async function startChatTurn(
   options: StartChatTurnOptions = {},
 ): Promise<WorkflowHandleWithStartDetails<typeof chatTurn>> {
   const params = parseChatTurnInput(input);
+  const workflowId = options.workflowId !== undefined ? checkId(TurnIdSchema, options.workflowId, 'workflowId') : newId('turn');
   return client.workflow.start<typeof chatTurn>('chatTurn', {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: options.workflowId ?? newId('turn'),
+    workflowId,
     ...(options.workflowIdReusePolicy ? { workflowIdReusePolicy: options.workflowIdReusePolicy } : {}),
     args: [input],
     staticSummary: oneLine(params.question, 120),

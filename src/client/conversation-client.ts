@@ -4,8 +4,11 @@
  */
 import {
   WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
   type WorkflowHandle,
@@ -27,6 +30,8 @@ import {
   turnOfMessageQuery,
 } from '../core/workflow-handlers';
 import { parseChatTurnInput } from '../schemas/turn-input';
+import { checkId, ConversationIdSchema, MessageIdSchema } from '../schemas/ids';
+import { kindOfWorkflowType, WorkflowKindError } from './workflow-kind';
 import { streamedInput, type StreamOption } from './chat-turn-client';
 import { subscribeTurn } from '../stream/subscribe';
 import type { TurnStreamEvent } from '../core/stream-events';
@@ -50,7 +55,11 @@ function checkOptions(options: TurnOptions | undefined): void {
   if (options) parseChatTurnInput({ ...options, question: 'options check' });
 }
 
-/** How a conversation workflow starts; with its id, a start of a running one returns that one. */
+/**
+ * How a conversation workflow starts: with its id, a start of a running one returns that one. An
+ * id whose workflow has closed is never started afresh: its history and its turns' ids are that
+ * conversation's ({@link ConversationEndedError}).
+ */
 function startOptions(conversationId: string, opts: ConversationOptions) {
   const { taskQueue, summary, ...input } = opts;
   return {
@@ -58,14 +67,63 @@ function startOptions(conversationId: string, opts: ConversationOptions) {
     taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
     args: [input] satisfies [ConversationInput],
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     staticSummary: summary ? oneLine(summary, 120) : `conversation ${conversationId}`,
   };
 }
 
+/** A conversation that has closed (idle, closed, or ended otherwise) takes no more messages. */
+export class ConversationEndedError extends Error {
+  override name = 'ConversationEndedError';
+  constructor(
+    readonly conversationId: string,
+    readonly status: string,
+  ) {
+    super(`conversation ${conversationId} has ended (${status.toLowerCase()}) and takes no more messages: start a new one (another id)`);
+  }
+}
+
+/**
+ * Why a start or a message was refused at `conversationId`, when the id is the cause: it names
+ * another kind of workflow ({@link WorkflowKindError}) or a conversation that has ended
+ * ({@link ConversationEndedError}). Else `err` itself.
+ */
+async function refusalAt(client: Client, conversationId: string, err: unknown): Promise<unknown> {
+  if (!(err instanceof WorkflowExecutionAlreadyStartedError) && !(err instanceof WorkflowUpdateFailedError)) return err;
+  let described;
+  try {
+    described = await client.workflow.getHandle(conversationId).describe();
+  } catch (e) {
+    if (e instanceof WorkflowNotFoundError) return err;
+    throw e;
+  }
+  if (kindOfWorkflowType(described.type) !== 'conversation') return new WorkflowKindError(conversationId, 'conversation', described.type);
+  if (described.status.name !== 'RUNNING') return new ConversationEndedError(conversationId, described.status.name);
+  return err;
+}
+
+/**
+ * Throws {@link WorkflowKindError} when `conversationId` names a workflow of another kind: a
+ * message to it would be accepted by the server and refused only by that workflow, later.
+ */
+async function refuseOtherKinds(client: Client, conversationId: string): Promise<void> {
+  try {
+    const { type } = await client.workflow.getHandle(conversationId).describe();
+    if (kindOfWorkflowType(type) !== 'conversation') throw new WorkflowKindError(conversationId, 'conversation', type);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}
+
 /** Starts a conversation, or returns the running one with that id. */
 export async function startConversation(client: Client, conversationId: string, opts: ConversationOptions = {}): Promise<ConversationHandle> {
+  checkId(ConversationIdSchema, conversationId, 'conversationId');
   checkOptions(opts.options);
-  return client.workflow.start<typeof conversation>('conversation', startOptions(conversationId, opts));
+  try {
+    return await client.workflow.start<typeof conversation>('conversation', startOptions(conversationId, opts));
+  } catch (err) {
+    throw await refusalAt(client, conversationId, err);
+  }
 }
 
 export interface SendMessageOptions {
@@ -99,18 +157,24 @@ export interface SentMessage {
  * message again until the next run accepts it.
  */
 export async function submitMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<SentMessage> {
+  checkId(ConversationIdSchema, conversationId, 'conversationId');
+  const messageId = checkId(MessageIdSchema, opts.messageId ?? newId('msg'), 'messageId');
   checkOptions(opts.options);
   checkOptions(opts.conversation?.options);
-  const messageId = opts.messageId ?? newId('msg');
   const options = opts.stream ? streamedInput(opts.options ?? {}, opts.stream) : opts.options;
   const message: ConversationMessage = { text, id: messageId, ...(options ? { options } : {}) };
   const send = () =>
-    client.workflow.startUpdateWithStart(sendMessageUpdate, {
-      args: [message],
-      updateId: messageId,
-      waitForStage: 'ACCEPTED',
-      startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(conversationId, opts.conversation ?? {})),
-    });
+    client.workflow
+      .startUpdateWithStart(sendMessageUpdate, {
+        args: [message],
+        updateId: messageId,
+        waitForStage: 'ACCEPTED',
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(conversationId, opts.conversation ?? {})),
+      })
+      .catch(async (err: unknown) => {
+        throw await refusalAt(client, conversationId, err);
+      });
+  await refuseOtherKinds(client, conversationId);
   let update = await send();
   return {
     conversationId,
@@ -129,7 +193,7 @@ export async function submitMessage(client: Client, conversationId: string, text
           }
           // Refused otherwise, or the turn's own failure: final. Anything else (the server
           // restarted, the connection broke) re-attaches to the same update by its id.
-          if (err instanceof WorkflowUpdateFailedError) throw err;
+          if (err instanceof WorkflowUpdateFailedError) throw await refusalAt(client, conversationId, err);
           return withTurnResult(client, await client.workflow.getHandle(conversationId).getUpdateHandle<MessageAnswered>(messageId).result());
         }
       }

@@ -13,6 +13,7 @@ import type { ChatTurnInput } from '../schemas/turn-input';
 import { turnProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { describeFailure } from './describe-failure';
+import { expectKind } from './workflow-kind';
 
 /** A turn's status and, by its status, its result, progress or failure. */
 export interface TurnView {
@@ -27,10 +28,14 @@ export interface TurnView {
   error?: string;
 }
 
-/** Looks up the turn `workflowId`: its input, status and, by its status, its result, progress or failure. */
+/**
+ * Looks up the turn `workflowId`: its input, status and, by its status, its result, progress or
+ * failure. An id of another kind of workflow throws `WorkflowKindError`.
+ */
 export async function getTurnView(client: Client, workflowId: string): Promise<TurnView> {
   const handle = client.workflow.getHandle(workflowId);
   const d = await handle.describe();
+  expectKind(workflowId, d.type, 'turn');
   const view: TurnView = { workflowId, status: d.status.name, startTime: d.startTime.toISOString() };
   if (d.closeTime) view.closeTime = d.closeTime.toISOString();
   const input = await startInput(client, workflowId, d.runId);

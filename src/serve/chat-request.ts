@@ -8,19 +8,20 @@
  */
 import { z } from 'zod';
 import { parseApprovalId } from './ui-message-stream';
+import { ConversationIdSchema, IdSchema, MessageIdSchema } from '../schemas/ids';
 
 const partSchema = z.looseObject({ type: z.string() });
 
 const messageSchema = z.looseObject({
-  id: z.string(),
+  id: MessageIdSchema,
   role: z.enum(['system', 'user', 'assistant']),
   parts: z.array(partSchema),
   metadata: z.unknown().optional(),
 });
 
 export const chatRequestSchema = z.looseObject({
-  /** The chat's id. */
-  id: z.string(),
+  /** The chat's id: the conversation's. */
+  id: ConversationIdSchema,
   messages: z.array(messageSchema).min(1),
   trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
   messageId: z.string().optional(),
@@ -37,7 +38,7 @@ const respondedToolPartSchema = z.looseObject({
 });
 
 /** Where the assistant message's turn paused, as its stream's end said. */
-const resumeSchema = z.looseObject({ turnId: z.string().min(1), offset: z.number().int().nonnegative() });
+const resumeSchema = z.looseObject({ turnId: IdSchema, offset: z.number().int().nonnegative() });
 
 export type ChatAction =
   | { kind: 'message'; chatId: string; text: string; messageId: string; regenerate: boolean }
@@ -83,7 +84,7 @@ export function chatActionOf(body: unknown): ChatAction {
     const path = ['messages', i, 'parts', j];
     const { toolCallId, approval } = parse(respondedToolPartSchema, part, path);
     const named = parseApprovalId(approval.id);
-    if (!named || named.callId !== toolCallId)
+    if (!named || named.callId !== toolCallId || !IdSchema.safeParse(named.turnId).success)
       throw new ChatRequestError(
         `${z.core.toDotPath([...path, 'approval', 'id'])}: not an approval id of call ${toolCallId}`,
       );

@@ -5,6 +5,8 @@
  * limit, 414 the id length, 429 when to retry. Request data is repeated only in part (a line is at
  * most {@link ERROR_LINE_MAX} characters). Nothing else (no stack, no secret) leaves the server.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
@@ -29,6 +31,11 @@ export class HttpError extends Error {
 }
 
 export const notFound = (what: string): HttpError => new HttpError(404, `no ${what}`);
+
+/** `err` as a refusal naming its fields under `at` (`body.options`), when it is a turn input's; else `err`. */
+export function asFieldRefusal(err: unknown, at: string): unknown {
+  return err instanceof ChatTurnInputError ? new HttpError(400, err.problems.map((p) => `${at}.${p}`).join('; ')) : err;
+}
 
 /** The path of a request, as an error line repeats it: without its query, cut short. */
 export function pathOf(request: FastifyRequest): string {
@@ -74,4 +81,20 @@ export function routerErrorReply(error: FastifyError, request: FastifyRequest, r
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, 414, `an id in the path is longer than ${MAX_ID_LENGTH} characters`);
   if (error.code === 'FST_ERR_BAD_URL') return send(reply, 400, `the path ${pathOf(request)} is not valid percent-encoding`);
   return send(reply, error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400, 'the request could not be routed');
+}
+
+/** A request Node's HTTP parser refused (a malformed request line, headers too large), answered as `{ error }`. */
+export function clientErrorReply(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request took too long to arrive']
+        : [400, 'the request is not valid HTTP'];
+  const body = JSON.stringify({ error: message });
+  if (!socket.writable) return void socket.destroy();
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

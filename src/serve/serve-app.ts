@@ -12,7 +12,7 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { MAX_ID_LENGTH } from '../core/input-limits';
-import { errorReply, HttpError, pathOf, routerErrorReply } from './http-error';
+import { clientErrorReply, errorReply, HttpError, pathOf, routerErrorReply } from './http-error';
 import { useBoundedJsonParser } from './json-body';
 import { allowedHostsOf, guardRequests, originAllowed } from './request-guard';
 import type { ServeContext } from './serve-context';
@@ -38,6 +38,7 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
     // Every id a route reads may be as long as ids are accepted (the router measures it decoded).
     routerOptions: { maxParamLength: MAX_ID_LENGTH },
     frameworkErrors: routerErrorReply,
+    clientErrorHandler: clientErrorReply,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -13,6 +13,7 @@ import { conversationTurnId } from '../core/conversation';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import type { TurnStreamEvent } from '../core/stream-events';
 import { TurnFeed } from './turn-feed';
+import { expectKind, WorkflowKindError } from '../client/workflow-kind';
 
 const DEFAULT_POLL_MS = STREAM_PUBLISH_INTERVAL_MS;
 
@@ -27,7 +28,7 @@ export interface SubscribeOptions {
   waitForStart?: boolean;
 }
 
-/** The events of turn `workflowId` from `fromOffset`, until its `finish`. */
+/** The events of turn `workflowId` from `fromOffset`, until its `finish`; an id of another kind of workflow throws `WorkflowKindError`. */
 export function subscribeTurn(
   client: Client,
   workflowId: string,
@@ -35,9 +36,11 @@ export function subscribeTurn(
 ): AsyncIterable<TurnStreamEvent> {
   return {
     [Symbol.asyncIterator]: async function* () {
-      const runId = options.waitForStart
+      const described = options.waitForStart
         ? await startedRun(client, workflowId, options)
-        : (await client.workflow.getHandle(workflowId).describe()).runId;
+        : await client.workflow.getHandle(workflowId).describe();
+      if (described) expectKind(workflowId, described.type, 'turn');
+      const runId = described?.runId;
       if (runId !== undefined) yield* turnEvents(client, workflowId, runId, options.fromOffset ?? 0, options);
     },
   };
@@ -56,7 +59,10 @@ export function subscribeConversation(
   return { [Symbol.asyncIterator]: () => conversationEvents(client, conversationId, options) };
 }
 
-/** `subscribeTurn` or `subscribeConversation`, by what `id` names (a conversation runs the `conversation` workflow). */
+/**
+ * `subscribeTurn` or `subscribeConversation`, by what `id` names (a conversation runs the
+ * `conversation` workflow); an id of another kind of workflow (a batch) throws `WorkflowKindError`.
+ */
 export async function subscribe(
   client: Client,
   id: string,
@@ -64,6 +70,7 @@ export async function subscribe(
 ): Promise<AsyncIterable<TurnStreamEvent>> {
   const described = await client.workflow.getHandle(id).describe();
   if (described.type === 'conversation') return subscribeConversation(client, id, options);
+  if (described.type !== 'chatTurn') throw new WorkflowKindError(id, 'turn', described.type);
   // The run just described is the one followed: no second describe.
   return { [Symbol.asyncIterator]: () => turnEvents(client, id, described.runId, options.fromOffset ?? 0, options) };
 }
@@ -123,8 +130,10 @@ async function* conversationEvents(
   let base = 0;
   for (let index = 0; ; index++) {
     const turnId = conversationTurnId(conversationId, index);
-    const runId = await startedRun(client, turnId, options, () => closed(client, conversationId));
-    if (runId === undefined) return;
+    const described = await startedRun(client, turnId, options, () => closed(client, conversationId));
+    if (described === undefined) return;
+    expectKind(turnId, described.type, 'turn');
+    const runId = described.runId;
     const turn = turnEvents(client, turnId, runId, fromOffset, options, base);
     for (;;) {
       const next = await turn.next();
@@ -139,7 +148,7 @@ async function* conversationEvents(
 }
 
 /**
- * The run id of `workflowId` once it exists; undefined when `signal` aborts first, or when
+ * `workflowId` described once it exists; undefined when `signal` aborts first, or when
  * `stopWaiting` answers true and it still does not exist.
  */
 async function startedRun(
@@ -147,20 +156,15 @@ async function startedRun(
   workflowId: string,
   options: SubscribeOptions,
   stopWaiting?: () => Promise<boolean>,
-): Promise<string | undefined> {
+): Promise<WorkflowExecutionDescription | undefined> {
   while (!options.signal?.aborted) {
-    const runId = await runIdOf(client, workflowId);
-    if (runId !== undefined) return runId;
+    const described = await describeIfStarted(client, workflowId);
+    if (described !== undefined) return described;
     // A turn started just before its conversation closed is looked for once more.
-    if (stopWaiting && (await stopWaiting())) return runIdOf(client, workflowId);
+    if (stopWaiting && (await stopWaiting())) return describeIfStarted(client, workflowId);
     await sleep(Math.max(250, options.pollMs ?? DEFAULT_POLL_MS));
   }
   return undefined;
-}
-
-/** The current run of `workflowId`, or undefined when there is none. */
-async function runIdOf(client: Client, workflowId: string): Promise<string | undefined> {
-  return (await describeIfStarted(client, workflowId))?.runId;
 }
 
 /** Whether the conversation has closed (a run continued as new goes on; one not started yet has not closed). */

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { getTurnView } from '../../client/turn-view';
+import { WorkflowKindError } from '../../client/workflow-kind';
 import { workflowUrl } from '../../client/ui-link';
 import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
@@ -62,6 +63,7 @@ export function showCommand(): Command {
         }
         const t = await getTurnView(client, workflowId).catch((err: unknown) => {
           if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
+          if (err instanceof WorkflowKindError) throw new CliError(`${err.message}: show prints turns and conversations`);
           throw err;
         });
         if (opts.json) {

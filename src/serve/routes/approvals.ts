@@ -10,6 +10,7 @@ import { ApprovalDecisionError, approveToolCall, denyToolCall, listPendingApprov
 import type { ApprovalRecord } from '../../core/approvals';
 import { HttpError } from '../http-error';
 import type { ServeContext } from '../serve-context';
+import { IdSchema } from '../../schemas/ids';
 import { ErrorBody, Json } from './schemas';
 
 const Decision = z.object({
@@ -17,7 +18,7 @@ const Decision = z.object({
   reason: z.string().max(2000).optional().describe('Told to Claude with a denial; recorded with either decision.'),
 });
 
-const DecisionParams = z.object({ turn: z.string().min(1), call: z.string().min(1) });
+const DecisionParams = z.object({ turn: IdSchema, call: IdSchema });
 
 /** Applies one decision as `actor`; a refusal is a 404 (no such turn) or a 409 (nothing to decide). */
 export async function applyDecision(
@@ -41,7 +42,7 @@ export function approvalRoutes(app: FastifyInstance, ctx: ServeContext): void {
 
   r.get(
     '/v1/approvals',
-    { schema: { summary: 'The tool calls waiting for approval', querystring: z.object({ batch: z.string().optional() }) } },
+    { schema: { summary: 'The tool calls waiting for approval', querystring: z.object({ batch: IdSchema.optional() }) } },
     async (request) => ({
       approvals: await listPendingApprovals(ctx.client, request.query.batch ? { batch: request.query.batch } : {}),
     }),

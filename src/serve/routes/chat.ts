@@ -60,7 +60,8 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
       }
       const stop = new AbortController();
       if (action.kind === 'message') {
-        const messageId = action.regenerate ? `${action.messageId}-again-${newId('msg')}` : action.messageId;
+        // A regenerated answer is a message of its own (the same text asked again).
+        const messageId = action.regenerate ? newId('msg') : action.messageId;
         const sent = await sendOrFindTurn(ctx, action.chatId, action.text, messageId, request.body.options as TurnOptions | undefined);
         return pipeUiMessage(reply, sentTurnEvents(ctx, action.chatId, sent, stop.signal), stop, ctx, true);
       }

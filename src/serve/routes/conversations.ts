@@ -8,14 +8,16 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { answeringTurnOfResend, getConversation, messageTurnEvents, messageTurnId, submitMessage, type SentMessage } from '../../client/conversation-client';
+import { answeringTurnOfResend, ConversationEndedError, getConversation, messageTurnEvents, messageTurnId, submitMessage, type SentMessage } from '../../client/conversation-client';
 import { newId } from '../../client/ids';
 import { listWorkflows } from '../../client/workflow-list';
+import { WorkflowKindError } from '../../client/workflow-kind';
+import { ConversationIdSchema, MessageIdSchema } from '../../schemas/ids';
 import { runStatusOf } from '../../client/run-status';
 import { conversationTurnId, type ConversationStatus, type TurnOptions } from '../../core/conversation';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { subscribeTurn } from '../../stream/subscribe';
-import { HttpError, notFound } from '../http-error';
+import { asFieldRefusal, HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { SseStream, wantsEventStream } from '../sse';
 import { pipeTurnEvents } from '../turn-event-stream';
@@ -23,11 +25,7 @@ import { ErrorBody, IdParams, Json, TurnOptionsBody } from './schemas';
 
 const MessageBody = z.object({
   text: z.string().trim().min(1, 'the message is empty'),
-  messageId: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
+  messageId: MessageIdSchema.optional()
     .describe('Unique in the conversation: the same message sent again is answered once (its turn is streamed again).'),
   options: TurnOptionsBody.optional(),
 });
@@ -55,7 +53,7 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
         summary: 'Send one message and stream its answer',
         description:
           "Creates the conversation with its first message. Streams the message's turn as server-sent events (as GET /v1/turns/{id}/events does); with Accept: application/json, answers 202 with the turn's id instead.",
-        params: IdParams,
+        params: z.object({ id: ConversationIdSchema }),
         body: MessageBody,
         response: { 202: Json('{ conversationId, messageId, turnId, links } (Accept: application/json)'), 400: ErrorBody, 409: ErrorBody },
       },
@@ -108,7 +106,8 @@ export async function sendOrFindTurn(
     const turnId = answeringTurnOfResend(err);
     if (turnId) return { turnId };
     if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, err.cause?.message ?? err.message);
-    throw err;
+    if (err instanceof WorkflowKindError || err instanceof ConversationEndedError) throw new HttpError(409, err.message);
+    throw asFieldRefusal(err, 'body.options');
   }
 }
 

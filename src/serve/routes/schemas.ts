@@ -1,5 +1,6 @@
 /** Shapes several routes share, as the OpenAPI document shows them. */
 import { z } from 'zod';
+import { IdSchema } from '../../schemas/ids';
 
 export const ErrorBody = z.object({ error: z.string().describe('What was refused, in one line.') });
 
@@ -9,4 +10,5 @@ export const Json = (description: string) => z.any().describe(description);
 /** A turn's options (ChatTurnInput without question and history: model, system, servers, maxSteps, tools, approval…), checked when the message is sent. */
 export const TurnOptionsBody = z.record(z.string(), z.unknown()).describe("This message's turn options: ChatTurnInput's fields but question and history");
 
-export const IdParams = z.object({ id: z.string().min(1) });
+/** A path's id: any id that can exist (a turn's, a conversation's). */
+export const IdParams = z.object({ id: IdSchema });

@@ -11,17 +11,20 @@ import { z } from 'zod';
 import { startChatTurn } from '../../client/chat-turn-client';
 import { newId } from '../../client/ids';
 import { getTurnView } from '../../client/turn-view';
+import { kindPhrase, WorkflowKindError } from '../../client/workflow-kind';
+import { TurnIdSchema } from '../../schemas/ids';
 import { parseChatTurnInput } from '../../schemas/turn-input';
 import { subscribe } from '../../stream/subscribe';
-import { HttpError, notFound } from '../http-error';
+import { asFieldRefusal, HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { pipeTurnEvents } from '../turn-event-stream';
-import { resumeOffset, SseStream, wantsEventStream } from '../sse';
+import { resumeOffset } from '../resume-offset';
+import { SseStream, wantsEventStream } from '../sse';
 import { ErrorBody, IdParams, Json } from './schemas';
 
 const TurnBody = z
   .looseObject({
-    id: z.string().min(1).max(200).optional().describe('The turn id (workflow id); default turn-<time-sortable id>.'),
+    id: TurnIdSchema.optional().describe("The turn id (workflow id); default turn-<time-sortable id>. Ids ending -turn-<n> are conversations' own."),
     question: z.string().describe("The user's question."),
   })
   .describe('A turn input (see ChatTurnInput: question, system, servers, model, maxSteps, tools, approval, stream…); streaming is on unless stream is false.');
@@ -31,7 +34,9 @@ const Started = z.object({
   links: z.object({ self: z.string(), events: z.string(), ui: z.string() }),
 });
 
-const EventsQuery = z.object({ from: z.string().regex(/^\d+$/).optional().describe('The first offset wanted (Last-Event-ID wins).') });
+const EventsQuery = z.object({
+  from: z.string().regex(/^\d{1,15}$/, 'an offset: decimal digits').optional().describe('The first offset wanted (Last-Event-ID wins).'),
+});
 
 function links(ctx: ServeContext, id: string) {
   const path = `/v1/turns/${encodeURIComponent(id)}`;
@@ -53,7 +58,12 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     },
     async (request, reply) => {
       const { id, ...fields } = request.body;
-      const input = parseChatTurnInput({ stream: true, ...fields });
+      let input;
+      try {
+        input = parseChatTurnInput({ stream: true, ...fields });
+      } catch (err) {
+        throw asFieldRefusal(err, 'body');
+      }
       if (input.stream === false) delete input.stream;
       const workflowId = id ?? newId('turn');
       try {
@@ -86,6 +96,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
         return { id: workflowId, ...rest, links: links(ctx, id) };
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw notFound(`turn ${id}`);
+        if (err instanceof WorkflowKindError) throw notFound(`turn ${id}: it is ${kindPhrase(err.type)}`);
         throw err;
       }
     },
@@ -112,6 +123,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
         events = await subscribe(ctx.client, id, { fromOffset, signal: stop.signal });
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw notFound(`turn ${id}`);
+        if (err instanceof WorkflowKindError) throw notFound(`turn or conversation ${id}: it is ${kindPhrase(err.type)}`);
         throw err;
       }
       await pipeTurnEvents(new SseStream(reply), events, stop, ctx);
