@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { packageVersion, stateDir } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
+import { InvalidIdError } from '../schemas/ids';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import type * as Approvals from './commands/approvals';
 import type * as Auth from './commands/auth';
@@ -93,7 +94,8 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await buildProgram(argv).parseAsync(argv);
   } catch (err) {
-    const failure = err instanceof CliError ? err : new CliError(causeChain(err));
+    // An id the person gave that cannot be used (e.g. --id of a conversation's turn form) is bad input.
+    const failure = err instanceof CliError ? err : err instanceof InvalidIdError ? new CliError(err.message, EXIT.badInput) : new CliError(causeChain(err));
     console.error(`mcp-turns: ${failure.message}`);
     for (const line of failure.lines) console.error(`  ${line}`);
     process.exit(failure.exitCode);
