@@ -20,6 +20,7 @@ import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workf
 import { isReferencePayload } from '@temporalio/common/lib/internal-non-workflow/extstore-helpers';
 import type { ExternalStorage } from '@temporalio/common';
 import { allowedHostsOf, bearerCaller } from '../serve/request-guard';
+import { oneLine } from '../core/text';
 import type { ServeToken } from '../serve/serve-settings';
 
 export interface CodecServerSettings {
@@ -72,11 +73,11 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
   app.addHook('onRequest', async (request, reply) => {
     const host = (request.headers.host ?? '').toLowerCase();
     if (!allowedHostsOf(names, port()).has(host)) {
-      return reply.code(403).send({ error: `Host ${host || '(none)'} is not one of this codec server's names` });
+      return reply.code(403).send({ error: `Host ${oneLine(host, 100) || '(none)'} is not one of this codec server's names` });
     }
     const origin = request.headers.origin;
     if (origin !== undefined && !settings.uiOrigins.includes(origin)) {
-      return reply.code(403).send({ error: `Origin ${origin} is not a UI origin of this codec server: add it with --ui-origin` });
+      return reply.code(403).send({ error: `Origin ${oneLine(origin, 100)} is not a UI origin of this codec server: add it with --ui-origin` });
     }
     request.actor = 'local';
     if (request.method === 'OPTIONS' || settings.tokens.length === 0) return;
