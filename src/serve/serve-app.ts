@@ -55,6 +55,9 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
     allowedHeaders: ['content-type', 'authorization', 'last-event-id', 'accept'],
     exposedHeaders: ['x-vercel-ai-ui-message-stream'],
     maxAge: 600,
+    // A preflight without Access-Control-Request-Method is answered as any other (no body to refuse
+    // in another shape than `{ error }`); the browser decides from the headers.
+    strictPreflight: false,
   });
   await app.register(rateLimit, {
     max: settings.rateLimit.max,

@@ -4,19 +4,21 @@
  * from closing an idle stream, and `signal` aborts when the client goes away, so whatever feeds
  * the stream stops reading.
  *
- * A client is written to no faster than it reads: `send` resolves once the socket has taken the
- * event, so whatever feeds the stream waits with it, and a client holds at most one event in this
- * process whatever the stream's size. A client is dropped (its connection destroyed, `signal`
- * aborted) when its socket has taken nothing of what waits for it for the stall limit (the app's
- * `stalledStreamSeconds`), or when more than {@link MAX_UNREAD_BYTES} wait for it (a caller that
- * does not wait for `send`). A keep-alive comment is written only when nothing waits.
+ * A client is written to no faster than it reads: `send` resolves at once while what waits for
+ * the socket is under its high-water mark (16 KiB), else once the socket has taken all of it, so
+ * whatever feeds the stream waits with the client, and a client holds at most that and one event
+ * in this process whatever the stream's size. A client is dropped (its connection destroyed,
+ * `signal` aborted) when its socket has taken nothing of what waits for it for the stall limit (the
+ * app's `stalledStreamSeconds`), or when more than {@link MAX_UNREAD_BYTES} wait for it (a caller
+ * that does not wait for `send`). A keep-alive comment is written only when nothing waits.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { pathOf } from './http-error';
 import { DEFAULT_STALLED_STREAM_SECONDS } from './serve-settings';
 
 const KEEP_ALIVE_MS = 15_000;
 /** Bytes waiting for a client beyond which it is dropped. */
-export const MAX_UNREAD_BYTES = 1024 * 1024;
+const MAX_UNREAD_BYTES = 1024 * 1024;
 
 /** When a client that does not read is dropped. */
 export interface SseLimits {
@@ -45,6 +47,8 @@ export class SseStream {
   /** When the socket last took a write, or a write began to wait on an idle socket. */
   private lastTaken = 0;
   private stallTimer: NodeJS.Timeout | undefined;
+  /** Resolves when the socket has taken what waited (`drain`) or the stream is over. */
+  private drained: Promise<void> | undefined;
 
   /** `limits` default to the app's (`reply.server.sseLimits`). */
   constructor(
@@ -85,7 +89,7 @@ export class SseStream {
 
   /**
    * One event: `data` is written as one `data:` line (JSON has no newline). Resolves when the
-   * socket has taken it or the stream is over; never rejects.
+   * client can take more (see the file comment) or the stream is over; never rejects.
    */
   send(data: string, id?: string | number): Promise<void> {
     return this.write(`${id !== undefined ? `id: ${id}\n` : ''}data: ${data}\n\n`);
@@ -111,15 +115,21 @@ export class SseStream {
       return Promise.resolve();
     }
     this.beginWait();
-    return new Promise<void>((resolve) => {
-      const over = (): void => resolve();
-      this.signal.addEventListener('abort', over, { once: true });
-      raw.write(text, () => {
-        this.signal.removeEventListener('abort', over);
-        this.taken();
+    return raw.write(text, () => this.taken()) ? Promise.resolve() : this.drain();
+  }
+
+  private drain(): Promise<void> {
+    this.drained ??= new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.reply.raw.off('drain', done);
+        this.signal.removeEventListener('abort', done);
+        this.drained = undefined;
         resolve();
-      });
+      };
+      this.reply.raw.on('drain', done);
+      this.signal.addEventListener('abort', done, { once: true });
     });
+    return this.drained;
   }
 
   private beginWait(): void {
@@ -138,7 +148,7 @@ export class SseStream {
       this.stallTimer = undefined;
       if (this.waiting === 0 || this.reply.raw.destroyed) return;
       const idle = performance.now() - this.lastTaken;
-      if (idle >= this.limits.stalledMs) this.drop(`it read nothing for ${Math.round(idle / 1000)} s`);
+      if (idle >= this.limits.stalledMs) this.drop(`it read nothing for ${Math.round(idle / 100) / 10} s`);
       else this.watchStall(this.limits.stalledMs - idle);
     }, ms);
     this.stallTimer.unref();
@@ -147,7 +157,7 @@ export class SseStream {
   private drop(reason: string): void {
     const { raw, request } = this.reply;
     if (raw.destroyed) return;
-    this.limits.log?.(`serve: dropped the event stream of ${request.method} ${request.url.split('?')[0]} to ${request.ip}: ${reason}`);
+    this.limits.log?.(`serve: dropped the event stream of ${request.method} ${pathOf(request)} to ${request.ip}: ${reason}`);
     raw.destroy();
     this.abort.abort();
   }
@@ -156,12 +166,4 @@ export class SseStream {
 /** Whether the client asked for a stream (`Accept: text/event-stream`). */
 export function wantsEventStream(request: FastifyRequest): boolean {
   return /\btext\/event-stream\b/.test(request.headers.accept ?? '');
-}
-
-/** The offset to resume from: after `Last-Event-ID`, else `?from=`, else 0; undefined when malformed. */
-export function resumeOffset(request: FastifyRequest): number | undefined {
-  const last = request.headers['last-event-id'];
-  const from = (request.query as { from?: string } | undefined)?.from;
-  const value = typeof last === 'string' && last.trim() !== '' ? Number(last) + 1 : from !== undefined ? Number(from) : 0;
-  return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
 }

@@ -38,7 +38,9 @@ async function request(app: FastifyInstance, url: string, headers: Record<string
 
 describe('serve settings', () => {
   it('binds to loopback on 8787 by default, with no token', () => {
-    expect(resolveServeSettings(undefined, {}, {})).toMatchObject({ host: '127.0.0.1', port: 8787, tokens: [] });
+    expect(resolveServeSettings(undefined, {}, {})).toMatchObject({ host: '127.0.0.1', port: 8787, tokens: [], stalledStreamSeconds: 30 });
+    expect(resolveServeSettings({ stalledStreamSeconds: 3 }, {}, {}).stalledStreamSeconds).toBe(3);
+    expect(problems(() => resolveServeSettings({ stalledStreamSeconds: 0 }, {}, {}))).toEqual([expect.stringMatching(/^serve\.stalledStreamSeconds: /)]);
   });
 
   it('refuses a bind beyond loopback without a token, and says how to add one', () => {
