@@ -131,11 +131,11 @@ async function decide(
   options: DecisionOptions,
 ): Promise<ApprovalRecord[]> {
   const handle = client.workflow.getHandle(turnId);
+  // A decision is a person's: one describe first costs nothing, and no other kind of workflow, nor
+  // a turn that has ended, is sent an update.
+  const refusal = await refusalAt(client, turnId);
+  if (refusal) throw new ApprovalDecisionError(refusal, turnId);
   try {
-    // A decision is a person's: one describe first costs nothing, and no other kind of workflow
-    // is sent an update it has no handler for.
-    const type = (await handle.describe()).type;
-    if (kindOfWorkflowType(type) !== 'turn') throw new ApprovalDecisionError(`no turn ${turnId}: it is ${kindPhrase(type)}`, turnId);
     return await handle.executeUpdate(decideUpdate, {
       args: [
         {
@@ -151,20 +151,24 @@ async function decide(
       // The turn's validator refused it: its message is the reason, in one line.
       throw new ApprovalDecisionError(err.cause?.message ?? err.message, turnId);
     }
-    if (err instanceof WorkflowNotFoundError) throw new ApprovalDecisionError(await notRunning(client, turnId), turnId);
+    // It ended meanwhile.
+    if (err instanceof WorkflowNotFoundError) throw new ApprovalDecisionError((await refusalAt(client, turnId)) ?? `no turn ${turnId}`, turnId);
     throw err;
   }
 }
 
-/** Why a turn took no update: it does not exist, or it has ended. */
-async function notRunning(client: Client, turnId: string): Promise<string> {
+/** Why turn `turnId` takes no decision: it does not exist, is no turn, or has ended; undefined while it runs. */
+async function refusalAt(client: Client, turnId: string): Promise<string | undefined> {
+  let described;
   try {
-    const described = await client.workflow.getHandle(turnId).describe();
-    return `turn ${turnId} has ended (${described.status.name.toLowerCase()}): nothing waits for approval`;
+    described = await client.workflow.getHandle(turnId).describe();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return `no turn ${turnId}`;
     throw err;
   }
+  if (kindOfWorkflowType(described.type) !== 'turn') return `no turn ${turnId}: it is ${kindPhrase(described.type)}`;
+  if (described.status.name !== 'RUNNING') return `turn ${turnId} has ended (${described.status.name.toLowerCase()}): nothing waits for approval`;
+  return undefined;
 }
 
 /**

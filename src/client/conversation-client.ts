@@ -84,35 +84,27 @@ export class ConversationEndedError extends Error {
 }
 
 /**
- * Why a start or a message was refused at `conversationId`, when the id is the cause: it names
- * another kind of workflow ({@link WorkflowKindError}) or a conversation that has ended
- * ({@link ConversationEndedError}). Else `err` itself.
+ * Why `conversationId` cannot take a message, when the id is the cause: it names another kind of
+ * workflow ({@link WorkflowKindError}) or a conversation that has ended
+ * ({@link ConversationEndedError}). Undefined for a running conversation or a free id.
  */
-async function refusalAt(client: Client, conversationId: string, err: unknown): Promise<unknown> {
-  if (!(err instanceof WorkflowExecutionAlreadyStartedError) && !(err instanceof WorkflowUpdateFailedError)) return err;
+async function refusalAt(client: Client, conversationId: string): Promise<Error | undefined> {
   let described;
   try {
     described = await client.workflow.getHandle(conversationId).describe();
-  } catch (e) {
-    if (e instanceof WorkflowNotFoundError) return err;
-    throw e;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
   }
   if (kindOfWorkflowType(described.type) !== 'conversation') return new WorkflowKindError(conversationId, 'conversation', described.type);
   if (described.status.name !== 'RUNNING') return new ConversationEndedError(conversationId, described.status.name);
-  return err;
+  return undefined;
 }
 
-/**
- * Throws {@link WorkflowKindError} when `conversationId` names a workflow of another kind: a
- * message to it would be accepted by the server and refused only by that workflow, later.
- */
-async function refuseOtherKinds(client: Client, conversationId: string): Promise<void> {
-  try {
-    const { type } = await client.workflow.getHandle(conversationId).describe();
-    if (kindOfWorkflowType(type) !== 'conversation') throw new WorkflowKindError(conversationId, 'conversation', type);
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
+/** `err`, or the id's own refusal when the server refused a start or a message there. */
+async function explained(client: Client, conversationId: string, err: unknown): Promise<unknown> {
+  if (!(err instanceof WorkflowExecutionAlreadyStartedError) && !(err instanceof WorkflowUpdateFailedError)) return err;
+  return (await refusalAt(client, conversationId)) ?? err;
 }
 
 /** Starts a conversation, or returns the running one with that id. */
@@ -122,7 +114,7 @@ export async function startConversation(client: Client, conversationId: string, 
   try {
     return await client.workflow.start<typeof conversation>('conversation', startOptions(conversationId, opts));
   } catch (err) {
-    throw await refusalAt(client, conversationId, err);
+    throw await explained(client, conversationId, err);
   }
 }
 
@@ -172,9 +164,12 @@ export async function submitMessage(client: Client, conversationId: string, text
         startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(conversationId, opts.conversation ?? {})),
       })
       .catch(async (err: unknown) => {
-        throw await refusalAt(client, conversationId, err);
+        throw await explained(client, conversationId, err);
       });
-  await refuseOtherKinds(client, conversationId);
+  // The server accepts a message to a running workflow of any kind (only that workflow refuses it,
+  // later) and refuses one to an ended conversation without saying why: one describe says first.
+  const refusal = await refusalAt(client, conversationId);
+  if (refusal) throw refusal;
   let update = await send();
   return {
     conversationId,
@@ -193,7 +188,7 @@ export async function submitMessage(client: Client, conversationId: string, text
           }
           // Refused otherwise, or the turn's own failure: final. Anything else (the server
           // restarted, the connection broke) re-attaches to the same update by its id.
-          if (err instanceof WorkflowUpdateFailedError) throw await refusalAt(client, conversationId, err);
+          if (err instanceof WorkflowUpdateFailedError) throw await explained(client, conversationId, err);
           return withTurnResult(client, await client.workflow.getHandle(conversationId).getUpdateHandle<MessageAnswered>(messageId).result());
         }
       }

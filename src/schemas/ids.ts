@@ -11,12 +11,16 @@ import { MAX_ID_LENGTH, TURN_SUFFIX_ROOM } from '../core/input-limits';
 
 const PRINTABLE = /^[^\p{Cc}\p{Cs}\p{Zl}\p{Zp}]*$/u;
 
+/** 1 to `max` printable characters. */
+const idOf = (max: number) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .max(max, `at most ${max} characters`)
+    .regex(PRINTABLE, 'printable characters only (no control characters)');
+
 /** Any id the server may be asked for: what exists is never longer. */
-export const IdSchema = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(MAX_ID_LENGTH, `at most ${MAX_ID_LENGTH} characters`)
-  .regex(PRINTABLE, 'printable characters only (no control characters)');
+export const IdSchema = idOf(MAX_ID_LENGTH);
 
 const notATurnOfAConversation = (id: string): boolean => !isConversationTurnIdForm(id);
 const RESERVED = "ends like a conversation's turn id (-turn-<n>), which only the conversation may use: choose another";
@@ -25,10 +29,7 @@ const RESERVED = "ends like a conversation's turn id (-turn-<n>), which only the
 export const TurnIdSchema = IdSchema.refine(notATurnOfAConversation, RESERVED);
 
 /** A conversation id a caller chooses: short enough for its turns' ids too. */
-export const ConversationIdSchema = IdSchema.max(MAX_ID_LENGTH - TURN_SUFFIX_ROOM, `at most ${MAX_ID_LENGTH - TURN_SUFFIX_ROOM} characters`).refine(
-  notATurnOfAConversation,
-  RESERVED,
-);
+export const ConversationIdSchema = idOf(MAX_ID_LENGTH - TURN_SUFFIX_ROOM).refine(notATurnOfAConversation, RESERVED);
 
 /** A message id (unique in its conversation). */
 export const MessageIdSchema = IdSchema;

@@ -13,7 +13,7 @@ import { conversationTurnId } from '../core/conversation';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import type { TurnStreamEvent } from '../core/stream-events';
 import { TurnFeed } from './turn-feed';
-import { expectKind, WorkflowKindError } from '../client/workflow-kind';
+import { expectKind } from '../client/workflow-kind';
 
 const DEFAULT_POLL_MS = STREAM_PUBLISH_INTERVAL_MS;
 
@@ -70,7 +70,7 @@ export async function subscribe(
 ): Promise<AsyncIterable<TurnStreamEvent>> {
   const described = await client.workflow.getHandle(id).describe();
   if (described.type === 'conversation') return subscribeConversation(client, id, options);
-  if (described.type !== 'chatTurn') throw new WorkflowKindError(id, 'turn', described.type);
+  expectKind(id, described.type, 'turn');
   // The run just described is the one followed: no second describe.
   return { [Symbol.asyncIterator]: () => turnEvents(client, id, described.runId, options.fromOffset ?? 0, options) };
 }
