@@ -1,5 +1,5 @@
 /**
- * The exit codes of every mcp-turns command: one table, printed by `--help` and in the README.
+ * The exit codes of every mcp-turns command: one table, printed by `--help` and in docs/cli.md.
  * A script can trust them: 0 only when the turn (or every query of a batch) was answered in full.
  */
 import type { ChatTurnResult } from '../core/turn-result';
@@ -21,7 +21,7 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** The table `--help` prints after each command's own help, and the README repeats. */
+/** The table `--help` prints after each command's own help, and docs/cli.md repeats. */
 export const EXIT_CODES_HELP = [
   'Exit codes (every command):',
   '  0    answered (batch: every query answered)',

@@ -3,7 +3,8 @@
  * stays within that.
  *
  * The search attributes mcp-turns sets on its workflows, kept in one place: `mcp-turns server`
- * registers exactly this list on the dev server, and the README lists it for real clusters.
+ * registers exactly this list on the dev server, and docs/operations.md ("Pointing at a real
+ * cluster") lists it for real clusters.
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import { MAX_MODEL_LENGTH } from './input-limits';

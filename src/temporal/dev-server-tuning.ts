@@ -4,7 +4,7 @@
  * is polled at most `history.transferProcessorMaxPollRPS` times a second: 20 by default. On one shard
  * that cap, not the worker, sets the pace (every hop of a turn waits 25–40 ms for the next poll), so
  * the poll rates are raised here. A production cluster spreads workflows over many shards, each with
- * its own processor, and needs none of this (README, "The Temporal server"). Partitions, below, are
+ * its own processor, and needs none of this (docs/operations.md, "The Temporal server"). Partitions, below, are
  * what spread a busy task queue on a cluster.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number | boolean | string>> = {

@@ -81,11 +81,16 @@ mcp_servers:
     });
   });
 
-  it("accepts the README's OAuth example", () => {
-    const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('### OAuth for remote servers'));
+  it('accepts the OAuth example in docs/configuration.md', () => {
+    const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## OAuth for remote servers'));
     const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
-    const servers = parseConfig(yaml!, 'yaml', { BILLING_CLIENT_SECRET: 'b-secret-123' }, 'README').servers;
+    const servers = parseConfig(
+      yaml!,
+      'yaml',
+      { BILLING_CLIENT_SECRET: 'b-secret-123' },
+      'docs/configuration.md',
+    ).servers;
     expect(servers.map((s) => [s.name, s.oauth?.grant])).toEqual([
       ['billing', 'client_credentials'],
       ['notes', 'authorization_code'],
