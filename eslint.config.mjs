@@ -50,6 +50,23 @@ const sandboxRules = {
   ],
 };
 
+// Settings are read once, where the program starts, and passed down as values: nothing in src/ writes
+// process.env (no assignment to it or to one of its variables, no delete, no Object.assign onto it).
+// A CLI flag reaches what it sets as a parameter (src/cli/cli-settings.ts), never as a variable.
+const PROCESS_ENV = "[object.name='process'][property.name='env']";
+const noProcessEnvWrites = {
+  'no-restricted-syntax': [
+    'error',
+    ...[
+      `AssignmentExpression > MemberExpression.left${PROCESS_ENV}`,
+      `AssignmentExpression > MemberExpression.left > MemberExpression.object${PROCESS_ENV}`,
+      `UpdateExpression > MemberExpression.argument > MemberExpression.object${PROCESS_ENV}`,
+      `UnaryExpression[operator='delete'] > MemberExpression.argument > MemberExpression.object${PROCESS_ENV}`,
+      `CallExpression[callee.object.name='Object'][callee.property.name='assign'] > MemberExpression.arguments:first-child${PROCESS_ENV}`,
+    ].map((selector) => ({ selector, message: 'Do not write process.env: resolve settings once at the entry point and pass them down (src/cli/cli-settings.ts).' })),
+  ],
+};
+
 // No import cycles, type-only imports included: a cycle of types still ties two modules into one.
 // import-x's no-cycle passes over `import type` / `export type` (in the file linted and in every module
 // it follows), so the rule below runs it on a view of the code where every import is a value import:
@@ -109,4 +126,5 @@ export default tseslint.config(
     rules: { 'mcp-turns/no-cycle': 'error' },
   },
   { files: ['workflows/**/*.ts', 'src/core/**/*.ts'], rules: sandboxRules },
+  { files: ['src/**/*.ts'], rules: noProcessEnvWrites },
 );

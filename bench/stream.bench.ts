@@ -39,6 +39,7 @@ import { startChatTurn } from '../src/client/chat-turn-client';
 import { subscribeTurn } from '../src/stream/subscribe';
 import { stepTextId, ANSWER_TEXT_ID } from '../src/core/stream-events';
 import { inProcessWorkerSetup, startInProcessWorker } from '../src/cli/in-process-worker';
+import { envSettings } from '../src/cli/cli-settings';
 import { rawHistoryEvents } from '../test/support/history-payloads';
 import { cpuSeconds, loadAverages } from './machine-figures';
 
@@ -180,8 +181,9 @@ function memNow(): MemSample {
 }
 
 async function workerChild(address: string): Promise<void> {
-  const setup = inProcessWorkerSetup(process.env.MCP_TURNS_CONFIG);
-  const worker = await startInProcessWorker(setup, { address, namespace: 'default', taskQueue: TASK_QUEUE });
+  const settings = envSettings();
+  const setup = inProcessWorkerSetup(settings.configFile, settings);
+  const worker = await startInProcessWorker(setup, { address, namespace: 'default', taskQueue: TASK_QUEUE }, settings);
   let peak = memNow();
   const sampler = setInterval(() => {
     const m = memNow();

@@ -22,6 +22,8 @@ import { StorageConfigError } from '../storage/storage-config';
 import { EncryptionConfigError } from '../encryption/encryption-settings';
 import { KeyringError } from '../encryption/keyring';
 import { dataConverterFromEnv } from '../storage/data-converter';
+import { stateDir } from '../temporal/project-paths';
+import type { CliSettings } from './cli-settings';
 
 /** `s` as one shell word: quoted only when it needs to be. */
 function shellWord(s: string): string {
@@ -57,8 +59,8 @@ export function recordedServerDownLine(record: DevServerRecord): string {
 }
 
 /** The line for a loopback address nobody listens on: the server recorded there, else how to start one. */
-function nothingListensLine(address: string): string {
-  const record = lastDevServerRecord(address);
+function nothingListensLine(address: string, stateDir: string): string {
+  const record = lastDevServerRecord(address, stateDir);
   if (record) return recordedServerDownLine(record);
   const { host, port } = splitAddress(address)!;
   const flags = [
@@ -74,9 +76,12 @@ export async function nothingListensAt(address: string): Promise<boolean> {
   return !!parts && (await connectionRefused(parts.host, parts.port));
 }
 
-/** Fails at once, with the line that says how to start a server, when nothing listens at a local `address`. */
-export async function failIfNothingListens(address: string): Promise<void> {
-  if (await nothingListensAt(address)) throw new CliError(nothingListensLine(address), EXIT.failed);
+/**
+ * Fails at once, with the line that says how to start a server, when nothing listens at a local
+ * `address` (the dev server recorded in `stateDir` named).
+ */
+export async function failIfNothingListens(address: string, stateDir: string): Promise<void> {
+  if (await nothingListensAt(address)) throw new CliError(nothingListensLine(address, stateDir), EXIT.failed);
 }
 
 /**
@@ -86,9 +91,10 @@ export async function failIfNothingListens(address: string): Promise<void> {
  * find none of them and run that work again. So when the recorded server used another database, or
  * runs but does not answer yet, the command fails with the line that names it and how to start it.
  * With no record, or a record of a server on the same database, starting here loses nothing.
+ * Records are those in `dir` (the state directory).
  */
-export function assertMayStartDevServer(address: string, dbFile: string): DevServerRecord | undefined {
-  const record = lastDevServerRecord(address);
+export function assertMayStartDevServer(address: string, dbFile: string, dir = stateDir()): DevServerRecord | undefined {
+  const record = lastDevServerRecord(address, dir);
   if (!record) return undefined;
   const sameDatabase = !!record.dbFile && path.resolve(record.dbFile) === path.resolve(dbFile);
   if (!sameDatabase || recordedServerRuns(record)) throw new CliError(recordedServerDownLine(record), EXIT.failed);
@@ -98,18 +104,19 @@ export function assertMayStartDevServer(address: string, dbFile: string): DevSer
 /**
  * A client for CLI commands; an unreachable server is one clear line (see the file comment). A bad
  * MCP_TURNS_STORAGE or keyring is bad input (exit 2), told before the server is looked for.
+ * The data converter and the dev server records follow `settings`.
  */
-export async function connectOrFail(overrides: ConnectOverrides): Promise<{ client: Client; address: string; namespace: string }> {
+export async function connectOrFail(overrides: ConnectOverrides, settings: CliSettings): Promise<{ client: Client; address: string; namespace: string }> {
   const { connectionOptions, namespace } = loadConnectConfig(overrides);
   const address = connectionOptions.address ?? '';
   let dataConverter;
   try {
-    dataConverter = dataConverterFromEnv();
+    dataConverter = dataConverterFromEnv(process.env, settings);
   } catch (err) {
     if (err instanceof StorageConfigError || err instanceof EncryptionConfigError || err instanceof KeyringError) throw new CliError(err.message, EXIT.badInput);
     throw err;
   }
-  await failIfNothingListens(address);
+  await failIfNothingListens(address, settings.stateDir);
   try {
     return { client: await connectClient(overrides, dataConverter), address, namespace };
   } catch (err) {

@@ -7,6 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Client } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
 import { clientStorageOptions } from '../storage/client-storage-options';
+import { dataConverterFromEnv } from '../storage/data-converter';
 import { createClaudeClient, ClaudeClientConfigError } from '../claude/client';
 import { McpPool } from '../mcp';
 import { connectWorker } from '../temporal/worker-connection';
@@ -16,6 +17,7 @@ import { poolMetrics } from '../worker/metrics';
 import { createTurnWorkers } from '../worker/turn-worker';
 import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '../worker/worker-config';
 import { CliError } from './cli-error';
+import type { CliSettings } from './cli-settings';
 
 /** What an in-process worker needs, checked before anything is started. */
 export interface InProcessWorkerSetup {
@@ -36,11 +38,14 @@ export interface InProcessWorker {
   stop(): Promise<void>;
 }
 
-/** Loads the worker config (`configPath`, else `MCP_TURNS_CONFIG`) and the Claude client; exit 2 when either is wrong. */
-export function inProcessWorkerSetup(configPath: string | undefined): InProcessWorkerSetup {
+/**
+ * Loads the worker config (`configPath`, else the settings' config file) and the Claude client;
+ * exit 2 when either is wrong.
+ */
+export function inProcessWorkerSetup(configPath: string | undefined, settings: CliSettings): InProcessWorkerSetup {
   try {
     return {
-      config: loadWorkerConfig(configPath ?? process.env.MCP_TURNS_CONFIG),
+      config: loadWorkerConfig(configPath ?? settings.configFile, process.env, settings.stateDir),
       claudeClient: createClaudeClient(),
     };
   } catch (err) {
@@ -51,12 +56,13 @@ export function inProcessWorkerSetup(configPath: string | undefined): InProcessW
   }
 }
 
-/** Starts the worker on `taskQueue` (and its Claude queue) and returns once it polls. */
+/** Starts the worker on `taskQueue` (and its Claude queue) and returns once it polls; payloads as `settings` say. */
 export async function startInProcessWorker(
   setup: InProcessWorkerSetup,
   target: { address: string; namespace: string; taskQueue: string },
+  settings: CliSettings,
 ): Promise<InProcessWorker> {
-  installTelemetry({ logLevel: 'ERROR', withholdFailureMessages: encryptionSettingsFromEnv() !== undefined });
+  installTelemetry({ logLevel: 'ERROR', withholdFailureMessages: encryptionSettingsFromEnv(process.env, settings.configFile) !== undefined });
   const { connection, namespace } = await connectWorker({
     address: target.address,
     namespace: target.namespace,
@@ -64,8 +70,11 @@ export async function startInProcessWorker(
   const runtime = Runtime.instance();
   const pool = new McpPool(setup.config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
   let workers;
+  let dataConverter;
   try {
+    dataConverter = dataConverterFromEnv(process.env, settings);
     workers = await createTurnWorkers({
+      dataConverter,
       connection,
       namespace,
       taskQueue: target.taskQueue,
@@ -89,7 +98,7 @@ export async function startInProcessWorker(
   );
   failed.catch(() => undefined); // only the command's wait observes it
   return {
-    client: new Client({ connection, namespace, ...clientStorageOptions() }),
+    client: new Client({ connection, namespace, ...clientStorageOptions(dataConverter) }),
     failed,
     async stop() {
       workers.shutdown();

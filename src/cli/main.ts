@@ -1,5 +1,4 @@
 /** The `mcp-turns` command line. Each command lives in commands/<name>.ts. */
-import path from 'node:path';
 import { Command } from 'commander';
 import { packageVersion, stateDir } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
@@ -74,14 +73,8 @@ export function buildProgram(argv?: string[]): Command {
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
     .version(packageVersion())
     .addHelpText('after', `\n${EXIT_CODES_HELP}`)
-    .option('--state-dir <dir>', `where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else ${stateDir()})`)
-    .hook('preAction', (cmd, action) => {
-      const dir = (cmd.opts() as { stateDir?: string }).stateDir;
-      if (dir) process.env.MCP_TURNS_HOME = path.resolve(dir);
-      // A command's --config is the process's config: its encryption section reaches the one data converter.
-      const config = (action.opts() as { config?: unknown }).config;
-      if (typeof config === 'string') process.env.MCP_TURNS_CONFIG = path.resolve(config);
-    });
+    // Each command's action resolves it once, with its own --config (cli-settings.ts), and passes the values down.
+    .option('--state-dir <dir>', `where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else ${stateDir()})`);
   // Only the invoked command is loaded; without one (help, a typo), all are, for the listing.
   const invoked = argv && invokedCommand(argv);
   for (const [name, make] of Object.entries(COMMANDS)) {

@@ -22,13 +22,18 @@ function segmentName(id: string): string {
   return encodeURIComponent(id).replace(/\./g, '%2E');
 }
 
+/** Where the pending messages of conversations are kept: `conversations/` in the state directory. */
+export function conversationsDir(dir = stateDir()): string {
+  return path.join(dir, 'conversations');
+}
+
 /** The pending messages of one conversation, on disk. */
 export class PendingMessages {
   readonly dir: string;
 
   constructor(
     readonly conversationId: string,
-    root: string = path.join(stateDir(), 'conversations'),
+    root: string = conversationsDir(),
   ) {
     this.dir = path.join(root, segmentName(conversationId));
   }

@@ -20,8 +20,9 @@ import {
   writeDevServerRecord,
   type DevServerRecord,
 } from '../temporal/dev-server-record';
-import { defaultDevServerDb, stateDir } from '../temporal/project-paths';
+import { defaultDevServerDb } from '../temporal/project-paths';
 import { CliError } from './cli-error';
+import type { CliSettings } from './cli-settings';
 import { assertMayStartDevServer, connectOrFail, nothingListensAt } from './connect';
 import { taskQueueFromEnv } from './task-queue';
 import type * as InProcessWorkerModule from './in-process-worker';
@@ -41,7 +42,7 @@ function inProcessWorkerModule(): typeof InProcessWorkerModule {
 export interface TurnStackOptions extends ConnectOverrides {
   /** `--task-queue`; else `MCP_TURNS_TASK_QUEUE`, else the default. */
   taskQueue?: string;
-  /** The worker config for a worker in this process (`--config`; else `MCP_TURNS_CONFIG`). */
+  /** The worker config for a worker in this process (`--config`; else the settings' config file). */
   config?: string;
 }
 
@@ -67,19 +68,20 @@ export interface TurnStack {
 
 /**
  * Starts the dev server in the background at `address` on the state directory's database, records
- * it and says so. `dead`, the record of the server that ran there on that same database, is started
- * again with its Web UI port.
+ * it (in `stateDir`) and says so. `dead`, the record of the server that ran there on that same
+ * database, is started again with its Web UI port.
  */
 async function startBackgroundDevServer(
   address: string,
   namespace: string,
   dead: DevServerRecord | undefined,
   say: (line: string) => void,
+  stateDir: string,
 ): Promise<{ stop(): Promise<void> }> {
   const { host, port } = splitAddress(address)!;
   const ip = host === 'localhost' || host === '0.0.0.0' ? '127.0.0.1' : host;
-  const dbFile = defaultDevServerDb();
-  const logFile = path.join(stateDir(), 'temporal-server.log');
+  const dbFile = defaultDevServerDb(stateDir);
+  const logFile = path.join(stateDir, 'temporal-server.log');
   if (await portIsOpen(ip, port))
     throw new CliError(`port ${port} on ${ip} is in use by something that is not a Temporal server`);
   const uiPort = (dead && uiPortOf(dead)) ?? port + 1000;
@@ -98,6 +100,7 @@ async function startBackgroundDevServer(
       dbFile,
       background: { logFile },
       onLog: say,
+      stateDir,
     });
   } catch (err) {
     if (err instanceof DevServerError) throw new CliError(err.message);
@@ -110,7 +113,7 @@ async function startBackgroundDevServer(
     dbFile,
     logFile,
     startedAt: new Date().toISOString(),
-  });
+  }, stateDir);
   say(
     `Temporal dev server on ${address} (Web UI ${server.uiUrl}; database ${dbFile}; log ${logFile}). ` +
       `It keeps running for the next commands; \`mcp-turns server --stop --port ${port}\` stops it.`,
@@ -118,16 +121,16 @@ async function startBackgroundDevServer(
   return {
     async stop() {
       await server.stop();
-      removeDevServerRecord(address);
+      removeDevServerRecord(address, stateDir);
     },
   };
 }
 
 /**
  * Finds or starts the server and the worker; see the file comment. With `runWorker: false` no
- * worker is started here: the work waits for one.
+ * worker is started here: the work waits for one. State and the config file are the command's `settings`.
  */
-export async function openTurnStack(opts: TurnStackOptions, { runWorker = true } = {}): Promise<TurnStack> {
+export async function openTurnStack(opts: TurnStackOptions, settings: CliSettings, { runWorker = true } = {}): Promise<TurnStack> {
   const taskQueue = taskQueueFromEnv(opts.taskQueue);
   const say = (line: string): void => console.error(line);
   const { connectionOptions, namespace } = loadConnectConfig(opts);
@@ -139,10 +142,10 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
   // Nothing listening is known at once; only a listener is worth a gRPC health check.
   if (local && ((await nothingListensAt(address)) || !(await temporalAnswers(address)))) {
     // Refused before anything else is looked at when the server recorded here keeps another database.
-    const dead = assertMayStartDevServer(address, defaultDevServerDb());
+    const dead = assertMayStartDevServer(address, defaultDevServerDb(settings.stateDir), settings.stateDir);
     // A fresh server has no worker: check the worker's config before starting anything.
-    if (runWorker) setup = inProcessWorkerModule().inProcessWorkerSetup(opts.config);
-    startedServer = await startBackgroundDevServer(address, namespace, dead, say);
+    if (runWorker) setup = inProcessWorkerModule().inProcessWorkerSetup(opts.config, settings);
+    startedServer = await startBackgroundDevServer(address, namespace, dead, say, settings.stateDir);
   }
   let client: Client | undefined;
   let worker: InProcessWorker | undefined;
@@ -151,7 +154,7 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
       address: opts.address,
       namespace: opts.namespace,
       profile: opts.profile,
-    }));
+    }, settings));
     const pollers = await liveWorkflowPollers(client, taskQueue);
     if (pollers.length) {
       if (opts.config) {
@@ -161,13 +164,13 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
         );
       }
     } else if (runWorker) {
-      setup ??= inProcessWorkerModule().inProcessWorkerSetup(opts.config);
+      setup ??= inProcessWorkerModule().inProcessWorkerSetup(opts.config, settings);
       const servers = setup.config.servers.map((s) => s.name);
       say(
         `No worker polls task queue ${taskQueue}: running one in this process until the command ends ` +
           `(config ${setup.config.source}; MCP servers: ${servers.join(', ') || 'none'}).`,
       );
-      worker = await inProcessWorkerModule().startInProcessWorker(setup, { address, namespace, taskQueue });
+      worker = await inProcessWorkerModule().startInProcessWorker(setup, { address, namespace, taskQueue }, settings);
     } else {
       say(`No worker polls task queue ${taskQueue}: the work waits until one does (\`mcp-turns worker\`).`);
     }
@@ -177,7 +180,7 @@ export async function openTurnStack(opts: TurnStackOptions, { runWorker = true }
     await startedServer?.stop();
     throw err;
   }
-  const record = readDevServerRecord(address);
+  const record = readDevServerRecord(address, settings.stateDir);
   const inProcess = worker;
   const connected = client;
   return {

@@ -58,22 +58,26 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
   throw new EncryptionConfigError(`${name} must be 1 or 0, got "${env[name]}"`);
 }
 
-/** This process's encryption settings; undefined when encryption is off. Throws {@link EncryptionConfigError}. */
-export function encryptionSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionSettings | undefined {
+/**
+ * This process's encryption settings; undefined when encryption is off. `configFile` is the config
+ * file the caller resolved (the CLI: the command's `--config`); default `MCP_TURNS_CONFIG`.
+ * Throws {@link EncryptionConfigError}.
+ */
+export function encryptionSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, configFile: string | undefined = env.MCP_TURNS_CONFIG): EncryptionSettings | undefined {
   const compress = flag(env, 'MCP_TURNS_ENCRYPTION_COMPRESS');
   const keyring = env.MCP_TURNS_KEYRING?.trim();
   if (keyring) return { keyringFile: path.resolve(keyring), compress: compress ?? false };
-  const configFile = env.MCP_TURNS_CONFIG?.trim();
-  if (!configFile) return undefined;
+  const file = configFile?.trim();
+  if (!file) return undefined;
   let section: unknown;
   try {
-    section = readConfigSection(configFile, 'encryption', env);
+    section = readConfigSection(file, 'encryption', env);
   } catch (err) {
-    if (err instanceof ConfigError) throw new EncryptionConfigError(`config ${configFile}: ${err.problems.join('; ')}`);
+    if (err instanceof ConfigError) throw new EncryptionConfigError(`config ${file}: ${err.problems.join('; ')}`);
     throw err;
   }
-  const { settings, problems } = resolveEncryptionSection(section, configFile);
-  if (problems.length) throw new EncryptionConfigError(`config ${configFile}: ${problems.join('; ')}`);
+  const { settings, problems } = resolveEncryptionSection(section, file);
+  if (problems.length) throw new EncryptionConfigError(`config ${file}: ${problems.join('; ')}`);
   return settings && { ...settings, compress: compress ?? settings.compress };
 }
 

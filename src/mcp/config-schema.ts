@@ -268,7 +268,7 @@ function authorizationHeader(value: string): string {
 }
 
 /** An entry with defaults applied, as the worker uses it (secrets included: worker-side only). */
-function resolveEntry(name: string, s: ServerEntry) {
+function resolveEntry(name: string, s: ServerEntry, stateDir?: string) {
   const d = SERVER_DEFAULTS;
   const headers: Record<string, string> = { ...s.headers };
   if (s.authorization) headers.Authorization = authorizationHeader(s.authorization);
@@ -310,12 +310,12 @@ function resolveEntry(name: string, s: ServerEntry) {
     maxResultBytes: s.max_result_bytes ?? d.maxResultBytes,
     maxBinaryBytes: s.max_binary_bytes ?? d.maxBinaryBytes,
     /** OAuth settings; undefined = no OAuth. Secret (client secret): worker-side only. */
-    oauth: s.oauth && resolveOAuth(name, s.oauth),
+    oauth: s.oauth && resolveOAuth(name, s.oauth, stateDir),
   };
 }
 
 /** An `oauth` block with defaults applied; `store` may be replaced by code (see {@link TokenStore}). */
-function resolveOAuth(server: string, o: NonNullable<ServerEntry['oauth']>) {
+function resolveOAuth(server: string, o: NonNullable<ServerEntry['oauth']>, stateDir?: string) {
   return {
     grant: o.grant ?? ('authorization_code' as const),
     clientId: o.client_id,
@@ -325,7 +325,7 @@ function resolveOAuth(server: string, o: NonNullable<ServerEntry['oauth']>) {
     clientMetadataUrl: o.client_metadata_url,
     clientName: o.client_name ?? 'mcp-turns',
     redirectPort: o.redirect_port ?? SERVER_DEFAULTS.oauthRedirectPort,
-    tokenFile: o.token_file ?? defaultTokenFile(server),
+    tokenFile: o.token_file ?? defaultTokenFile(server, stateDir),
     /** Where tokens are kept; a file store on `tokenFile` unless code sets another. */
     store: undefined as TokenStore | undefined,
   };
@@ -348,11 +348,17 @@ export const SERVER_NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9
 
 /**
  * The servers section (`mcp_servers`, or `mcpServers` mapped to snake_case): entries by name, resolved
- * to {@link ServerConfig}s in the order written.
+ * to {@link ServerConfig}s in the order written. OAuth token files default to `<stateDir>/oauth/`
+ * (`stateDir` default: src/temporal/project-paths.ts's).
  */
-export const McpServersSchema = z
-  .record(z.string().regex(SERVER_NAME, SERVER_NAME_RULE), ServerEntrySchema)
-  .transform((servers) => Object.entries(servers).map(([name, entry]) => resolveEntry(name, entry)));
+export function mcpServersSchema(stateDir?: string) {
+  return z
+    .record(z.string().regex(SERVER_NAME, SERVER_NAME_RULE), ServerEntrySchema)
+    .transform((servers) => Object.entries(servers).map(([name, entry]) => resolveEntry(name, entry, stateDir)));
+}
+
+/** {@link mcpServersSchema} with the default state directory. */
+export const McpServersSchema = mcpServersSchema();
 
 /** One MCP server as the worker uses it: defaults applied, secrets included (worker-side only). */
 export type ServerConfig = ReturnType<typeof resolveEntry>;

@@ -6,6 +6,7 @@
  */
 import {
   McpServersSchema,
+  mcpServersSchema,
   SERVER_NAME_RULE,
   camelEntryToSnake,
   keyAsWritten,
@@ -29,12 +30,13 @@ export interface McpServersResult {
  * Validates the value of a file's `mcpServers` (camelCase keys) or `mcp_servers` (snake_case keys);
  * an absent section is no servers. Schema problems at a path in `reported` (one already reported,
  * e.g. for an unset variable) are left out, since they would only echo it; a key spelled the other
- * shape's way is always reported.
+ * shape's way is always reported. OAuth token files default under `stateDir` (src/mcp/config-schema.ts).
  */
 export function parseMcpServers(
   section: unknown,
   key: ServersKey,
   reported: ReadonlySet<string> = new Set(),
+  stateDir?: string,
 ): McpServersResult {
   const camel = key === 'mcpServers';
   const problems: string[] = [];
@@ -45,7 +47,7 @@ export function parseMcpServers(
         )
       : section;
 
-  const parsed = McpServersSchema.optional().safeParse(value);
+  const parsed = (stateDir === undefined ? McpServersSchema : mcpServersSchema(stateDir)).optional().safeParse(value);
   if (parsed.success) return { servers: parsed.data ?? [], problems };
   for (const issue of parsed.error.issues) {
     const path = ['mcp_servers', ...issue.path.map(String)];

@@ -40,8 +40,8 @@ export interface TokenStore {
 }
 
 /** The default token file of a server: `<state dir>/oauth/<server>.json`. */
-export function defaultTokenFile(server: string): string {
-  return path.join(stateDir(), 'oauth', `${server}.json`);
+export function defaultTokenFile(server: string, dir = stateDir()): string {
+  return path.join(dir, 'oauth', `${server}.json`);
 }
 
 /** A {@link TokenStore} in one file, mode 0600; see the file comment. */

@@ -73,15 +73,23 @@ export function storesPayloads(dataConverter: DataConverter): boolean {
 
 let shared: { key: string; dataConverter: DataConverter } | undefined;
 
+/** Paths a caller resolved itself (the CLI, from its flags), in place of the environment's defaults. */
+export interface ConverterPaths {
+  /** The state directory, where the default payload store is (default: project-paths.ts's `stateDir()`). */
+  stateDir?: string;
+  /** The config file whose `encryption:` section applies (default `MCP_TURNS_CONFIG`). */
+  configFile?: string;
+}
+
 /**
- * This process's data converter, from its environment (storage-config.ts, encryption-settings.ts).
- * Made once per process and per setting, so a client and a worker in one process share it.
+ * This process's data converter, from its environment (storage-config.ts, encryption-settings.ts)
+ * and `paths`. Made once per process and per setting, so a client and a worker in one process share it.
  * Throws {@link StorageConfigError}, {@link EncryptionConfigError} or {@link KeyringError} for a
  * bad setting.
  */
-export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter {
-  const config = storageConfigFromEnv(env);
-  const encryption = encryptionSettingsFromEnv(env);
+export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env, paths: ConverterPaths = {}): DataConverter {
+  const config = storageConfigFromEnv(env, paths.stateDir);
+  const encryption = encryptionSettingsFromEnv(env, paths.configFile ?? env.MCP_TURNS_CONFIG);
   const key = JSON.stringify([config, encryption]);
   if (shared?.key !== key) shared = { key, dataConverter: createDataConverter(config, encryption) };
   return shared.dataConverter;

@@ -36,8 +36,8 @@ export class StorageConfigError extends Error {
 }
 
 /** The filesystem store's default directory: `payloads/` beside the dev server's database. */
-export function defaultPayloadDir(): string {
-  return path.join(stateDir(), 'payloads');
+export function defaultPayloadDir(dir = stateDir()): string {
+  return path.join(dir, 'payloads');
 }
 
 const S3_PARAMETERS = ['endpoint', 'region', 'path_style'];
@@ -80,10 +80,10 @@ function parseS3(text: string): StorageLocation {
   };
 }
 
-/** Reads `MCP_TURNS_STORAGE`'s value (see the module comment). */
-export function parseStorageLocation(text: string | undefined): StorageLocation {
+/** Reads `MCP_TURNS_STORAGE`'s value (see the module comment); `fs` alone is under `stateDirectory`. */
+export function parseStorageLocation(text: string | undefined, stateDirectory?: string): StorageLocation {
   const value = text?.trim() ?? '';
-  if (value === '' || value === 'fs') return { kind: 'fs', dir: defaultPayloadDir() };
+  if (value === '' || value === 'fs') return { kind: 'fs', dir: defaultPayloadDir(stateDirectory) };
   if (value === 'none') return { kind: 'none' };
   if (value.startsWith('fs:')) {
     const dir = value.slice(3);
@@ -112,10 +112,13 @@ function sizeFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return size;
 }
 
-/** The storage settings of this process's environment. Throws {@link StorageConfigError}. */
-export function storageConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StorageConfig {
+/**
+ * The storage settings of this process's environment; the default store is under `stateDirectory`
+ * (default: the state directory, src/temporal/project-paths.ts). Throws {@link StorageConfigError}.
+ */
+export function storageConfigFromEnv(env: NodeJS.ProcessEnv = process.env, stateDirectory?: string): StorageConfig {
   return {
-    location: parseStorageLocation(env.MCP_TURNS_STORAGE),
+    location: parseStorageLocation(env.MCP_TURNS_STORAGE, stateDirectory),
     thresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_THRESHOLD', DEFAULT_STORAGE_THRESHOLD),
     segmentThresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_SEGMENT_THRESHOLD', DEFAULT_SEGMENT_THRESHOLD),
     carriedThresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_CARRIED_THRESHOLD', DEFAULT_CARRIED_THRESHOLD),

@@ -25,6 +25,8 @@ export interface DevServerOptions {
   namespace?: string;
   /** Path of the `temporal` binary; resolved (and installed if needed) when absent. */
   cliPath?: string;
+  /** The state directory whose CLI cache is used when `cliPath` is not given (default: src/temporal/project-paths.ts's). */
+  stateDir?: string;
   /** Where the server's own log lines go. @default discarded */
   onLog?: (line: string) => void;
   /** How long to wait for the server to answer. @default 60 s */
@@ -200,7 +202,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   for (const [what, p] of [['gRPC', port], ['UI', uiPort]] as const) {
     if (await portIsOpen(ip, p)) throw new DevServerError(`${what} port ${p} on ${ip} is already in use`);
   }
-  const cli = opts.cliPath ?? resolveTemporalCli({ log: opts.onLog }).path;
+  const cli = opts.cliPath ?? resolveTemporalCli({ log: opts.onLog, ...(opts.stateDir ? { stateDir: opts.stateDir } : {}) }).path;
   const args = [
     'server', 'start-dev',
     '--ip', ip,

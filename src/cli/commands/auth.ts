@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { authorizeServer } from '../../mcp/oauth-authorization';
 import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
 import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
+import { cliSettings } from '../cli-settings';
 
 /** Opens `url` in the desktop's browser, if there is one; the URL is printed either way. */
 function openBrowser(url: string): void {
@@ -30,8 +31,9 @@ export function authCommand(): Command {
     .option('--config <file>', 'config file (JSON or YAML; default MCP_TURNS_CONFIG)')
     .option('--no-browser', 'only print the authorization URL')
     .option('--timeout <seconds>', 'how long to wait for the browser redirect', '300')
-    .action(async (name: string, opts: { config?: string; browser: boolean; timeout: string }) => {
-      const config = asBadInput(() => loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG), WorkerConfigError);
+    .action(async (name: string, opts: { config?: string; browser: boolean; timeout: string }, command: Command) => {
+      const settings = cliSettings(command);
+      const config = asBadInput(() => loadWorkerConfig(opts.config ?? settings.configFile, process.env, settings.stateDir), WorkerConfigError);
       const server = config.servers.find((s) => s.name === name);
       if (!server) {
         const names = config.servers.map((s) => s.name).join(', ') || 'none';

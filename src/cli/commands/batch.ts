@@ -13,6 +13,7 @@ import { messageBatchesOf } from '../message-batch-flags';
 import { FailingCalls } from '../failing-calls';
 import { RunningTurnFailures } from '../running-turn-failures';
 import { openTurnStack } from '../turn-stack';
+import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 
 interface BatchOptions {
@@ -63,7 +64,7 @@ export function batchCommand(): Command {
       'with --message-batches: a request not answered in this time (90s, 30m, 2h, 24h or milliseconds) is sent once more, then fails its turn (default 24h)',
     )
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
-    .action(async (file: string, opts: BatchOptions) => {
+    .action(async (file: string, opts: BatchOptions, command: Command) => {
       const concurrency = parsePositiveInt(opts.concurrency, '--concurrency');
       const messageBatches = messageBatchesOf(opts);
       let text: string;
@@ -88,7 +89,7 @@ export function batchCommand(): Command {
       // Rewrite the file with whole lines only, so a line cut short by a crash does not linger.
       fs.writeFileSync(out, lines.map((l) => JSON.stringify(l) + '\n').join(''));
 
-      const stack = await openTurnStack(opts);
+      const stack = await openTurnStack(opts, cliSettings(command));
       const { client, taskQueue } = stack;
       console.error(startLine({ name, total: items.length, earlier, out, concurrency, ...(messageBatches ? { messageBatches } : {}) }));
       const started = Date.now();

@@ -10,6 +10,7 @@ import { cancelByName, DEFAULT_CANCEL_WAIT_MS, NotMcpTurnsWorkflowError, Nothing
 import { formatDuration } from '../duration';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { connectOrFail } from '../connect';
+import { cliSettings } from '../cli-settings';
 import { EXIT } from '../exit-codes';
 
 interface CancelOptions {
@@ -43,9 +44,10 @@ export function cancelCommand(): Command {
     .option('--json', 'print an array of {id, type, outcome, status, ranForMs, parent, taskQueue}')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
-    .action(async (name: string, opts: CancelOptions) => {
+    .action(async (name: string, opts: CancelOptions, command: Command) => {
+      const settings = cliSettings(command);
       const waitMs = opts.wait !== undefined ? parsePositiveInt(opts.wait, '--wait') * 1000 : DEFAULT_CANCEL_WAIT_MS;
-      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const outcomes = await cancelByName(client, name, { waitMs }).catch((err: unknown) => {
           if (err instanceof NothingToCancelError) throw new CliError(err.message, EXIT.failed);

@@ -31,7 +31,8 @@ import { deciderIdentity } from '../decider-identity';
 import { EXIT } from '../exit-codes';
 import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../failing-calls';
 import { InputLines } from '../input-lines';
-import { PendingMessages, type PendingMessage } from '../pending-messages';
+import { conversationsDir, PendingMessages, type PendingMessage } from '../pending-messages';
+import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { openTurnStack, type TurnStack } from '../turn-stack';
 import { droppedToolsLine, toolCallLine } from '../render';
@@ -76,8 +77,10 @@ class Chat {
     private readonly options: TurnOptions,
     /** The session's input: approval questions are asked on it. */
     private readonly lines: InputLines,
+    /** The conversation's messages not yet answered, kept in the state directory. */
+    pending: PendingMessages,
   ) {
-    this.pending = new PendingMessages(conversationId);
+    this.pending = pending;
     this.failingCalls = new FailingCalls(stack.client, FOLLOWED_TURN_EVERY_MS);
     if (!opts.json && !opts.events && process.stdout.isTTY === true)
       this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format });
@@ -257,7 +260,7 @@ class Chat {
  * messages left pending for an ended conversation are forgotten (it answered what it had accepted
  * before it ended; `show` prints it).
  */
-async function checkConversation(client: Client, id: string): Promise<'new' | 'running'> {
+async function checkConversation(client: Client, id: string, pending: PendingMessages): Promise<'new' | 'running'> {
   let described;
   try {
     described = await client.workflow.getHandle(id).describe();
@@ -267,7 +270,6 @@ async function checkConversation(client: Client, id: string): Promise<'new' | 'r
   }
   if (described.type !== 'conversation') throw new CliError(`${id} is a ${described.type} workflow, not a conversation`, 2);
   if (described.status.name === 'RUNNING') return 'running';
-  const pending = new PendingMessages(id);
   for (const message of pending.list()) {
     say(`not sent again: ${oneLine(message.text, 100)} (the conversation has ended)`);
     pending.remove(message.messageId);
@@ -290,14 +292,16 @@ export function chatCommand(): Command {
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
-    .action(async (opts: ChatOptions) => {
+    .action(async (opts: ChatOptions, command: Command) => {
       if (opts.events && opts.json) throw new CliError('--events and --json: choose one', EXIT.badInput);
+      const settings = cliSettings(command);
       const options = turnOptionsOf(opts);
-      const stack = await openTurnStack(opts);
+      const stack = await openTurnStack(opts, settings);
       let lines: InputLines | undefined;
       try {
         const conversationId = opts.id ?? newConversationId();
-        const state = await checkConversation(stack.client, conversationId);
+        const pending = new PendingMessages(conversationId, conversationsDir(settings.stateDir));
+        const state = await checkConversation(stack.client, conversationId, pending);
         say(
           `conversation ${conversationId}${state === 'running' ? ' (continued)' : ''} · ` +
             `${workflowUrl(stack.address, stack.namespace, conversationId, stack.uiUrl)}`,
@@ -314,7 +318,7 @@ export function chatCommand(): Command {
         process.once('SIGINT', leave);
         // Read from now on: lines typed while unanswered messages are sent again wait their turn.
         lines = new InputLines({ onInterrupt: leave });
-        const chat = new Chat(stack, conversationId, opts, options, lines);
+        const chat = new Chat(stack, conversationId, opts, options, lines, pending);
         for (const message of chat.unanswered()) {
           say(`sending again, unanswered: ${oneLine(message.text, 100)}`);
           await chat.deliver(message);

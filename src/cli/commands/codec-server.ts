@@ -12,6 +12,7 @@ import { dataConverterFromEnv, encryptsPayloads } from '../../storage/data-conve
 import { StorageConfigError } from '../../storage/storage-config';
 import { asBadInput, CliError, parsePort } from '../cli-error';
 import { EXIT } from '../exit-codes';
+import { cliSettings } from '../cli-settings';
 
 export const DEFAULT_CODEC_SERVER_PORT = 8888;
 const DEFAULT_UI_ORIGINS = ['http://127.0.0.1:8233', 'http://localhost:8233'];
@@ -23,8 +24,8 @@ export function codecServerCommand(): Command {
     .option('--host <host>', 'address to bind (anything but loopback needs MCP_TURNS_CODEC_TOKENS)', '127.0.0.1')
     .option('--ui-origin <url...>', `the Web UI's origin(s) allowed to call (default ${DEFAULT_UI_ORIGINS.join(' ')})`)
     .option('--allowed-host <host...>', 'more host names (with port) requests may name, e.g. codec.example.com')
-    .action(async (opts: { port: string; host: string; uiOrigin?: string[]; allowedHost?: string[] }) => {
-      const dataConverter = asBadInput(() => dataConverterFromEnv(), StorageConfigError, EncryptionConfigError, KeyringError);
+    .action(async (opts: { port: string; host: string; uiOrigin?: string[]; allowedHost?: string[] }, command: Command) => {
+      const dataConverter = asBadInput(() => dataConverterFromEnv(process.env, cliSettings(command)), StorageConfigError, EncryptionConfigError, KeyringError);
       if (!encryptsPayloads(dataConverter)) {
         throw new CliError('encryption is off: set MCP_TURNS_KEYRING (or encryption.keyring in the config) to the keyring the workers use', EXIT.badInput);
       }

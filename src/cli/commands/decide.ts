@@ -3,6 +3,7 @@ import { ApprovalDecisionError, approveToolCall, denyToolCall } from '../../clie
 import type { ApprovalRecord } from '../../core/approvals';
 import { CliError } from '../cli-error';
 import { connectOrFail } from '../connect';
+import { cliSettings } from '../cli-settings';
 import { deciderIdentity } from '../decider-identity';
 
 interface DecideOptions {
@@ -32,9 +33,10 @@ function decisionCommand(verb: 'approve' | 'deny'): Command {
     .option('--as <name>', 'who decides (default: user@host)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
-    .action(async (turnId: string, callId: string | undefined, opts: DecideOptions) => {
+    .action(async (turnId: string, callId: string | undefined, opts: DecideOptions, command: Command) => {
+      const settings = cliSettings(command);
       const decision = { identity: deciderIdentity(opts.as), ...(opts.reason !== undefined ? { reason: opts.reason } : {}) };
-      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const decided = await (approve ? approveToolCall : denyToolCall)(client, turnId, callId, decision).catch((err: unknown) => {
           if (err instanceof ApprovalDecisionError) throw new CliError(`cannot ${verb}: ${err.message}`);

@@ -19,10 +19,12 @@ import { createClaudeClient } from '../../claude/client';
 import { resolveClaudeConfig } from '../../claude/config';
 import { createTurnWorkers } from '../../worker/turn-worker';
 import { clientStorageOptions } from '../../storage/client-storage-options';
+import { dataConverterFromEnv } from '../../storage/data-converter';
 import { startChatTurn } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
 import { DEFAULT_MODEL } from '../../core/resolve-turn';
 import { CliError, parsePort } from '../cli-error';
+import { cliSettings, type CliSettings } from '../cli-settings';
 import { assertMayStartDevServer, restartCommand } from '../connect';
 import { renderResult } from '../render';
 import { StreamPrinter } from '../stream-printer';
@@ -59,7 +61,8 @@ export function demoCommand(): Command {
     .option('--model <model>', `Claude model when ANTHROPIC_API_KEY is set (default ${DEFAULT_MODEL})`)
     .option('--question <text>', 'the question', DEMO_QUESTION)
     .option('--keep', 'keep the dev server running after the turn (default on a terminal)')
-    .action(async (opts: DemoOptions) => {
+    .action(async (opts: DemoOptions, command: Command) => {
+      const settings = cliSettings(command);
       const port = parsePort(opts.port, '--port');
       const uiPort = opts.uiPort === undefined ? undefined : parsePort(opts.uiPort, '--ui-port');
       const address = `127.0.0.1:${port}`;
@@ -68,21 +71,22 @@ export function demoCommand(): Command {
       // Resolved first: a missing MCP server must fail before anything is started.
       const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
-      const dbFile = defaultDevServerDb();
+      const dbFile = defaultDevServerDb(settings.stateDir);
       let server: DevServer | undefined;
       let uiUrl: string | undefined;
       if (await temporalAnswers(address)) {
         say(`Reusing the Temporal server on ${address}.`);
-        uiUrl = uiPort === undefined ? readDevServerRecord(address)?.uiUrl : `http://127.0.0.1:${uiPort}`;
+        uiUrl = uiPort === undefined ? readDevServerRecord(address, settings.stateDir)?.uiUrl : `http://127.0.0.1:${uiPort}`;
       } else if (await portIsOpen('127.0.0.1', port)) throw new CliError(`port ${port} is in use by something that is not a Temporal server`);
       else {
-        assertMayStartDevServer(address, dbFile);
+        assertMayStartDevServer(address, dbFile, settings.stateDir);
         say('Starting the Temporal dev server…');
         try {
           server = await startDevServer({
             port,
             ...(uiPort !== undefined ? { uiPort } : {}),
             dbFile,
+            stateDir: settings.stateDir,
             onLog: (line) => (line.startsWith('installing') || line.startsWith('temporal CLI') ? say(line) : undefined),
           });
         } catch (err) {
@@ -90,7 +94,7 @@ export function demoCommand(): Command {
           throw err;
         }
         uiUrl = server.uiUrl;
-        writeDevServerRecord({ pid: server.pid!, address, uiUrl, dbFile, startedAt: new Date().toISOString() });
+        writeDevServerRecord({ pid: server.pid!, address, uiUrl, dbFile, startedAt: new Date().toISOString() }, settings.stateDir);
         say(`Temporal dev server on ${server.address}, Web UI ${server.uiUrl}`);
       }
       const started = new Started();
@@ -98,13 +102,13 @@ export function demoCommand(): Command {
         const dev = server;
         started.add(async () => {
           await dev.stop();
-          removeDevServerRecord(address);
+          removeDevServerRecord(address, settings.stateDir);
         });
       }
       const keep = !server || (opts.keep ?? process.stdout.isTTY === true);
       let workflowId: string;
       try {
-        workflowId = await runDemoTurn({ address, uiUrl, link: keep, model: opts.model, question: opts.question, everything, say, started });
+        workflowId = await runDemoTurn({ address, uiUrl, link: keep, model: opts.model, question: opts.question, everything, say, started, settings });
         if (server && keep) {
           say(`\nThe dev server keeps running so you can open the UI (${server.uiUrl}); Ctrl-C stops it.`);
           await new Promise<void>((resolve) => {
@@ -136,6 +140,8 @@ async function runDemoTurn(opts: {
   everything: string;
   say: (line: string) => void;
   started: Started;
+  /** The command's settings: the payload store and config file of its client and worker. */
+  settings: CliSettings;
 }): Promise<string> {
   const { address, say, started } = opts;
   let claudeClient;
@@ -162,14 +168,15 @@ async function runDemoTurn(opts: {
   const connection = await NativeConnection.connect({ address });
   started.add(() => connection.close());
   const taskQueue = `mcp-turns-demo-${process.pid}`;
-  const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig: resolveClaudeConfig({}) });
+  const dataConverter = dataConverterFromEnv(process.env, opts.settings);
+  const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig: resolveClaudeConfig({}), dataConverter });
   const running = workers.run();
   started.add(async () => {
     workers.shutdown();
     await running;
   });
   // On the worker's connection: the turn starts eagerly (its first workflow task comes with the start).
-  const client = new Client({ connection, ...clientStorageOptions() });
+  const client = new Client({ connection, ...clientStorageOptions(dataConverter) });
   const workflowId = `demo-${Date.now().toString(36)}`;
   say(`Running one turn (workflow ${workflowId})…\n`);
   let handle;

@@ -7,14 +7,15 @@ import { Command } from 'commander';
 import { EncryptionConfigError, encryptionSettingsFromEnv } from '../../encryption/encryption-settings';
 import { addNewKey, KeyringError, loadKeyring, useKey } from '../../encryption/keyring';
 import { asBadInput, CliError } from '../cli-error';
+import { cliSettings } from '../cli-settings';
 
 /**
- * The keyring file: `--keyring`, else MCP_TURNS_KEYRING, else the config's `encryption.keyring`
- * (the command's `--config` is MCP_TURNS_CONFIG by then: src/cli/main.ts).
+ * The keyring file: `--keyring`, else MCP_TURNS_KEYRING, else `encryption.keyring` of the config
+ * file (the command's `--config`, else MCP_TURNS_CONFIG: src/cli/cli-settings.ts).
  */
-function keyringFile(opts: { keyring?: string }): string {
+function keyringFile(opts: { keyring?: string }, command: Command): string {
   if (opts.keyring) return opts.keyring;
-  const settings = asBadInput(() => encryptionSettingsFromEnv(), EncryptionConfigError);
+  const settings = asBadInput(() => encryptionSettingsFromEnv(process.env, cliSettings(command).configFile), EncryptionConfigError);
   if (!settings) throw new CliError('name the keyring: --keyring FILE, MCP_TURNS_KEYRING, or encryption.keyring in the config file', 2);
   return settings.keyringFile;
 }
@@ -30,8 +31,8 @@ export function keysCommand(): Command {
     .option(...KEYRING_OPTION)
     .option(...CONFIG_OPTION)
     .option('--id <id>', 'the new key\'s id (default k<n>)')
-    .action((opts: { keyring?: string; config?: string; id?: string }) => {
-      const file = keyringFile(opts);
+    .action((opts: { keyring?: string; config?: string; id?: string }, command: Command) => {
+      const file = keyringFile(opts, command);
       const added = asBadInput(() => addNewKey(file, opts.id), KeyringError);
       if (added.current) {
         console.log(`Made keyring ${file} with key ${added.id}, current: new payloads are encrypted under it.`);
@@ -46,8 +47,8 @@ export function keysCommand(): Command {
     .argument('<id>', 'the key id')
     .option(...KEYRING_OPTION)
     .option(...CONFIG_OPTION)
-    .action((id: string, opts: { keyring?: string; config?: string }) => {
-      const file = keyringFile(opts);
+    .action((id: string, opts: { keyring?: string; config?: string }, command: Command) => {
+      const file = keyringFile(opts, command);
       const { previous } = asBadInput(() => useKey(file, id), KeyringError);
       console.log(
         previous === id
@@ -60,8 +61,8 @@ export function keysCommand(): Command {
     .description('the key ids of the ring and which is current (never the keys)')
     .option(...KEYRING_OPTION)
     .option(...CONFIG_OPTION)
-    .action((opts: { keyring?: string; config?: string }) => {
-      const file = keyringFile(opts);
+    .action((opts: { keyring?: string; config?: string }, command: Command) => {
+      const file = keyringFile(opts, command);
       const ring = asBadInput(() => loadKeyring(file), KeyringError);
       console.log(`Keyring ${ring.file}:`);
       for (const id of ring.keys.keys()) console.log(`  ${id}${id === ring.current ? '  (current)' : ''}`);

@@ -11,6 +11,7 @@ import { oneLine } from '../../core/text';
 import { formatDuration } from '../duration';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { connectOrFail } from '../connect';
+import { cliSettings } from '../cli-settings';
 import { EXIT } from '../exit-codes';
 
 interface LsOptions {
@@ -83,9 +84,10 @@ export function lsCommand(): Command {
     .option('--json', 'print an array of {id, type, status, startTime, closeTime, batch, summary}')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
-    .action(async (opts: LsOptions) => {
+    .action(async (opts: LsOptions, command: Command) => {
+      const settings = cliSettings(command);
       const filter = lsFilter(opts);
-      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const rows = await listWorkflows(client, filter);
         if (opts.json) console.log(JSON.stringify(rows, null, 2));

@@ -7,6 +7,7 @@ import { CliError } from '../cli-error';
 import { droppedToolsLine, renderResult } from '../render';
 import { describeFailure } from '../../client/describe-failure';
 import { openTurnStack } from '../turn-stack';
+import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { ApprovalPrompt } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
@@ -112,12 +113,12 @@ export function runCommand(): Command {
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--as <name>', 'who approves the calls you answer on the terminal (default: user@host)')
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
-    .action(async (argument: string | undefined, opts: RunOptions) => {
+    .action(async (argument: string | undefined, opts: RunOptions, command: Command) => {
       if (opts.events && opts.json) throw new CliError('--events and --json: choose one', EXIT.badInput);
       if (opts.events && !opts.wait) throw new CliError('--events follows the turn: it cannot go with --no-wait', EXIT.badInput);
       const options = turnOptionsOf(opts);
       const input = turnInputOf(await readQuestion(argument, opts.file, listFlagsGiven(opts)), options);
-      const stack = await openTurnStack(opts, { runWorker: opts.wait });
+      const stack = await openTurnStack(opts, cliSettings(command), { runWorker: opts.wait });
       const { client, address, namespace, taskQueue } = stack;
       try {
         let handle: ChatTurnHandle;

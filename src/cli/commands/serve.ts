@@ -18,6 +18,7 @@ import { connectOrFail } from '../connect';
 import { EXIT } from '../exit-codes';
 import { taskQueueFromEnv } from '../task-queue';
 import { openTurnStack } from '../turn-stack';
+import { cliSettings, type CliSettings } from '../cli-settings';
 
 interface ServeOptions {
   port?: string;
@@ -38,8 +39,8 @@ function parsePort(value: string | undefined): number | undefined {
 }
 
 /** The settings from the config's `serve:` section, MCP_TURNS_SERVE_TOKENS and the flags; bad ones exit 2. */
-function settingsOf(opts: ServeOptions): ServeSettings {
-  const configPath = opts.config ?? process.env.MCP_TURNS_CONFIG;
+function settingsOf(opts: ServeOptions, cli: CliSettings): ServeSettings {
+  const configPath = opts.config ?? cli.configFile;
   let section: unknown;
   try {
     section = configPath ? loadConfig(configPath).serve : undefined;
@@ -71,14 +72,15 @@ export function serveCommand(): Command {
         'MCP_TURNS_SERVE_TOKENS=name:token,…; clients send Authorization: Bearer <token>, and the token\'s\n' +
         'name is recorded as the approver. Browsers may call only from serve.allowedOrigins.',
     )
-    .action(async (opts: ServeOptions) => {
-      const settings = settingsOf(opts);
+    .action(async (opts: ServeOptions, command: Command) => {
+      const cli = cliSettings(command);
+      const settings = settingsOf(opts, cli);
       const configured = addressConfigured({ address: opts.address });
       const runsItsOwnStack = !configured && isLoopbackHost(settings.host);
       let close: () => Promise<void>;
       let ctx;
       if (runsItsOwnStack) {
-        const stack = await openTurnStack({ taskQueue: opts.taskQueue, namespace: opts.namespace, config: opts.config });
+        const stack = await openTurnStack({ taskQueue: opts.taskQueue, namespace: opts.namespace, config: opts.config }, cli);
         close = () => stack.close();
         ctx = {
           client: stack.client,
@@ -89,7 +91,7 @@ export function serveCommand(): Command {
           inProcessWorker: stack.inProcessWorker,
         };
       } else {
-        const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+        const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, cli);
         close = () => client.connection.close();
         ctx = { client, address, namespace, taskQueue: taskQueueFromEnv(opts.taskQueue), uiUrl: uiBaseUrl(address) };
       }

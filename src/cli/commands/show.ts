@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { connectOrFail } from '../connect';
+import { cliSettings } from '../cli-settings';
 import { getTurnView } from '../../client/turn-view';
 import { WorkflowKindError } from '../../client/workflow-kind';
 import { workflowUrl } from '../../client/ui-link';
@@ -48,8 +49,9 @@ export function showCommand(): Command {
     .option('--json', 'print the transcript as JSON')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
-    .action(async (workflowId: string, opts: { json?: boolean; address?: string; namespace?: string }) => {
-      const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+    .action(async (workflowId: string, opts: { json?: boolean; address?: string; namespace?: string }, command: Command) => {
+      const settings = cliSettings(command);
+      const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const described = await client.workflow.getHandle(workflowId).describe().catch((err: unknown) => {
           if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
@@ -57,7 +59,7 @@ export function showCommand(): Command {
         });
         if (described.type === 'conversation') {
           const summary = await getConversationSummary(client, workflowId);
-          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address)?.uiUrl);
+          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl);
           console.log(opts.json ? JSON.stringify(summary, null, 2) : renderConversation(summary, link));
           return;
         }
@@ -74,7 +76,7 @@ export function showCommand(): Command {
         if (t.question) lines.push(`Question: ${t.question}`, '');
         if (t.result) {
           // The approvals go after the result, before its link (renderResult's last line when given one).
-          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address)?.uiUrl);
+          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl);
           lines.push(renderResult(t.result), ...approvalBlock(t.result.approvals ?? []), `Temporal UI: ${link}`);
         } else if (t.progress) {
           const p = t.progress;

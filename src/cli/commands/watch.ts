@@ -8,6 +8,7 @@
 import { Command } from 'commander';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { connectOrFail } from '../connect';
+import { cliSettings } from '../cli-settings';
 import { CliError } from '../cli-error';
 import { subscribeConversation, subscribeTurn } from '../../stream/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
@@ -83,9 +84,10 @@ export function watchCommand(): Command {
     .option('--events', 'print each event as one JSON line')
     .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
     .option('--namespace <ns>', 'Temporal namespace')
-    .action(async (id: string, opts: WatchOptions) => {
+    .action(async (id: string, opts: WatchOptions, command: Command) => {
+      const settings = cliSettings(command);
       const fromOffset = opts.from !== undefined ? parseOffset(opts.from) : 0;
-      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace });
+      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       const printer = opts.events
         ? undefined
         : new StreamPrinter({

@@ -9,6 +9,7 @@ import { claudeTaskQueue } from '../../core/task-queues';
 import { taskQueueFromEnv } from '../task-queue';
 import { asBadInput, CliError } from '../cli-error';
 import { failIfNothingListens } from '../connect';
+import { cliSettings } from '../cli-settings';
 import { installTelemetry } from '../../worker/telemetry';
 import { poolMetrics } from '../../worker/metrics';
 import { startTracingFromEnv } from '../../tracing/start-tracing';
@@ -28,22 +29,23 @@ export function workerCommand(): Command {
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--metrics <host:port>', 'serve Prometheus metrics here (default MCP_TURNS_METRICS)')
     .option('--log-level <level>', 'TRACE, DEBUG, INFO, WARN or ERROR', 'INFO')
-    .action(async (opts: { config?: string; taskQueue?: string; address?: string; namespace?: string; metrics?: string; logLevel: string }) => {
-      const config = asBadInput(() => loadWorkerConfig(opts.config ?? process.env.MCP_TURNS_CONFIG), WorkerConfigError);
+    .action(async (opts: { config?: string; taskQueue?: string; address?: string; namespace?: string; metrics?: string; logLevel: string }, command: Command) => {
+      const settings = cliSettings(command);
+      const config = asBadInput(() => loadWorkerConfig(opts.config ?? settings.configFile, process.env, settings.stateDir), WorkerConfigError);
       const claudeClient = asBadInput(() => createClaudeClient(), ClaudeClientConfigError);
       const level = opts.logLevel.toUpperCase();
       if (!['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level)) throw new CliError(`--log-level must be TRACE, DEBUG, INFO, WARN or ERROR, got "${opts.logLevel}"`, 2);
       const tracing = asBadInput(() => startTracingFromEnv('mcp-turns-worker'), TracingConfigError);
-      const storage = asBadInput(() => storageConfigFromEnv(), StorageConfigError);
+      const storage = asBadInput(() => storageConfigFromEnv(process.env, settings.stateDir), StorageConfigError);
       // A bad keyring stops the worker here, before it polls: one line naming the file and field.
-      const dataConverter = asBadInput(() => dataConverterFromEnv(), StorageConfigError, EncryptionConfigError, KeyringError);
-      const encryption = encryptionSettingsFromEnv();
+      const dataConverter = asBadInput(() => dataConverterFromEnv(process.env, settings), StorageConfigError, EncryptionConfigError, KeyringError);
+      const encryption = encryptionSettingsFromEnv(process.env, settings.configFile);
       const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
       installTelemetry({ logLevel: level as 'INFO', withholdFailureMessages: encryption !== undefined, ...(metricsAddress ? { metricsAddress } : {}) });
       const taskQueue = taskQueueFromEnv(opts.taskQueue);
       const overrides = { address: opts.address, namespace: opts.namespace };
       const address = loadConnectConfig(overrides).connectionOptions.address;
-      await failIfNothingListens(address ?? '');
+      await failIfNothingListens(address ?? '', settings.stateDir);
       let conn;
       try {
         conn = await connectWorker(overrides);
