@@ -11,6 +11,9 @@ import { SseStream, type SseLimits } from '../../src/serve/sse';
 const EVENT = 'x'.repeat(256 * 1024);
 const EVENTS = 80;
 
+// Twenty megabytes through loopback, read in bursts: seconds on a loaded machine.
+jest.setTimeout(30_000);
+
 interface Fed {
   /** Events whose `send` resolved. */
   taken: number;
@@ -121,10 +124,10 @@ describe('SseStream', () => {
 
   it('keeps a client that reads slowly', async () => {
     const log: string[] = [];
-    const { app, port, fed } = await start({ stalledMs: 400, log: (l) => log.push(l) });
+    const { app, port, fed } = await start({ stalledMs: 1500, log: (l) => log.push(l) });
     try {
       const c = client(port);
-      // Reads in bursts: 20 ms of reading, 150 ms of nothing.
+      // Reads in bursts: 20 ms of reading, 150 ms of nothing (a tenth of the stall limit).
       const timer = setInterval(() => {
         c.socket.resume();
         setTimeout(() => c.socket.pause(), 20);
