@@ -103,7 +103,9 @@ it('run and batch print the missing search attribute and the command that regist
 });
 
 it('a demo whose turn fails stops the dev server it started', async () => {
-  const demoPort = await freePort();
+  // The demo's UI listens on its port + 1000: a port whose pair is free too.
+  let demoPort = await freePort();
+  while (await portIsOpen('127.0.0.1', demoPort + 1000)) demoPort = await freePort();
   const demo = await runCli(['demo', '--port', String(demoPort), '--model', 'broken'], {
     env: { ...env, ANTHROPIC_API_KEY: 'test' },
     timeoutMs: 90_000,
