@@ -4,6 +4,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -103,6 +105,62 @@ const noCycle = {
   },
 };
 
+// The parts of the code and what each may import: the table in docs/architecture.md, read here.
+// A row: | part | `folder`, `folder` | part, part (types), part (`only/this/file.ts`) |
+// "(types)" marks a part the sandbox imports as types only (the sandbox rules above refuse values).
+function readParts(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const table = /<!-- parts: [^>]*-->\n([\s\S]*?)<!-- \/parts -->/.exec(text);
+  if (!table) throw new Error(`${file}: no parts table`);
+  const rows = table[1].split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| part '));
+  return rows.map((row) => {
+    const [name, folders, imports] = row.split('|').slice(1, 4).map((cell) => cell.trim());
+    return {
+      name,
+      folders: [...folders.matchAll(/`([^`]+)`/g)].map((m) => m[1]),
+      imports: imports
+        ? imports.split(/,(?![^(]*\))/).map((item) => {
+            const [, part, detail = ''] = /^\s*([\w-]+)\s*(?:\((.*)\))?\s*$/.exec(item) ?? [];
+            if (!part) throw new Error(`${file}: cannot read "${item}" in the row of ${name}`);
+            return { part, only: [...detail.matchAll(/`([^`]+)`/g)].map((m) => m[1]) };
+          })
+        : [],
+    };
+  });
+}
+
+// One zone per folder of each part: it may not import from the folders of parts its row does not
+// name, nor from files of a part named with "(only these files)" other than those files.
+function partZones(parts) {
+  const byName = new Map(parts.map((p) => [p.name, p]));
+  return parts.flatMap((part) =>
+    part.folders.map((target) => ({
+      target,
+      from: parts.flatMap((other) => {
+        if (other === part) return [];
+        const allowed = part.imports.find((i) => i.part === other.name);
+        if (allowed && !allowed.only.length) return [];
+        return other.folders;
+      }),
+      message: `${part.name} may import only ${part.imports.map((i) => (i.only.length ? `${i.part} (${i.only.join(', ')})` : i.part)).join(', ') || 'within itself'} (docs/architecture.md, "Parts").`,
+    })).flatMap((zone) => {
+      // A part named with its only files: one zone for its folder, those files excepted.
+      const limited = part.imports.filter((i) => i.only.length && byName.has(i.part));
+      return [
+        { ...zone, from: zone.from.filter((f) => !limited.some((i) => byName.get(i.part).folders.includes(f))) },
+        ...limited.map((i) => ({
+          target: zone.target,
+          from: byName.get(i.part).folders[0],
+          except: i.only.map((file) => path.relative(byName.get(i.part).folders[0], file)).map((f) => `./${f}`),
+          message: `${part.name} may import ${i.part} only through ${i.only.join(', ')} (docs/architecture.md, "Parts").`,
+        })),
+      ];
+    }),
+  );
+}
+
+export const PARTS = readParts(new URL('./docs/architecture.md', import.meta.url));
+
 export default tseslint.config(
   { ignores: ['dist/**', '**/node_modules/**', '.mcp-turns/**', 'coverage/**', 'bin/**', 'test-artifacts/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
@@ -127,4 +185,9 @@ export default tseslint.config(
   },
   { files: ['workflows/**/*.ts', 'src/core/**/*.ts'], rules: sandboxRules },
   { files: ['src/**/*.ts'], rules: noProcessEnvWrites },
+  {
+    files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
+    plugins: { 'import-x': importX },
+    rules: { 'import-x/no-restricted-paths': ['error', { zones: partZones(PARTS) }] },
+  },
 );

@@ -13,7 +13,7 @@ import { claudeErrorPolicy, type ClaudeConfig } from '../src/claude/config';
 import { makePriceTable } from '../src/claude/pricing';
 import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResponseOutput } from '../src/core/contracts';
 import { joinSegments, type TranscriptSegment } from '../src/core/transcript-segment';
-import type { ClaudeMetrics } from '../src/worker/metrics';
+import type { ClaudeMetrics } from '../src/claude/claude-metrics';
 import { formatResponse as runFormatter } from '../src/claude/response-formatter';
 import type { StreamRecorder } from '../src/claude/stream-recorder';
 import { buildResponse } from '../src/core/response';

@@ -15,12 +15,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { approveToolCall, listPendingApprovals } from '../src/client/approvals';
 import { startChatTurn } from '../src/client/chat-turn-client';
 import { loadAverages } from './machine-figures';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testDataConverter } from '../test/support/settings';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 /** The worker's sticky cache: with fewer than TURNS, waiting turns are evicted and come back on the decision. */
@@ -69,7 +71,7 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-approvals-bench-'));
   const files = path.join(dir, 'files');
   fs.mkdirSync(files);
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
+  const server = await startDevServer({ cliPath: testTemporalCli().path, port: await freePort(), uiPort: await freePort() });
   const stub = await startStubModel({
     scenarios: {
       write: {
@@ -98,7 +100,7 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => worker.stdout!.on('data', (d: Buffer) => d.toString().includes('mcp-turns worker on') && resolve()));
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions(testDataConverter()) });
   // One turn to the end first, so the worker has loaded everything a turn needs (sandbox, MCP server).
   const warm = await startChatTurn(client, { question: path.join(files, 'warm.txt'), model: 'write', format: false }, { taskQueue: TASK_QUEUE });
   for (;;) {

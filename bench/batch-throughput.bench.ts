@@ -14,13 +14,15 @@ import path from 'node:path';
 import { writeEverythingConfig } from './everything-config';
 import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { devServerEnv } from '../src/temporal/dev-server-tuning';
 import { runBatch } from '../src/client/batch-client';
 import { batchChildId } from '../src/core/batch';
 import { counterDelta, frontendRequests, METRICS_FLUSH_MS, persistenceRequests } from './dev-server-metrics';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testDataConverter } from '../test/support/settings';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
@@ -63,7 +65,7 @@ function descendantsCpuSeconds(root: number): number {
 
 async function main(): Promise<void> {
   const metricsPort = await freePort();
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), extraArgs: ['--metrics-port', String(metricsPort)] });
+  const server = await startDevServer({ cliPath: testTemporalCli().path, port: await freePort(), uiPort: await freePort(), extraArgs: ['--metrics-port', String(metricsPort)] });
   const stub = await startStubModel({
     scenarios: {
       bench: {
@@ -91,7 +93,7 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => worker.stdout!.on('data', (d: Buffer) => d.toString().includes('mcp-turns worker on') && resolve()));
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions(testDataConverter()) });
 
   const name = `bench-${Date.now().toString(36)}`;
   const items = Array.from({ length: TURNS }, (_, i) => ({ id: String(i + 1), input: { question: `bench query ${i + 1}`, model: 'bench' } }));

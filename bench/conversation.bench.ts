@@ -29,9 +29,8 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
-import { createDataConverter } from '../src/storage/data-converter';
-import { storageConfigFromEnv } from '../src/storage/storage-config';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
+import { createDataConverter } from '../src/data-converter/data-converter';
 import { addNewKey } from '../src/encryption/keyring';
 import type { EncryptionSettings } from '../src/encryption/encryption-settings';
 import { formatBytes } from '../src/storage/stored-payload';
@@ -43,6 +42,8 @@ import { rawHistoryEvents, runChain } from '../test/support/history-payloads';
 import { storeSize } from './store-size';
 import { loadAverages } from './machine-figures';
 import { encryptionEnv } from './encryption-env';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testSettings } from '../test/support/settings';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 100);
 const MODES = (process.env.BENCH_ENCRYPTION ?? 'off,on').split(',').map((m) => m.trim());
@@ -167,13 +168,13 @@ async function main(): Promise<void> {
 async function conversation(mode: Mode, stalls: boolean): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-conversation-bench-'));
   const store = path.join(dir, 'payloads');
-  const storage = storageConfigFromEnv({ MCP_TURNS_STORAGE: `fs:${store}` });
+  const storage = testSettings({ MCP_TURNS_STORAGE: `fs:${store}` }).storage.get();
   let encryption: EncryptionSettings | undefined;
   if (mode !== 'off') {
     encryption = { keyringFile: path.join(dir, 'keyring.json'), compress: mode === 'on+compress' };
     addNewKey(encryption.keyringFile);
   }
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
+  const server = await startDevServer({ cliPath: testTemporalCli().path, port: await freePort(), uiPort: await freePort() });
   const stub: StubModel = await startStubModel({ scenarios: { chat: chat(), slow: chat(SLOW_CALL_MS) } });
   const config = path.join(dir, 'config.json');
   fs.writeFileSync(config, JSON.stringify({ mcp_servers: { documents: { type: 'stdio', command: process.execPath, args: [DOCUMENTS] } } }));

@@ -30,9 +30,8 @@ import { batchChildId } from '../src/core/batch';
 import { EncryptionCodec } from '../src/encryption/encryption-codec';
 import { describeEncryption, type EncryptionSettings } from '../src/encryption/encryption-settings';
 import { addNewKey, loadKeyring } from '../src/encryption/keyring';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
-import { createDataConverter } from '../src/storage/data-converter';
-import { storageConfigFromEnv } from '../src/storage/storage-config';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
+import { createDataConverter } from '../src/data-converter/data-converter';
 import { formatBytes } from '../src/storage/stored-payload';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
@@ -40,6 +39,8 @@ import { encodedSize, rawHistoryEvents } from '../test/support/history-payloads'
 import { storeSize } from './store-size';
 import { cpuSeconds, loadAverages } from './machine-figures';
 import { encryptionEnv } from './encryption-env';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testSettings } from '../test/support/settings';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -218,7 +219,7 @@ async function main(): Promise<void> {
 
     const config = writeEverythingConfig('mcp-turns-bench-', { claude: { maxConcurrentCalls: CONCURRENCY * 2 } });
     cleanups.push(() => fs.rmSync(path.dirname(config), { recursive: true, force: true }));
-    const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
+    const server = await startDevServer({ cliPath: testTemporalCli().path, port: await freePort(), uiPort: await freePort() });
     cleanups.push(() => server.stop());
     const echo = text.slice(0, 2048);
     const stub = await startStubModel({
@@ -262,7 +263,7 @@ async function main(): Promise<void> {
       cleanups.push(() => stop(worker));
       const ready = await readyLine(worker, taskQueue);
       if (!ready.split('; ').includes(describeEncryption(mode.encryption))) throw new Error(`the ${mode.name} worker is not set up as its mode says: ${ready}`);
-      const client = new Client({ connection, ...clientStorageOptions(createDataConverter(storageConfigFromEnv(env), mode.encryption)) });
+      const client = new Client({ connection, ...clientStorageOptions(createDataConverter(testSettings(env).storage.get(), mode.encryption)) });
       runs.push({ mode, taskQueue, store, worker, client, workerCpu: 0, serverCpu: 0, wall: 0, historyBytes: 0, historyTurns: 0, storedBytes: 0, storedObjects: 0, loads: [] });
     }
 

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { McpPool } from '../src/mcp';
-import { parseConfig } from '../src/worker/worker-file';
+import { parseConfig } from '../src/config/config-file';
+import { testStateDir } from '../test/support/settings';
 
 /**
  * Writes a worker config file (in a new temporary directory whose name starts with `prefix`) with
@@ -32,5 +33,5 @@ const EVERYTHING_SERVERS = {
 
 /** An MCP pool of this process with server-everything as `everything` (benches running their worker in-process). */
 export function everythingPool(): McpPool {
-  return new McpPool(parseConfig(JSON.stringify({ mcp_servers: EVERYTHING_SERVERS }), 'json', process.env, 'bench').servers);
+  return new McpPool(parseConfig(JSON.stringify({ mcp_servers: EVERYTHING_SERVERS }), 'json', process.env, 'bench', testStateDir()).servers);
 }

@@ -6,7 +6,8 @@
  *   npm run bench:mcp
  */
 import { McpPool } from '../src/mcp';
-import { parseConfig } from '../src/worker/worker-file';
+import { parseConfig } from '../src/config/config-file';
+import { testStateDir } from '../test/support/settings';
 
 const POOLED_CALLS = 200;
 const SPAWNED_CALLS = Number(process.env.BENCH_SPAWNS ?? 20);
@@ -18,6 +19,7 @@ const servers = parseConfig(
   'json',
   process.env,
   'bench',
+  testStateDir(),
 ).servers;
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -51,11 +51,12 @@ import { executeChatTurn } from '../src/client/chat-turn-client';
 import { batchChildId, type BatchItem, type BatchProgress } from '../src/core/batch';
 import { collectorWorkflowId, type CollectorStatus } from '../src/core/message-batches';
 import { batchProgressQuery, messageBatchesQuery } from '../src/core/workflow-handlers';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
 import { startStubModel, type Scenario, type StubModel } from '../src/stub';
 import type { MessageBatchLog } from '../src/stub/message-batches';
 import { freePort, startDevServer, type DevServer } from '../src/temporal/dev-server';
-import { resolveTemporalCli } from '../src/temporal/temporal-cli';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testDataConverter } from '../test/support/settings';
 
 const env = (name: string, fallback: number): number => (process.env[name] === undefined ? fallback : Number(process.env[name]));
 
@@ -878,14 +879,14 @@ async function partThree(ctx: Ctx): Promise<void> {
 
 async function main(): Promise<void> {
   // The Temporal CLI as installed for the project, found before MCP_TURNS_HOME points elsewhere.
-  const cliPath = resolveTemporalCli().path;
+  const cliPath = testTemporalCli().path;
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-mb-bench-'));
   // Stored payloads (collector inputs, batch requests) go to this run's own directory; the workers inherit it.
   process.env.MCP_TURNS_HOME = home;
   console.log(`bench:message-batches on ${os.availableParallelism()} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB; parts ${[...PARTS].join(',')}; ${load()}`);
   const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), cliPath });
   const stub = await startStubModel({ scenarios: { 'two-rounds': twoRounds }, defaultScenario: 'two-rounds', messageBatches: { processingMs: PROCESSING_MS } });
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions(testDataConverter()) });
   const logs = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-mb-bench-logs-'));
   const ctx: Ctx = { home, logs, server, stub, client };
   const t0 = Date.now();

@@ -30,6 +30,7 @@ import { writeEverythingConfig } from './everything-config';
 import { startStubModel, type Scenario } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { cpuSeconds, loadAverages } from './machine-figures';
+import { testTemporalCli } from '../test/support/temporal-cli';
 
 const SOLO = Number(process.env.BENCH_SERVE_SOLO ?? 90);
 const SHARED = Number(process.env.BENCH_SERVE_SHARED ?? 10);
@@ -321,6 +322,7 @@ async function main(): Promise<void> {
   const cores = os.availableParallelism();
   const metricsPort = await freePort();
   const server = await startDevServer({
+    cliPath: testTemporalCli().path,
     port: await freePort(),
     uiPort: await freePort(),
     extraArgs: ['--metrics-port', String(metricsPort)],

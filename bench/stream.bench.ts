@@ -32,16 +32,19 @@ import { writeEverythingConfig } from './everything-config';
 import { fork, type ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
 import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { startChatTurn } from '../src/client/chat-turn-client';
-import { subscribeTurn } from '../src/stream/subscribe';
+import { subscribeTurn } from '../src/client/subscribe';
 import { stepTextId, ANSWER_TEXT_ID } from '../src/core/stream-events';
 import { inProcessWorkerSetup, startInProcessWorker } from '../src/cli/in-process-worker';
-import { envSettings } from '../src/cli/cli-settings';
+import { temporalTarget } from '../src/temporal/connection';
+import { dataConverterOf } from '../src/data-converter/data-converter';
 import { rawHistoryEvents } from '../test/support/history-payloads';
 import { cpuSeconds, loadAverages } from './machine-figures';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testDataConverter, testSettings } from '../test/support/settings';
 
 const LATENCY_TURNS = Number(process.env.BENCH_STREAM_LATENCY_TURNS ?? 5);
 const COST_TURNS = Number(process.env.BENCH_STREAM_TURNS ?? 20);
@@ -181,9 +184,11 @@ function memNow(): MemSample {
 }
 
 async function workerChild(address: string): Promise<void> {
-  const settings = envSettings();
-  const setup = inProcessWorkerSetup(settings.configFile, settings);
-  const worker = await startInProcessWorker(setup, { address, namespace: 'default', taskQueue: TASK_QUEUE }, settings);
+  // This process's environment: MCP_TURNS_CONFIG names the worker's config file.
+  const settings = testSettings();
+  const setup = inProcessWorkerSetup(settings);
+  const target = temporalTarget(settings.temporal.get(), { address, namespace: 'default' });
+  const worker = await startInProcessWorker(setup, target, TASK_QUEUE, settings, dataConverterOf(settings));
   let peak = memNow();
   const sampler = setInterval(() => {
     const m = memNow();
@@ -362,6 +367,7 @@ async function main(): Promise<void> {
   const loadAtStart = loadAverages();
   const metricsPort = await freePort();
   const server = await startDevServer({
+    cliPath: testTemporalCli().path,
     port: await freePort(),
     uiPort: await freePort(),
     extraArgs: ['--metrics-port', String(metricsPort)],
@@ -379,7 +385,7 @@ async function main(): Promise<void> {
   });
   const client = new Client({
     connection: await Connection.connect({ address: server.address }),
-    ...clientStorageOptions(),
+    ...clientStorageOptions(testDataConverter()),
   });
   try {
     await new Promise<void>((resolve, reject) => {

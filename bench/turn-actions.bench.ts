@@ -22,7 +22,7 @@
 import { everythingPool } from './everything-config';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
 import { startStubModel, type Scenario } from '../src/stub';
 import { createClaudeClient } from '../src/claude/client';
 import { resolveClaudeConfig } from '../src/claude/config';
@@ -30,12 +30,14 @@ import { createTurnWorkers } from '../src/worker/turn-worker';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { startChatTurn } from '../src/client/chat-turn-client';
 import { newConversationId, sendMessage } from '../src/client/conversation-client';
-import { subscribeTurn } from '../src/stream/subscribe';
+import { subscribeTurn } from '../src/client/subscribe';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../src/core/stream-record';
 import type { ChatTurnResult } from '../src/core/turn-result';
 import { runChain } from '../test/support/history-payloads';
 import { metricsText } from './dev-server-metrics';
 import { ACTION_KINDS, billableActionsOfAll, historyFigures, type HistoryLike } from './billable-actions';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testDataConverter } from '../test/support/settings';
 
 const TURNS = Number(process.env.BENCH_ACTION_TURNS ?? 3);
 const MESSAGES = 10;
@@ -181,19 +183,22 @@ function checkTurn(result: ChatTurnResult, rounds: number, what: string): void {
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const metricsPort = await freePort();
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), extraArgs: ['--metrics-port', String(metricsPort)] });
+  const server = await startDevServer({ cliPath: testTemporalCli().path, port: await freePort(), uiPort: await freePort(), extraArgs: ['--metrics-port', String(metricsPort)] });
   const stub = await startStubModel({ scenarios: SCENARIOS });
   const pool = everythingPool();
   const connection = await NativeConnection.connect({ address: server.address });
+  // The workers and the client share one converter.
+  const dataConverter = testDataConverter();
   const workers = await createTurnWorkers({
     connection,
     taskQueue: TASK_QUEUE,
     pool,
     claudeClient: createClaudeClient({ apiKey: 'bench', baseURL: stub.url }),
     claudeConfig: resolveClaudeConfig({}),
+    dataConverter,
   });
   const running = workers.run();
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions(dataConverter) });
   const progress = (line: string): void => void process.stderr.write(`${line}\n`);
   try {
     // Each returns the turn's workflow id: histories are read after the server's counters are (the reads would count).

@@ -8,7 +8,7 @@
  *   npm run bench:turns
  */
 import { Client, Connection } from '@temporalio/client';
-import { clientStorageOptions } from '../src/storage/client-storage-options';
+import { clientStorageOptions } from '../src/data-converter/client-storage-options';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../src/stub';
@@ -26,6 +26,8 @@ import { toolResultsMessage, toolUses } from '../src/core/transcript';
 import type { MessageParam } from '../src/core/contracts';
 import { hopTimes } from './hop-times';
 import { everythingPool } from './everything-config';
+import { testTemporalCli } from '../test/support/temporal-cli';
+import { testDataConverter } from '../test/support/settings';
 
 const ROUNDS = 5;
 const TURNS = Number(process.env.BENCH_TURNS ?? 8);
@@ -67,7 +69,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort() });
+  const server = await startDevServer({ cliPath: testTemporalCli().path, port: await freePort(), uiPort: await freePort() });
   const scenarios: Record<string, Scenario> = {
     'lat-0': scenario(ROUNDS, 0),
     'lat-200': scenario(ROUNDS, 200),
@@ -83,11 +85,13 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: server.address });
   const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
   const taskQueue = 'bench-overhead';
-  const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig, workflowBundle: bundle });
+  // The workers and both clients share one converter.
+  const dataConverter = testDataConverter();
+  const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig, workflowBundle: bundle, dataConverter });
   const running = workers.run();
-  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions() });
+  const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions(dataConverter) });
   // Turns start as `run` starts them with its in-process worker: on the worker's connection, eagerly.
-  const workerClient = new Client({ connection, ...clientStorageOptions() });
+  const workerClient = new Client({ connection, ...clientStorageOptions(dataConverter) });
   const eager = { taskQueue, eagerStart: true };
 
   // The in-process loop: the same Claude edge and MCP activity, the same transcript rules, no Temporal.

@@ -14,7 +14,7 @@ export {
   type ExecuteChatTurnOptions,
   type StreamOption,
 } from './client/chat-turn-client';
-export { subscribe, subscribeTurn, subscribeConversation, type SubscribeOptions } from './stream/subscribe';
+export { subscribe, subscribeTurn, subscribeConversation, type SubscribeOptions } from './client/subscribe';
 export {
   ANSWER_TEXT_ID,
   stepTextId,
@@ -57,8 +57,10 @@ export {
 export { WAITING_APPROVAL_STATUS, type ApprovalRecord, type ApprovalOutcome, type ApprovalDecision, type TurnApprovalInput } from './core/approvals';
 export type { ToolApproval } from './core/contracts';
 export { workflowUrl } from './client/ui-link';
-export { connectClient, loadConnectConfig, type ConnectOverrides } from './temporal/connection';
-export { clientStorageOptions } from './storage/client-storage-options';
+export { connectClient, loadConnectConfig } from './client/connect-client';
+export type { ConnectOverrides } from './temporal/connection';
+export { loadSettings, type Settings, type SettingsSources } from './config/settings';
+export { clientStorageOptions } from './data-converter/client-storage-options';
 export {
   ChatTurnInputSchema,
   ChatTurnInputError,

@@ -6,7 +6,9 @@
  */
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { connectClient, loadConnectConfig, type ConnectOverrides } from '../temporal/connection';
+import type { DataConverter } from '@temporalio/common';
+import { temporalTarget, type ConnectOverrides } from '../temporal/connection';
+import { openClient } from '../client/connect-client';
 import { connectionRefused } from '../temporal/dev-server';
 import {
   isLoopbackAddress,
@@ -18,12 +20,8 @@ import {
 } from '../temporal/dev-server-record';
 import { CliError } from './cli-error';
 import { EXIT } from './exit-codes';
-import { StorageConfigError } from '../storage/storage-config';
-import { EncryptionConfigError } from '../encryption/encryption-settings';
-import { KeyringError } from '../encryption/keyring';
-import { dataConverterFromEnv } from '../storage/data-converter';
-import { stateDir } from '../temporal/project-paths';
-import type { CliSettings } from './cli-settings';
+import { dataConverterOf } from '../data-converter/data-converter';
+import type { Settings } from '../config/settings';
 
 /** `s` as one shell word: quoted only when it needs to be. */
 function shellWord(s: string): string {
@@ -93,7 +91,7 @@ export async function failIfNothingListens(address: string, stateDir: string): P
  * With no record, or a record of a server on the same database, starting here loses nothing.
  * Records are those in `dir` (the state directory).
  */
-export function assertMayStartDevServer(address: string, dbFile: string, dir = stateDir()): DevServerRecord | undefined {
+export function assertMayStartDevServer(address: string, dbFile: string, dir: string): DevServerRecord | undefined {
   const record = lastDevServerRecord(address, dir);
   if (!record) return undefined;
   const sameDatabase = !!record.dbFile && path.resolve(record.dbFile) === path.resolve(dbFile);
@@ -103,22 +101,19 @@ export function assertMayStartDevServer(address: string, dbFile: string, dir = s
 
 /**
  * A client for CLI commands; an unreachable server is one clear line (see the file comment). A bad
- * MCP_TURNS_STORAGE or keyring is bad input (exit 2), told before the server is looked for.
- * The data converter and the dev server records follow `settings`.
+ * storage or encryption setting is bad input (exit 2), told before the server is looked for.
+ * The data converter, the Temporal configuration and the dev server records are the `settings`'.
  */
-export async function connectOrFail(overrides: ConnectOverrides, settings: CliSettings): Promise<{ client: Client; address: string; namespace: string }> {
-  const { connectionOptions, namespace } = loadConnectConfig(overrides);
-  const address = connectionOptions.address ?? '';
-  let dataConverter;
-  try {
-    dataConverter = dataConverterFromEnv(process.env, settings);
-  } catch (err) {
-    if (err instanceof StorageConfigError || err instanceof EncryptionConfigError || err instanceof KeyringError) throw new CliError(err.message, EXIT.badInput);
-    throw err;
-  }
+export async function connectOrFail(
+  overrides: ConnectOverrides,
+  settings: Settings,
+): Promise<{ client: Client; address: string; namespace: string; dataConverter: DataConverter }> {
+  const target = temporalTarget(settings.temporal.get(), overrides);
+  const address = target.connectionOptions.address ?? '';
+  const dataConverter = dataConverterOf(settings);
   await failIfNothingListens(address, settings.stateDir);
   try {
-    return { client: await connectClient(overrides, dataConverter), address, namespace };
+    return { client: await openClient(target, dataConverter), address, namespace: target.namespace, dataConverter };
   } catch (err) {
     throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`, EXIT.failed);
   }

@@ -1,28 +1,19 @@
 /**
- * The worker `run` and `batch` start in their own process when no worker polls the task queue: the
- * same worker as `mcp-turns worker` (same config file, same Claude settings), for the command's
- * duration.
+ * The worker `run`, `chat`, `batch` and `serve` start in their own process when no worker polls the
+ * task queue: the same worker as `mcp-turns worker` (src/worker/turn-worker.ts, from the same
+ * settings), for the command's duration.
  */
-import type Anthropic from '@anthropic-ai/sdk';
 import { Client } from '@temporalio/client';
-import { Runtime } from '@temporalio/worker';
-import { clientStorageOptions } from '../storage/client-storage-options';
-import { dataConverterFromEnv } from '../storage/data-converter';
-import { createClaudeClient, ClaudeClientConfigError } from '../claude/client';
-import { McpPool } from '../mcp';
-import { connectWorker } from '../temporal/worker-connection';
-import { installTelemetry } from '../worker/telemetry';
-import { encryptionSettingsFromEnv } from '../encryption/encryption-settings';
-import { poolMetrics } from '../worker/metrics';
-import { createTurnWorkers } from '../worker/turn-worker';
-import { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '../worker/worker-config';
-import { CliError } from './cli-error';
-import type { CliSettings } from './cli-settings';
+import type { DataConverter } from '@temporalio/common';
+import type { Settings } from '../config/settings';
+import type { WorkerConfig } from '../config/worker-config';
+import { clientStorageOptions } from '../data-converter/client-storage-options';
+import type { TemporalTarget } from '../temporal/connection';
+import { startWorkers } from '../worker/turn-worker';
 
 /** What an in-process worker needs, checked before anything is started. */
 export interface InProcessWorkerSetup {
   config: WorkerConfig;
-  claudeClient: Anthropic;
 }
 
 export interface InProcessWorker {
@@ -38,57 +29,30 @@ export interface InProcessWorker {
   stop(): Promise<void>;
 }
 
-/**
- * Loads the worker config (`configPath`, else the settings' config file) and the Claude client;
- * exit 2 when either is wrong.
- */
-export function inProcessWorkerSetup(configPath: string | undefined, settings: CliSettings): InProcessWorkerSetup {
-  try {
-    return {
-      config: loadWorkerConfig(configPath ?? settings.configFile, process.env, settings.stateDir),
-      claudeClient: createClaudeClient(),
-    };
-  } catch (err) {
-    if (err instanceof WorkerConfigError) throw new CliError(err.message, 2, err.problems);
-    if (err instanceof ClaudeClientConfigError)
-      throw new CliError(`cannot run a worker in this process: ${err.message}`, 2);
-    throw err;
-  }
+/** The worker config of `settings`, the Claude API settings checked too; a settings error (exit 2) when either is wrong. */
+export function inProcessWorkerSetup(settings: Settings): InProcessWorkerSetup {
+  settings.claudeApi.get();
+  return { config: settings.worker.get() };
 }
 
-/** Starts the worker on `taskQueue` (and its Claude queue) and returns once it polls; payloads as `settings` say. */
+/** Starts the worker on `taskQueue` (and its Claude queue) at `target` and returns once it polls. */
 export async function startInProcessWorker(
   setup: InProcessWorkerSetup,
-  target: { address: string; namespace: string; taskQueue: string },
-  settings: CliSettings,
+  target: TemporalTarget,
+  taskQueue: string,
+  settings: Settings,
+  dataConverter: DataConverter,
 ): Promise<InProcessWorker> {
-  installTelemetry({ logLevel: 'ERROR', withholdFailureMessages: encryptionSettingsFromEnv(process.env, settings.configFile) !== undefined });
-  const { connection, namespace } = await connectWorker({
-    address: target.address,
-    namespace: target.namespace,
+  const worker = await startWorkers({
+    settings,
+    target,
+    taskQueue,
+    dataConverter,
+    config: setup.config,
+    logLevel: 'ERROR',
   });
-  const runtime = Runtime.instance();
-  const pool = new McpPool(setup.config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
-  let workers;
-  let dataConverter;
-  try {
-    dataConverter = dataConverterFromEnv(process.env, settings);
-    workers = await createTurnWorkers({
-      dataConverter,
-      connection,
-      namespace,
-      taskQueue: target.taskQueue,
-      pool,
-      claudeClient: setup.claudeClient,
-      claudeConfig: setup.config.claude,
-      turnWorkerOptions: setup.config.worker,
-    });
-  } catch (err) {
-    await pool.close();
-    await connection.close();
-    throw err;
-  }
-  const running = workers.run();
+  const { connection, namespace } = worker;
+  const running = worker.run();
   const failed = running.then(
     () => Promise.reject(new Error('the in-process worker stopped')),
     (err: unknown) =>
@@ -101,10 +65,9 @@ export async function startInProcessWorker(
     client: new Client({ connection, namespace, ...clientStorageOptions(dataConverter) }),
     failed,
     async stop() {
-      workers.shutdown();
+      worker.shutdown();
       await running.catch(() => undefined);
-      await pool.close();
-      await connection.close();
+      await worker.close();
     },
   };
 }

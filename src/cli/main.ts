@@ -1,9 +1,10 @@
 /** The `mcp-turns` command line. Each command lives in commands/<name>.ts. */
 import { Command } from 'commander';
-import { packageVersion, stateDir } from '../temporal/project-paths';
+import { packageVersion } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
 import { InvalidIdError } from '../schemas/ids';
+import { isSettingsError } from '../config/settings';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import type * as Approvals from './commands/approvals';
 import type * as Auth from './commands/auth';
@@ -73,8 +74,8 @@ export function buildProgram(argv?: string[]): Command {
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
     .version(packageVersion())
     .addHelpText('after', `\n${EXIT_CODES_HELP}`)
-    // Each command's action resolves it once, with its own --config (cli-settings.ts), and passes the values down.
-    .option('--state-dir <dir>', `where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else ${stateDir()})`);
+    // Each command's action loads its settings once (cli-settings.ts) and passes them down.
+    .option('--state-dir <dir>', "where the Temporal CLI, the dev server's database and log are kept (default MCP_TURNS_HOME, else .mcp-turns/ in a clone of the repository, else the per-user state directory)");
   // Only the invoked command is loaded; without one (help, a typo), all are, for the listing.
   const invoked = argv && invokedCommand(argv);
   for (const [name, make] of Object.entries(COMMANDS)) {
@@ -83,12 +84,22 @@ export function buildProgram(argv?: string[]): Command {
   return asBadInputOnParseError(program);
 }
 
+/**
+ * Bad input the person can fix, exit code 2: an id that cannot be used (e.g. --id of a conversation's
+ * turn form), or a setting (a flag, an environment variable, the config file), its problems listed
+ * below its line unless the line names them.
+ */
+function badInput(err: unknown): CliError | undefined {
+  if (err instanceof InvalidIdError) return new CliError(err.message, EXIT.badInput);
+  if (isSettingsError(err)) return new CliError(err.message, EXIT.badInput, (err.problems ?? []).filter((p) => !err.message.includes(p)));
+  return undefined;
+}
+
 export async function main(argv: string[]): Promise<void> {
   try {
     await buildProgram(argv).parseAsync(argv);
   } catch (err) {
-    // An id the person gave that cannot be used (e.g. --id of a conversation's turn form) is bad input.
-    const failure = err instanceof CliError ? err : err instanceof InvalidIdError ? new CliError(err.message, EXIT.badInput) : new CliError(causeChain(err));
+    const failure = err instanceof CliError ? err : badInput(err) ?? new CliError(causeChain(err));
     console.error(`mcp-turns: ${failure.message}`);
     for (const line of failure.lines) console.error(`  ${line}`);
     process.exit(failure.exitCode);

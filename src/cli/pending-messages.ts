@@ -7,7 +7,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { stateDir } from '../temporal/project-paths';
 
 export interface PendingMessage {
   conversationId: string;
@@ -23,7 +22,7 @@ function segmentName(id: string): string {
 }
 
 /** Where the pending messages of conversations are kept: `conversations/` in the state directory. */
-export function conversationsDir(dir = stateDir()): string {
+export function conversationsDir(dir: string): string {
   return path.join(dir, 'conversations');
 }
 
@@ -33,7 +32,8 @@ export class PendingMessages {
 
   constructor(
     readonly conversationId: string,
-    root: string = conversationsDir(),
+    /** The directory of all conversations' pending messages ({@link conversationsDir}). */
+    root: string,
   ) {
     this.dir = path.join(root, segmentName(conversationId));
   }

@@ -28,7 +28,7 @@ export interface StreamPrinterOptions {
   questions?: boolean;
   /** The answer's artifacts after it (`watch`; `run` and `chat` print them with the result). */
   artifacts?: boolean;
-  /** Claude's words before the answer dimmed (a terminal, a turn whose formatter writes the answer; not with NO_COLOR). */
+  /** Claude's words before the answer dimmed (a terminal, a turn whose formatter writes the answer, colour allowed: not with NO_COLOR). */
   dimSteps?: boolean;
 }
 
@@ -56,7 +56,7 @@ export class StreamPrinter {
   private readonly dim: boolean;
 
   constructor(private readonly opts: StreamPrinterOptions) {
-    this.dim = opts.dimSteps === true && !process.env.NO_COLOR;
+    this.dim = opts.dimSteps === true;
   }
 
   /** Whether turn `turnId`'s answer has been printed (live, or at its end). */

@@ -9,7 +9,8 @@
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { liveWorkflowPollers } from '../client/task-queue-pollers';
-import { loadConnectConfig, type ConnectOverrides } from '../temporal/connection';
+import { temporalTarget, type ConnectOverrides } from '../temporal/connection';
+import type { Settings } from '../config/settings';
 import { DevServerError, portIsOpen, startDevServer, temporalAnswers } from '../temporal/dev-server';
 import {
   isLoopbackAddress,
@@ -22,9 +23,7 @@ import {
 } from '../temporal/dev-server-record';
 import { defaultDevServerDb } from '../temporal/project-paths';
 import { CliError } from './cli-error';
-import type { CliSettings } from './cli-settings';
 import { assertMayStartDevServer, connectOrFail, nothingListensAt } from './connect';
-import { taskQueueFromEnv } from './task-queue';
 import type * as InProcessWorkerModule from './in-process-worker';
 import type { InProcessWorker, InProcessWorkerSetup } from './in-process-worker';
 
@@ -38,21 +37,21 @@ function inProcessWorkerModule(): typeof InProcessWorkerModule {
   return require('./in-process-worker') as typeof InProcessWorkerModule;
 }
 
-/** A command's flags that say where its work runs (`--address`, `--namespace`, `--task-queue`, `--config`). */
+/** A command's flags that say where its work runs (`--address`, `--namespace`; the task queue is the settings'). */
 export interface TurnStackOptions extends ConnectOverrides {
-  /** `--task-queue`; else `MCP_TURNS_TASK_QUEUE`, else the default. */
-  taskQueue?: string;
-  /** The worker config for a worker in this process (`--config`; else the settings' config file). */
+  /** The command's `--config`, when given: a worker already polling does not use it (said so). */
   config?: string;
 }
 
 export interface TurnStack {
+  /** The settings the command runs with. */
+  settings: Settings;
   client: Client;
   address: string;
   namespace: string;
   /** The task queue the command's work goes to. */
   taskQueue: string;
-  /** The Web UI of the server in use when mcp-turns started it (links guess from the address otherwise). */
+  /** The Web UI of the server in use when mcp-turns started it, else the settings' (links guess from the address otherwise). */
   uiUrl?: string;
   /**
    * True when the worker is this process's own: the work stops with the command, until another
@@ -76,7 +75,7 @@ async function startBackgroundDevServer(
   namespace: string,
   dead: DevServerRecord | undefined,
   say: (line: string) => void,
-  stateDir: string,
+  { stateDir, temporalCliPath }: Pick<Settings, 'stateDir' | 'temporalCliPath'>,
 ): Promise<{ stop(): Promise<void> }> {
   const { host, port } = splitAddress(address)!;
   const ip = host === 'localhost' || host === '0.0.0.0' ? '127.0.0.1' : host;
@@ -101,6 +100,7 @@ async function startBackgroundDevServer(
       background: { logFile },
       onLog: say,
       stateDir,
+      ...(temporalCliPath ? { configuredCliPath: temporalCliPath } : {}),
     });
   } catch (err) {
     if (err instanceof DevServerError) throw new CliError(err.message);
@@ -130,10 +130,11 @@ async function startBackgroundDevServer(
  * Finds or starts the server and the worker; see the file comment. With `runWorker: false` no
  * worker is started here: the work waits for one. State and the config file are the command's `settings`.
  */
-export async function openTurnStack(opts: TurnStackOptions, settings: CliSettings, { runWorker = true } = {}): Promise<TurnStack> {
-  const taskQueue = taskQueueFromEnv(opts.taskQueue);
+export async function openTurnStack(opts: TurnStackOptions, settings: Settings, { runWorker = true } = {}): Promise<TurnStack> {
+  const { taskQueue } = settings;
   const say = (line: string): void => console.error(line);
-  const { connectionOptions, namespace } = loadConnectConfig(opts);
+  const target = temporalTarget(settings.temporal.get(), opts);
+  const { connectionOptions, namespace } = target;
   const address = connectionOptions.address ?? '';
   const plain = !connectionOptions.tls && !connectionOptions.apiKey;
   let setup: InProcessWorkerSetup | undefined;
@@ -144,17 +145,14 @@ export async function openTurnStack(opts: TurnStackOptions, settings: CliSetting
     // Refused before anything else is looked at when the server recorded here keeps another database.
     const dead = assertMayStartDevServer(address, defaultDevServerDb(settings.stateDir), settings.stateDir);
     // A fresh server has no worker: check the worker's config before starting anything.
-    if (runWorker) setup = inProcessWorkerModule().inProcessWorkerSetup(opts.config, settings);
-    startedServer = await startBackgroundDevServer(address, namespace, dead, say, settings.stateDir);
+    if (runWorker) setup = inProcessWorkerModule().inProcessWorkerSetup(settings);
+    startedServer = await startBackgroundDevServer(address, namespace, dead, say, settings);
   }
   let client: Client | undefined;
   let worker: InProcessWorker | undefined;
   try {
-    ({ client } = await connectOrFail({
-      address: opts.address,
-      namespace: opts.namespace,
-      profile: opts.profile,
-    }, settings));
+    let dataConverter;
+    ({ client, dataConverter } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings));
     const pollers = await liveWorkflowPollers(client, taskQueue);
     if (pollers.length) {
       if (opts.config) {
@@ -164,13 +162,13 @@ export async function openTurnStack(opts: TurnStackOptions, settings: CliSetting
         );
       }
     } else if (runWorker) {
-      setup ??= inProcessWorkerModule().inProcessWorkerSetup(opts.config, settings);
+      setup ??= inProcessWorkerModule().inProcessWorkerSetup(settings);
       const servers = setup.config.servers.map((s) => s.name);
       say(
         `No worker polls task queue ${taskQueue}: running one in this process until the command ends ` +
           `(config ${setup.config.source}; MCP servers: ${servers.join(', ') || 'none'}).`,
       );
-      worker = await inProcessWorkerModule().startInProcessWorker(setup, { address, namespace, taskQueue }, settings);
+      worker = await inProcessWorkerModule().startInProcessWorker(setup, target, taskQueue, settings, dataConverter);
     } else {
       say(`No worker polls task queue ${taskQueue}: the work waits until one does (\`mcp-turns worker\`).`);
     }
@@ -184,11 +182,12 @@ export async function openTurnStack(opts: TurnStackOptions, settings: CliSetting
   const inProcess = worker;
   const connected = client;
   return {
+    settings,
     client: inProcess?.client ?? connected,
     address,
     namespace,
     taskQueue,
-    ...(record ? { uiUrl: record.uiUrl } : {}),
+    ...((record?.uiUrl ?? settings.uiUrl) ? { uiUrl: record?.uiUrl ?? settings.uiUrl } : {}),
     inProcessWorker: inProcess !== undefined,
     whileWorking: (work) => (inProcess ? Promise.race([work, inProcess.failed]) : work),
     async close() {

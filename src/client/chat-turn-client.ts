@@ -14,7 +14,7 @@ import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { oneLine } from '../core/text';
 import { newId } from './ids';
 import type { TurnStreamEvent } from '../core/stream-events';
-import { subscribeTurn } from '../stream/subscribe';
+import { subscribeTurn } from './subscribe';
 
 export type ChatTurnHandle = WorkflowHandle<typeof chatTurn>;
 

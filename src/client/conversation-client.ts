@@ -33,7 +33,7 @@ import { parseChatTurnInput } from '../schemas/turn-input';
 import { checkId, ConversationIdSchema, MessageIdSchema } from '../schemas/ids';
 import { kindOfWorkflowType, WorkflowKindError } from './workflow-kind';
 import { streamedInput, type StreamOption } from './chat-turn-client';
-import { subscribeTurn } from '../stream/subscribe';
+import { subscribeTurn } from './subscribe';
 import type { TurnStreamEvent } from '../core/stream-events';
 
 export type ConversationHandle = WorkflowHandle<typeof conversation>;

@@ -21,7 +21,7 @@ import { isReferencePayload } from '@temporalio/common/lib/internal-non-workflow
 import type { ExternalStorage } from '@temporalio/common';
 import { allowedHostsOf, bearerCaller } from '../serve/request-guard';
 import { oneLine } from '../core/text';
-import type { ServeToken } from '../serve/serve-settings';
+import type { ServeToken } from '../config/serve-settings';
 
 export interface CodecServerSettings {
   host: string;

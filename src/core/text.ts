@@ -8,3 +8,10 @@ export function oneLine(text: string, max: number, ellipsis = '…'): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length <= max ? flat : `${flat.slice(0, max - ellipsis.length)}${ellipsis}`;
 }
+
+/** `size` in the unit a person reads: "812 B", "3.0 MiB". */
+export function formatBytes(size: number): string {
+  if (size < 1024) return `${size} B`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KiB`;
+  return `${(size / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, issueProblems, readConfigSection } from '../worker/config-text';
+import { issueProblems } from '../schemas/issue-problems';
 
 export interface EncryptionSettings {
   /** The keyring file, absolute. */
@@ -59,25 +59,17 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
 }
 
 /**
- * This process's encryption settings; undefined when encryption is off. `configFile` is the config
- * file the caller resolved (the CLI: the command's `--config`); default `MCP_TURNS_CONFIG`.
- * Throws {@link EncryptionConfigError}.
+ * The encryption settings of an environment and a config file's `encryption:` section (variables
+ * substituted; `configFile` names the file it came from); undefined when encryption is off.
+ * src/config/settings.ts calls it once per process. Throws {@link EncryptionConfigError}.
  */
-export function encryptionSettingsFromEnv(env: NodeJS.ProcessEnv = process.env, configFile: string | undefined = env.MCP_TURNS_CONFIG): EncryptionSettings | undefined {
+export function encryptionSettingsOf(env: NodeJS.ProcessEnv, section: unknown, configFile: string | undefined): EncryptionSettings | undefined {
   const compress = flag(env, 'MCP_TURNS_ENCRYPTION_COMPRESS');
   const keyring = env.MCP_TURNS_KEYRING?.trim();
   if (keyring) return { keyringFile: path.resolve(keyring), compress: compress ?? false };
-  const file = configFile?.trim();
-  if (!file) return undefined;
-  let section: unknown;
-  try {
-    section = readConfigSection(file, 'encryption', env);
-  } catch (err) {
-    if (err instanceof ConfigError) throw new EncryptionConfigError(`config ${file}: ${err.problems.join('; ')}`);
-    throw err;
-  }
-  const { settings, problems } = resolveEncryptionSection(section, file);
-  if (problems.length) throw new EncryptionConfigError(`config ${file}: ${problems.join('; ')}`);
+  if (!configFile) return undefined;
+  const { settings, problems } = resolveEncryptionSection(section, configFile);
+  if (problems.length) throw new EncryptionConfigError(`config ${configFile}: ${problems.join('; ')}`);
   return settings && { ...settings, compress: compress ?? settings.compress };
 }
 

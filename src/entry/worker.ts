@@ -6,5 +6,5 @@
  * Loads `@temporalio/worker`; client code imports `mcp-turns` instead.
  */
 export { McpTurnsPlugin, type McpTurnsPluginOptions } from '../worker/mcp-turns-plugin';
-export { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '../worker/worker-config';
+export { loadWorkerConfig, WorkerConfigError, type WorkerConfig } from '../config/worker-config';
 export { DEFAULT_TASK_QUEUE } from '../core/task-queues';

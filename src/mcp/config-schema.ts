@@ -1,7 +1,7 @@
 /**
  * The MCP servers of the worker's config file: the schema of a server entry, the single source of truth
  * for its keys, their defaults and the resolved {@link ServerConfig} type. The file around them is read
- * by src/worker/worker-file.ts.
+ * by src/config/config-file.ts.
  *
  * Two shapes are accepted, each with its own key spelling (one file uses one shape; keys of the
  * other spelling are refused with a hint, so a half-converted file is caught; the rules:
@@ -268,7 +268,7 @@ function authorizationHeader(value: string): string {
 }
 
 /** An entry with defaults applied, as the worker uses it (secrets included: worker-side only). */
-function resolveEntry(name: string, s: ServerEntry, stateDir?: string) {
+function resolveEntry(name: string, s: ServerEntry, stateDir: string) {
   const d = SERVER_DEFAULTS;
   const headers: Record<string, string> = { ...s.headers };
   if (s.authorization) headers.Authorization = authorizationHeader(s.authorization);
@@ -315,7 +315,7 @@ function resolveEntry(name: string, s: ServerEntry, stateDir?: string) {
 }
 
 /** An `oauth` block with defaults applied; `store` may be replaced by code (see {@link TokenStore}). */
-function resolveOAuth(server: string, o: NonNullable<ServerEntry['oauth']>, stateDir?: string) {
+function resolveOAuth(server: string, o: NonNullable<ServerEntry["oauth"]>, stateDir: string) {
   return {
     grant: o.grant ?? ('authorization_code' as const),
     clientId: o.client_id,
@@ -349,16 +349,13 @@ export const SERVER_NAME_RULE = 'server names are 1-40 characters of A-Z a-z 0-9
 /**
  * The servers section (`mcp_servers`, or `mcpServers` mapped to snake_case): entries by name, resolved
  * to {@link ServerConfig}s in the order written. OAuth token files default to `<stateDir>/oauth/`
- * (`stateDir` default: src/temporal/project-paths.ts's).
+ * (the state directory).
  */
-export function mcpServersSchema(stateDir?: string) {
+export function mcpServersSchema(stateDir: string) {
   return z
     .record(z.string().regex(SERVER_NAME, SERVER_NAME_RULE), ServerEntrySchema)
     .transform((servers) => Object.entries(servers).map(([name, entry]) => resolveEntry(name, entry, stateDir)));
 }
-
-/** {@link mcpServersSchema} with the default state directory. */
-export const McpServersSchema = mcpServersSchema();
 
 /** One MCP server as the worker uses it: defaults applied, secrets included (worker-side only). */
 export type ServerConfig = ReturnType<typeof resolveEntry>;

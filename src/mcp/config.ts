@@ -1,11 +1,10 @@
 /**
- * Validating the MCP servers section of the worker's config file (src/worker/worker-file.ts reads the
+ * Validating the MCP servers section of the worker's config file (src/config/config-file.ts reads the
  * file and substitutes its variables): `.mcp.json`'s camelCase `mcpServers` is mapped onto the
  * snake_case schema (src/mcp/config-schema.ts), and every problem is one line that starts with its
  * path as the file spells it (`mcpServers.files.command: required for a stdio server`).
  */
 import {
-  McpServersSchema,
   mcpServersSchema,
   SERVER_NAME_RULE,
   camelEntryToSnake,
@@ -35,8 +34,8 @@ export interface McpServersResult {
 export function parseMcpServers(
   section: unknown,
   key: ServersKey,
+  stateDir: string,
   reported: ReadonlySet<string> = new Set(),
-  stateDir?: string,
 ): McpServersResult {
   const camel = key === 'mcpServers';
   const problems: string[] = [];
@@ -47,7 +46,7 @@ export function parseMcpServers(
         )
       : section;
 
-  const parsed = (stateDir === undefined ? McpServersSchema : mcpServersSchema(stateDir)).optional().safeParse(value);
+  const parsed = mcpServersSchema(stateDir).optional().safeParse(value);
   if (parsed.success) return { servers: parsed.data ?? [], problems };
   for (const issue of parsed.error.issues) {
     const path = ['mcp_servers', ...issue.path.map(String)];

@@ -3,7 +3,6 @@
 export { parseMcpServers, type McpServersResult, type ServersKey } from './config';
 export {
   ServerEntrySchema,
-  McpServersSchema,
   SERVER_DEFAULTS,
   type ServerConfig,
   type ServerEntry,

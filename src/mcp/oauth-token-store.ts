@@ -13,7 +13,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { stateDir } from '../temporal/project-paths';
 
 /** What is kept for one server. */
 export interface OAuthRecord {
@@ -40,7 +39,7 @@ export interface TokenStore {
 }
 
 /** The default token file of a server: `<state dir>/oauth/<server>.json`. */
-export function defaultTokenFile(server: string, dir = stateDir()): string {
+export function defaultTokenFile(server: string, dir: string): string {
   return path.join(dir, 'oauth', `${server}.json`);
 }
 

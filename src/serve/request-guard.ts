@@ -20,7 +20,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { oneLine } from '../core/text';
-import type { ServeSettings, ServeToken } from './serve-settings';
+import type { ServeSettings, ServeToken } from '../config/serve-settings';
 
 /** Who acts on a request without tokens configured (a loopback bind). */
 export const LOCAL_ACTOR = 'local user';

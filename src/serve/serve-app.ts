@@ -16,7 +16,7 @@ import { clientErrorReply, errorReply, HttpError, pathOf, routerErrorReply } fro
 import { useBoundedJsonParser } from './json-body';
 import { allowedHostsOf, guardRequests, originAllowed } from './request-guard';
 import type { ServeContext } from './serve-context';
-import type { ServeSettings } from './serve-settings';
+import type { ServeSettings } from '../config/serve-settings';
 import { approvalRoutes } from './routes/approvals';
 import { chatRoutes } from './routes/chat';
 import { conversationRoutes } from './routes/conversations';

@@ -14,7 +14,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pathOf } from './http-error';
-import { DEFAULT_STALLED_STREAM_SECONDS } from './serve-settings';
+import { DEFAULT_STALLED_STREAM_SECONDS } from '../config/serve-settings';
 
 const KEEP_ALIVE_MS = 15_000;
 /** Bytes waiting for a client beyond which it is dropped. */

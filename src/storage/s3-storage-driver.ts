@@ -36,7 +36,7 @@ export interface S3StorageOptions {
   prefix?: string;
   /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:7070`. @default AWS S3 */
   endpoint?: string;
-  /** @default AWS_REGION, else us-east-1 */
+  /** @default us-east-1 (the settings put AWS_REGION here when the URL names no region) */
   region?: string;
   /** Address buckets as `<endpoint>/<bucket>` (most self-hosted servers need it). @default false */
   forcePathStyle?: boolean;
@@ -66,7 +66,7 @@ export class S3StorageDriver implements StorageDriver {
     this.prefix = options.prefix ?? '';
     this.refreshAfterMs = options.refreshAfterMs ?? DEFAULT_REFRESH_AFTER_MS;
     this.client = new S3Client({
-      region: options.region ?? process.env.AWS_REGION ?? 'us-east-1',
+      region: options.region ?? 'us-east-1',
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
       forcePathStyle: options.forcePathStyle ?? false,
       ...(options.credentials ? { credentials: options.credentials } : {}),

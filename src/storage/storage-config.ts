@@ -1,6 +1,7 @@
 /**
  * Where payloads above the threshold go, read from the environment so that the client, the CLI and
- * every worker (which must agree: a payload stored by one is read by another) take it from one place:
+ * every worker (which must agree: a payload stored by one is read by another) take it from one place
+ * (src/config/settings.ts reads it):
  *
  * - `MCP_TURNS_STORAGE`: `fs:DIR` (a directory; plain `fs` or unset = `payloads/` in the state
  *   directory, beside the dev server's database), `s3://BUCKET[/PREFIX]?endpoint=URL&region=R&path_style=1`
@@ -10,7 +11,6 @@
  * - `MCP_TURNS_STORAGE_SEGMENT_THRESHOLD`: transcript segments this size or larger are stored (default 256 bytes: a claim in history is ~190 bytes).
  */
 import path from 'node:path';
-import { stateDir } from '../temporal/project-paths';
 import { TEMPORAL_PAYLOAD_LIMIT } from './payload-limit';
 import type { StorageThresholds } from './payload-selector';
 import type { S3StorageOptions } from './s3-storage-driver';
@@ -36,7 +36,7 @@ export class StorageConfigError extends Error {
 }
 
 /** The filesystem store's default directory: `payloads/` beside the dev server's database. */
-export function defaultPayloadDir(dir = stateDir()): string {
+export function defaultPayloadDir(dir: string): string {
   return path.join(dir, 'payloads');
 }
 
@@ -81,7 +81,7 @@ function parseS3(text: string): StorageLocation {
 }
 
 /** Reads `MCP_TURNS_STORAGE`'s value (see the module comment); `fs` alone is under `stateDirectory`. */
-export function parseStorageLocation(text: string | undefined, stateDirectory?: string): StorageLocation {
+export function parseStorageLocation(text: string | undefined, stateDirectory: string): StorageLocation {
   const value = text?.trim() ?? '';
   if (value === '' || value === 'fs') return { kind: 'fs', dir: defaultPayloadDir(stateDirectory) };
   if (value === 'none') return { kind: 'none' };
@@ -112,13 +112,18 @@ function sizeFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return size;
 }
 
+/** An S3 location without `region=` takes AWS_REGION's, as the AWS SDK would. */
+function withDefaultRegion(location: StorageLocation, region: string | undefined): StorageLocation {
+  return location.kind === 's3' && location.region === undefined && region ? { ...location, region } : location;
+}
+
 /**
- * The storage settings of this process's environment; the default store is under `stateDirectory`
- * (default: the state directory, src/temporal/project-paths.ts). Throws {@link StorageConfigError}.
+ * The storage settings of an environment (src/config/settings.ts reads it once per process); the
+ * default store is under `stateDirectory`. Throws {@link StorageConfigError}.
  */
-export function storageConfigFromEnv(env: NodeJS.ProcessEnv = process.env, stateDirectory?: string): StorageConfig {
+export function storageConfigFromEnv(env: NodeJS.ProcessEnv, stateDirectory: string): StorageConfig {
   return {
-    location: parseStorageLocation(env.MCP_TURNS_STORAGE, stateDirectory),
+    location: withDefaultRegion(parseStorageLocation(env.MCP_TURNS_STORAGE, stateDirectory), env.AWS_REGION?.trim()),
     thresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_THRESHOLD', DEFAULT_STORAGE_THRESHOLD),
     segmentThresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_SEGMENT_THRESHOLD', DEFAULT_SEGMENT_THRESHOLD),
     carriedThresholdBytes: sizeFromEnv(env, 'MCP_TURNS_STORAGE_CARRIED_THRESHOLD', DEFAULT_CARRIED_THRESHOLD),

@@ -39,12 +39,7 @@ export function payloadSize(payload: Payload): number {
   return PayloadProto.encode(payload).len;
 }
 
-/** `size` in the unit a person reads: "812 B", "3.0 MiB". */
-export function formatBytes(size: number): string {
-  if (size < 1024) return `${size} B`;
-  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KiB`;
-  return `${(size / 1024 / 1024).toFixed(1)} MiB`;
-}
+export { formatBytes } from '../core/text';
 
 /** A payload ready for a store: its bytes and their content key. */
 export interface EncodedPayload {

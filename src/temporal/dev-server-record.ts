@@ -12,7 +12,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { processAlive } from './process-alive';
-import { stateDir } from './project-paths';
 
 export interface DevServerRecord {
   pid: number;
@@ -49,7 +48,7 @@ function recordFile(port: number, dir: string): string {
   return path.join(dir, 'dev-servers', `${port}.json`);
 }
 
-export function writeDevServerRecord(record: DevServerRecord, dir = stateDir()): void {
+export function writeDevServerRecord(record: DevServerRecord, dir: string): void {
   const port = splitAddress(record.address)?.port;
   if (port === undefined) return;
   const file = recordFile(port, dir);
@@ -61,7 +60,7 @@ export function writeDevServerRecord(record: DevServerRecord, dir = stateDir()):
  * The record of the dev server mcp-turns last started at this loopback address, whether or not it
  * still runs ({@link recordedServerRuns} tells).
  */
-export function lastDevServerRecord(address: string, dir = stateDir()): DevServerRecord | undefined {
+export function lastDevServerRecord(address: string, dir: string): DevServerRecord | undefined {
   if (!isLoopbackAddress(address)) return undefined;
   try {
     return JSON.parse(
@@ -86,13 +85,13 @@ export function recordedServerRuns(record: DevServerRecord): boolean {
 }
 
 /** The record of the live dev server mcp-turns started at this loopback address, if any. */
-export function readDevServerRecord(address: string, dir = stateDir()): DevServerRecord | undefined {
+export function readDevServerRecord(address: string, dir: string): DevServerRecord | undefined {
   const record = lastDevServerRecord(address, dir);
   return record && recordedServerRuns(record) ? record : undefined;
 }
 
 /** Forgets the record of the server at this address (it was stopped). */
-export function removeDevServerRecord(address: string, dir = stateDir()): void {
+export function removeDevServerRecord(address: string, dir: string): void {
   const port = splitAddress(address)?.port;
   if (port !== undefined) fs.rmSync(recordFile(port, dir), { force: true });
 }

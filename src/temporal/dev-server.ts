@@ -25,8 +25,10 @@ export interface DevServerOptions {
   namespace?: string;
   /** Path of the `temporal` binary; resolved (and installed if needed) when absent. */
   cliPath?: string;
-  /** The state directory whose CLI cache is used when `cliPath` is not given (default: src/temporal/project-paths.ts's). */
+  /** The state directory whose CLI cache is used when `cliPath` is not given (one of the two is needed). */
   stateDir?: string;
+  /** The CLI the settings name (TEMPORAL_CLI_PATH), tried first when `cliPath` is not given. */
+  configuredCliPath?: string;
   /** Where the server's own log lines go. @default discarded */
   onLog?: (line: string) => void;
   /** How long to wait for the server to answer. @default 60 s */
@@ -192,6 +194,11 @@ async function launchDevServer(cli: string, args: string[], address: string, opt
   return { child, exited };
 }
 
+function stateDirOf(opts: DevServerOptions): string {
+  if (!opts.stateDir) throw new Error('startDevServer needs cliPath or stateDir (where the project keeps its Temporal CLI)');
+  return opts.stateDir;
+}
+
 /** Starts the dev server and waits until it answers. Fails clearly if a port is taken. */
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
@@ -202,7 +209,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   for (const [what, p] of [['gRPC', port], ['UI', uiPort]] as const) {
     if (await portIsOpen(ip, p)) throw new DevServerError(`${what} port ${p} on ${ip} is already in use`);
   }
-  const cli = opts.cliPath ?? resolveTemporalCli({ log: opts.onLog, ...(opts.stateDir ? { stateDir: opts.stateDir } : {}) }).path;
+  const cli = opts.cliPath ?? resolveTemporalCli({ ...(opts.onLog ? { log: opts.onLog } : {}), stateDir: stateDirOf(opts), ...(opts.configuredCliPath ? { cliPath: opts.configuredCliPath } : {}) }).path;
   const args = [
     'server', 'start-dev',
     '--ip', ip,

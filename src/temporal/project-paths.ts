@@ -29,7 +29,7 @@ export function isInstalledPackage(root = packageRoot()): boolean {
  * on macOS, `%LOCALAPPDATA%\mcp-turns` on Windows.
  */
 export function userStateDir(
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
   platform: NodeJS.Platform = process.platform,
 ): string {
   const home = os.homedir();
@@ -47,13 +47,13 @@ export function userStateDir(
  * next install would wipe it. The CLI resolves it once (its `--state-dir` wins) and passes it down
  * (src/cli/cli-settings.ts); the `dir` parameters below default to this.
  */
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
+export function stateDir(env: NodeJS.ProcessEnv): string {
   if (env.MCP_TURNS_HOME) return path.resolve(env.MCP_TURNS_HOME);
   const root = packageRoot();
   return isInstalledPackage(root) ? userStateDir(env) : path.join(root, '.mcp-turns');
 }
 
 /** The dev server's database when none is named (`server` without `--db`, `run`, `batch`, `demo`). */
-export function defaultDevServerDb(dir = stateDir()): string {
+export function defaultDevServerDb(dir: string): string {
   return path.join(dir, 'temporal.db');
 }

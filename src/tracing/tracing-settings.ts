@@ -32,7 +32,7 @@ function setting(env: NodeJS.ProcessEnv, name: string): string | undefined {
  * when `OTEL_SERVICE_NAME` is unset (`mcp-turns-worker`, or a client's own name). Throws
  * {@link TracingConfigError} for a protocol other than OTLP over HTTP.
  */
-export function tracingSettingsFromEnv(defaultServiceName: string, env: NodeJS.ProcessEnv = process.env): TracingSettings | undefined {
+export function tracingSettingsFromEnv(defaultServiceName: string, env: NodeJS.ProcessEnv): TracingSettings | undefined {
   if (setting(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined;
   const exporters = setting(env, 'OTEL_TRACES_EXPORTER')?.toLowerCase().split(',').map((e) => e.trim());
   if (exporters?.includes('none')) return undefined;

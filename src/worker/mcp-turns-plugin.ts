@@ -6,31 +6,40 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { DataConverter } from '@temporalio/common';
-import { Runtime, Worker, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, type Worker, type ReplayWorkerOptions, type WorkerOptions } from '@temporalio/worker';
 import { createClaudeClient } from '../claude/client';
 import { claudeTaskQueue } from '../core/task-queues';
 import { McpPool } from '../mcp/pool';
-import { dataConverterFromEnv, storesPayloads } from '../storage/data-converter';
+import { dataConverterOf, storesPayloads } from '../data-converter/data-converter';
 import { combinedWorkflowsOptions } from './combined-workflows';
 import { poolMetrics } from './metrics';
-import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, TURN_QUEUE_WORKER_OPTIONS, turnQueueActivities } from './queue-registrations';
+import { claudeCallActivities, payloadWorkerOptions, TURN_QUEUE_WORKER_OPTIONS, turnQueueActivities } from './queue-registrations';
+import { createClaudeQueueWorker } from './turn-worker';
 import type { ClaudeActivities } from '../../activities/claude';
 import type { DynamicActivity } from '../../activities/mcp';
-import { loadWorkerConfig, type WorkerConfig } from './worker-config';
+import type { WorkerConfig } from '../config/worker-config';
+import { processSettings } from '../config/process-settings';
+import type { Settings } from '../config/settings';
 import { workflowsPath } from './workflows-path';
 
 export interface McpTurnsPluginOptions {
   /**
+   * The settings (src/config/settings.ts: `loadSettings`). @default this process's environment:
+   * the file named by `MCP_TURNS_CONFIG` (else no MCP servers), `MCP_TURNS_STORAGE`, the keyring,
+   * `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`
+   */
+  settings?: Settings;
+  /**
    * The worker config (MCP servers, `claude:` section): a JSON or YAML file, or one loaded with
-   * `loadWorkerConfig`. @default the file named by `MCP_TURNS_CONFIG`, else no MCP servers
+   * `loadWorkerConfig`. @default the settings' config file
    */
   config?: string | WorkerConfig;
-  /** The client for Claude calls. @default from `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` */
+  /** The client for Claude calls. @default from the settings' Anthropic API settings */
   claudeClient?: Anthropic;
   /**
    * mcp-turns' data converter: External Storage of large payloads, or inline payloads refused over
    * Temporal's limit with a line that says so. Clients reading turns need the same one (pass the
-   * plugin to their `Client` too). @default configured from `MCP_TURNS_STORAGE`
+   * plugin to their `Client` too). @default the settings' (storage and encryption)
    */
   dataConverter?: DataConverter;
 }
@@ -61,8 +70,9 @@ export class McpTurnsPlugin extends SimplePlugin {
 
   /** Loads the config and makes the Claude client now, so a bad config or a missing key fails here. */
   constructor(options: McpTurnsPluginOptions = {}) {
-    const config = typeof options.config === 'object' ? options.config : loadWorkerConfig(options.config);
-    const payloads = payloadWorkerOptions(options.dataConverter ?? dataConverterFromEnv());
+    const settings = options.settings ?? processSettings(typeof options.config === 'string' ? { configFile: options.config } : {});
+    const config = typeof options.config === 'object' ? options.config : settings.worker.get();
+    const payloads = payloadWorkerOptions(options.dataConverter ?? dataConverterOf(settings));
     super({
       name: 'mcp-turns',
       dataConverter: payloads.dataConverter,
@@ -70,7 +80,7 @@ export class McpTurnsPlugin extends SimplePlugin {
     });
     this.config = config;
     this.payloads = payloads;
-    this.claudeClient = options.claudeClient ?? createClaudeClient();
+    this.claudeClient = options.claudeClient ?? createClaudeClient(settings.claudeApi.get());
   }
 
   /** The MCP pool, made on the first worker (the Runtime, whose logger and meter it uses, exists by then). */
@@ -119,11 +129,14 @@ export class McpTurnsPlugin extends SimplePlugin {
     const queue = claudeTaskQueue(worker.options.taskQueue);
     this.ownClaudeQueues.add(queue);
     try {
-      const claudeWorker = await Worker.create({
+      const claudeWorker = await createClaudeQueueWorker({
         ...(worker.connection ? { connection: worker.connection } : {}),
         namespace: worker.options.namespace,
-        ...this.payloads,
-        ...claudeQueueWorkerOptions(worker.options.taskQueue, this.claudeClient, this.config.claude, this.claudeActivities()),
+        turnTaskQueue: worker.options.taskQueue,
+        claudeClient: this.claudeClient,
+        claudeConfig: this.config.claude,
+        claude: this.claudeActivities(),
+        payloads: this.payloads,
       });
       const stop = (w: Worker): void => {
         if (w.getState() === 'RUNNING') w.shutdown();

@@ -5,7 +5,7 @@
  */
 import type { MetricMeter } from '@temporalio/common';
 import type { BreakerState, PoolEvents } from '../mcp';
-import type { TokenUsage } from '../core/usage';
+import type { ClaudeMetrics } from '../claude/claude-metrics';
 
 const BREAKER_VALUE: Record<BreakerState, number> = { closed: 0, 'half-open': 1, open: 2 };
 
@@ -20,10 +20,6 @@ export function poolMetrics(meter: MetricMeter): PoolEvents {
       transitions.add(1, { server, from, to });
     },
   };
-}
-
-export interface ClaudeMetrics {
-  record(kind: 'claude' | 'formatter', model: string, usage: TokenUsage, outcome: string): void;
 }
 
 export function claudeMetrics(meter: MetricMeter): ClaudeMetrics {

@@ -18,7 +18,7 @@ import type { McpPool } from '../mcp/pool';
 import { claudeTaskQueue } from '../core/task-queues';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import { activityResultLimit } from '../storage/activity-payload-limit';
-import { storesPayloads } from '../storage/data-converter';
+import { storesPayloads } from '../data-converter/data-converter';
 import { claudeMetrics } from './metrics';
 
 /**

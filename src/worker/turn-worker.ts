@@ -1,15 +1,35 @@
 /**
- * Assembles an mcp-turns worker process: one Temporal worker for turn workflows, MCP calls and
- * unstreamed Claude calls, one for the Claude queue (its own concurrency and rate caps), sharing one
- * MCP pool, one Anthropic client and one cap on Claude calls at once.
+ * The one place mcp-turns' workers are made. An mcp-turns worker process is two Temporal workers:
+ * one on the turn queue (turn workflows, MCP calls, unstreamed Claude calls) and one on its Claude
+ * queue (the other Claude calls, under their own concurrency and rate caps), sharing one MCP pool,
+ * one Anthropic client and one cap on Claude calls at once.
+ *
+ * - {@link startWorkers}: a worker process from `Settings`, whichever command starts it (`worker`,
+ *   and the worker `run`, `chat`, `batch`, `serve` and `demo` run in their own process): the same
+ *   telemetry, tracing, payload storage, encryption and limits.
+ * - {@link createTurnWorkers}: the two workers from parts already made (tests and benchmarks).
+ * - {@link createClaudeQueueWorker}: the Claude-queue worker alone, which the plugin runs beside a
+ *   team's own worker (mcp-turns-plugin.ts).
  */
 import type Anthropic from '@anthropic-ai/sdk';
-import { Worker, type NativeConnection, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
+import { Runtime, Worker, type LogLevel, type NativeConnection, type WorkerOptions, type WorkerPlugin } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { dataConverterFromEnv, encryptsPayloads, storesPayloads } from '../storage/data-converter';
+import type { ClaudeActivities } from '../../activities/claude';
+import { createClaudeClient, type ClaudeApiSettings } from '../claude/client';
 import type { ClaudeConfig } from '../claude/config';
-import type { McpPool } from '../mcp/pool';
+import type { Settings } from '../config/settings';
+import type { WorkerConfig } from '../config/worker-config';
+import { claudeTaskQueue } from '../core/task-queues';
+import { encryptsPayloads, storesPayloads } from '../data-converter/data-converter';
+import { describeEncryption } from '../encryption/encryption-settings';
+import { McpPool } from '../mcp/pool';
+import { describeStorage } from '../storage/storage-config';
+import { startTracing, type Tracing } from '../tracing/start-tracing';
+import type { TemporalTarget } from '../temporal/connection';
+import { connectWorker } from '../temporal/worker-connection';
+import { poolMetrics } from './metrics';
 import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, TURN_QUEUE_WORKER_OPTIONS, turnQueueActivities } from './queue-registrations';
+import { installTelemetry } from './telemetry';
 import { workflowSource } from './workflow-bundle';
 import { workflowsPath } from './workflows-path';
 
@@ -20,9 +40,11 @@ export interface TurnWorkerOptions {
   pool: McpPool;
   claudeClient: Anthropic;
   claudeConfig: ClaudeConfig;
-  /** Pre-built workflow bundle (tests share one); default: bundle `workflows/` at start. */
+  /** The data converter both workers use; the clients that start and read turns must use the same. */
+  dataConverter: DataConverter;
+  /** Pre-built workflow bundle (tests share one); default: the prebuilt bundle, else bundle `workflows/` at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  /** Extra options for the turn worker (e.g. concurrency in benchmarks). */
+  /** Extra options for the turn worker (the config's `worker:` section; concurrency in benchmarks). */
   turnWorkerOptions?: Partial<WorkerOptions>;
   /**
    * Plugins for both workers (tracing: src/tracing). With any, and no `workflowBundle`, the turn
@@ -30,11 +52,6 @@ export interface TurnWorkerOptions {
    * join the prebuilt bundle.
    */
   plugins?: WorkerPlugin[];
-  /**
-   * The data converter both workers use; the clients that start and read turns must use the same.
-   * @default mcp-turns' converter configured from the environment (`MCP_TURNS_STORAGE`, src/storage/)
-   */
-  dataConverter?: DataConverter;
 }
 
 export interface TurnWorkers {
@@ -47,10 +64,31 @@ export interface TurnWorkers {
   shutdown(): void;
 }
 
+/** The worker on the Claude queue of `turnTaskQueue`. */
+export async function createClaudeQueueWorker(opts: {
+  connection?: NativeConnection;
+  namespace: string;
+  turnTaskQueue: string;
+  claudeClient: Anthropic;
+  claudeConfig: ClaudeConfig;
+  /** The Claude activities the turn queue registers too (one cap on calls at once). */
+  claude: ClaudeActivities;
+  payloads: Pick<WorkerOptions, 'dataConverter' | 'interceptors'>;
+  plugins?: WorkerPlugin[];
+}): Promise<Worker> {
+  return Worker.create({
+    ...(opts.connection ? { connection: opts.connection } : {}),
+    namespace: opts.namespace,
+    plugins: opts.plugins ?? [],
+    ...opts.payloads,
+    ...claudeQueueWorkerOptions(opts.turnTaskQueue, opts.claudeClient, opts.claudeConfig, opts.claude),
+  });
+}
+
 export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWorkers> {
   const namespace = opts.namespace ?? 'default';
   const plugins = opts.plugins ?? [];
-  const dataConverter = opts.dataConverter ?? dataConverterFromEnv();
+  const { dataConverter } = opts;
   const workflows = opts.workflowBundle
     ? { source: { workflowBundle: opts.workflowBundle }, reason: 'given bundle' }
     : plugins.length
@@ -69,12 +107,15 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     ...TURN_QUEUE_WORKER_OPTIONS,
     ...opts.turnWorkerOptions,
   });
-  const claudeWorker = await Worker.create({
+  const claudeWorker = await createClaudeQueueWorker({
     connection: opts.connection,
     namespace,
+    turnTaskQueue: opts.taskQueue,
+    claudeClient: opts.claudeClient,
+    claudeConfig: opts.claudeConfig,
+    claude,
+    payloads,
     plugins,
-    ...payloads,
-    ...claudeQueueWorkerOptions(opts.taskQueue, opts.claudeClient, opts.claudeConfig, claude),
   });
   return {
     turnWorker,
@@ -85,6 +126,100 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     },
     shutdown() {
       for (const w of [turnWorker, claudeWorker]) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+  };
+}
+
+export interface WorkerProcessOptions {
+  settings: Settings;
+  /** Where Temporal is (the settings' Temporal configuration with a command's flags on top). */
+  target: TemporalTarget;
+  /** @default the settings' task queue */
+  taskQueue?: string;
+  /** The process's one data converter, shared with its clients. */
+  dataConverter: DataConverter;
+  /** The worker config. @default the settings' (`settings.worker`) */
+  config?: WorkerConfig;
+  /** Where Claude is. @default the settings' Anthropic API settings */
+  claudeApi?: ClaudeApiSettings;
+  /** The Runtime's log level (installed once per process). @default INFO */
+  logLevel?: LogLevel;
+}
+
+export interface WorkerProcess {
+  /** The workers' connection: a client on it starts turns eagerly (their first task comes with the start). */
+  connection: NativeConnection;
+  namespace: string;
+  workers: TurnWorkers;
+  taskQueue: string;
+  /** One line for the operator: queues, MCP servers, workflow code, storage, encryption, metrics, traces. */
+  description: string;
+  /** Runs the workers until shutdown; rejects if either fails. */
+  run(): Promise<void>;
+  shutdown(): void;
+  /** After `run` ends: closes the MCP servers, flushes traces and closes the connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Makes a worker process's workers from `settings` (see the file comment), connected and ready to
+ * run. Throws a settings error (src/config/settings.ts) for a setting they cannot run with (the
+ * worker config, storage, encryption, tracing, the Claude API key).
+ */
+export async function startWorkers(opts: WorkerProcessOptions): Promise<WorkerProcess> {
+  const { settings, dataConverter } = opts;
+  const config = opts.config ?? settings.worker.get();
+  const claudeClient = createClaudeClient(opts.claudeApi ?? settings.claudeApi.get());
+  const encryption = settings.encryption.get();
+  const storage = settings.storage.get();
+  const tracingSettings = settings.tracing.get();
+  installTelemetry({
+    logLevel: opts.logLevel ?? 'INFO',
+    withholdFailureMessages: encryption !== undefined,
+    ...(settings.metricsAddress ? { metricsAddress: settings.metricsAddress } : {}),
+  });
+  const taskQueue = opts.taskQueue ?? settings.taskQueue;
+  // After the Runtime is installed (the connection would install a default one) and before the workers.
+  const { connection, namespace } = await connectWorker(opts.target);
+  const tracing: Tracing | undefined = startTracing(tracingSettings);
+  const runtime = Runtime.instance();
+  const pool = new McpPool(config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
+  let workers: TurnWorkers;
+  try {
+    workers = await createTurnWorkers({
+      connection,
+      namespace,
+      taskQueue,
+      pool,
+      claudeClient,
+      claudeConfig: config.claude,
+      turnWorkerOptions: config.worker,
+      dataConverter,
+      ...(tracing ? { plugins: [tracing.plugin] } : {}),
+    });
+  } catch (err) {
+    await pool.close();
+    await tracing?.shutdown();
+    await connection.close();
+    throw err;
+  }
+  return {
+    connection,
+    namespace,
+    workers,
+    taskQueue,
+    description:
+      `task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
+      `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
+      `workflow code: ${workers.workflowCode}; payload storage: ${describeStorage(storage)}; ${describeEncryption(encryption)}` +
+      (settings.metricsAddress ? `; metrics on http://${settings.metricsAddress}/metrics` : '') +
+      (tracing ? `; traces to ${tracing.tracesEndpoint} as ${tracing.serviceName}` : ''),
+    run: () => workers.run(),
+    shutdown: () => workers.shutdown(),
+    async close() {
+      await pool.close();
+      await tracing?.shutdown();
+      await connection.close();
     },
   };
 }

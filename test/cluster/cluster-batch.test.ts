@@ -17,7 +17,8 @@ import type { Client } from '@temporalio/client';
 import { startStubModel, type StubModel } from '../../src/stub';
 import type { Scenario } from '../../src/stub';
 import { runBatch, type BatchItemOutcome } from '../../src/client/batch-client';
-import { connectClient } from '../../src/temporal/connection';
+import { connectClient } from '../../src/client/connect-client';
+import { testSettings } from '../support/settings';
 import type { BatchItem } from '../../src/core/batch';
 import { countingStdio } from '../support/mcp-servers';
 import { startWorkerProcess } from '../support/worker-process';
@@ -95,7 +96,7 @@ beforeAll(async () => {
   const config = { mcp_servers: { counting: countingStdio(countFile, { heartbeat_timeout_ms: 2000 }) } };
   const env = { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default' };
   workers.push(...(await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess({ config, taskQueue, stubUrl: stub.url, env })))));
-  client = await connectClient();
+  client = await connectClient({}, testSettings());
 });
 
 afterAll(async () => {

@@ -18,7 +18,8 @@ import path from 'node:path';
 import { McpPool, type McpLogger } from '../../src/mcp';
 import { authorizeServer } from '../../src/mcp/oauth-authorization';
 import { ServerConnection } from '../../src/mcp/server-connection';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 
 const SERVER = 'conformance';
 /** The client ID metadata document URL the suite's CIMD scenario expects (it need not resolve). */
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
   const oauth = oauthFor(scenario, context, path.join(dir, 'tokens.json'));
   const file = { mcpServers: { [SERVER]: { type: 'http', url, ...(oauth ? { oauth } : {}) } } };
   const env = { ...process.env, CONFORMANCE_CLIENT_SECRET: context.client_secret ?? '' };
-  const [server] = parseConfig(JSON.stringify(file), 'json', env, 'conformance config').servers;
+  const [server] = parseConfig(JSON.stringify(file), 'json', env, 'conformance config', testStateDir()).servers;
   const person = (): Promise<unknown> =>
     authorizeServer(server!, { openUrl: approve, timeoutMs: 10_000, log });
 

@@ -9,15 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { portIsOpen, startDevServer, type DevServer } from '../../src/temporal/dev-server';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { runCli } from '../support/cli';
 import { freePort } from '../support/ports';
+import { testTemporalCli } from '../support/temporal-cli';
 
 jest.setTimeout(120_000);
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-errors-'));
-const cli = resolveTemporalCli().path;
+const cli = testTemporalCli().path;
 let server: DevServer;
 let stub: StubModel;
 let port: number;

@@ -50,7 +50,7 @@ afterAll(async () => {
   worker?.kill('SIGTERM');
   await stub?.close();
   // The dev server the first command left running: stopped by the test that checks --stop, else here.
-  const record = readDevServerRecord(address, env.MCP_TURNS_HOME);
+  const record = readDevServerRecord(address, env.MCP_TURNS_HOME!);
   if (record && processAlive(record.pid)) process.kill(record.pid, 'SIGKILL');
 });
 
@@ -71,7 +71,7 @@ it('run --config starts the dev server and a worker; the next command reuses the
     'No worker polls task queue mcp-turns: running one in this process until the command ends (config',
   );
   expect(first.stderr).toContain('MCP servers: everything');
-  const record = readDevServerRecord(address, env.MCP_TURNS_HOME);
+  const record = readDevServerRecord(address, env.MCP_TURNS_HOME!);
   expect(record).toMatchObject({ address, uiUrl: `http://127.0.0.1:${port + 1000}` });
   expect(fs.existsSync(path.join(env.MCP_TURNS_HOME!, 'temporal.db'))).toBe(true);
 

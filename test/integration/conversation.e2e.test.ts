@@ -22,7 +22,7 @@ import { closeConversation, getConversation, newConversationId, sendMessage, sub
 import { startChatTurn } from '../../src/client/chat-turn-client';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { DEFAULT_STORAGE_THRESHOLD } from '../../src/storage/storage-config';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
 import { startTurnHarness, TEST_API_KEY, type TurnHarness } from '../support/turn-harness';
 import { documentStdio, everythingStdio } from '../support/mcp-servers';
 import { encodedSize, payloadsIn, rawHistoryEvents, runChain, storageReference } from '../support/history-payloads';
@@ -30,6 +30,7 @@ import { startWorkerProcess } from '../support/worker-process';
 import { startCli } from '../support/cli';
 import { freePort } from '../support/ports';
 import { uniqueQueue } from '../support/temporal';
+import { testDataConverter } from '../support/settings';
 import { s3ServerBinary, startS3Server } from '../support/s3-server';
 
 jest.setTimeout(120_000);
@@ -326,7 +327,7 @@ it.concurrent('a dev server restarted mid-conversation: the message in flight is
     await startWorkerProcess({ config: { mcp_servers: { documents: documentStdio(ownCount) } }, taskQueue, stubUrl: h.stub.url, env: { TEMPORAL_ADDRESS: own } }),
   );
   const connection = await Connection.connect({ address: own });
-  const client = new Client({ connection, ...clientStorageOptions() });
+  const client = new Client({ connection, ...clientStorageOptions(testDataConverter()) });
   const id = newConversationId();
   const question = (i: number) => `restarted ${i + 1} of ${id}`;
   const conversation = { taskQueue, options: { model: 'slow-chat', format: false } };

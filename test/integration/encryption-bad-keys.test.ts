@@ -19,13 +19,13 @@ import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig } from '../../src/claude/config';
 import { addNewKey, useKey } from '../../src/encryption/keyring';
 import { McpPool } from '../../src/mcp';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
-import { createDataConverter } from '../../src/storage/data-converter';
-import { storageConfigFromEnv } from '../../src/storage/storage-config';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
+import { createDataConverter } from '../../src/data-converter/data-converter';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { claudeCallActivities, claudeQueueWorkerOptions, payloadWorkerOptions, turnQueueActivities } from '../../src/worker/queue-registrations';
 import { quietRuntime, uniqueQueue } from '../support/temporal';
 import { runCli } from '../support/cli';
+import { testSettings } from '../support/settings';
 
 jest.setTimeout(60_000);
 
@@ -34,6 +34,8 @@ const ring = path.join(dir, 'keyring.json');
 const k1Only = path.join(dir, 'k1-only.json');
 const taskQueue = uniqueQueue('activity-key');
 const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
+/** Where this process's payloads are stored (the run's payload directory). */
+const storage = testSettings().storage.get();
 
 let stub: StubModel;
 let connection: NativeConnection;
@@ -41,7 +43,7 @@ let client: Client;
 const running: Array<{ worker: Worker; done: Promise<void> }> = [];
 
 /** The payload options of a worker with `keyring`. */
-const payloads = (keyring: string) => payloadWorkerOptions(createDataConverter(storageConfigFromEnv(), { keyringFile: keyring, compress: false }));
+const payloads = (keyring: string) => payloadWorkerOptions(createDataConverter(storage, { keyringFile: keyring, compress: false }));
 
 /** A worker of the turn queue (workflows, MCP calls) or of its Claude queue, with `keyring`, running. */
 async function runWorker(queue: 'turns' | 'claude', keyring: string): Promise<Worker> {
@@ -77,7 +79,7 @@ beforeAll(async () => {
   connection = await NativeConnection.connect({ address });
   client = new Client({
     connection: await Connection.connect({ address }),
-    ...clientStorageOptions(createDataConverter(storageConfigFromEnv(), { keyringFile: ring, compress: false })),
+    ...clientStorageOptions(createDataConverter(storage, { keyringFile: ring, compress: false })),
   });
 });
 

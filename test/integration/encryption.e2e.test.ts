@@ -24,9 +24,8 @@ import { pendingApprovalsQuery } from '../../src/core/workflow-handlers';
 import { payloadKeyId } from '../../src/encryption/encryption-codec';
 import { addNewKey, loadKeyring } from '../../src/encryption/keyring';
 import { payloadToJson } from '../../src/codec-server/codec-server-app';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
-import { createDataConverter } from '../../src/storage/data-converter';
-import { storageConfigFromEnv } from '../../src/storage/storage-config';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
+import { createDataConverter } from '../../src/data-converter/data-converter';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { runCli, startCli } from '../support/cli';
@@ -36,6 +35,8 @@ import { countingStdio } from '../support/mcp-servers';
 import { freePort } from '../support/ports';
 import { uniqueQueue } from '../support/temporal';
 import { startWorkerProcess } from '../support/worker-process';
+import { testTemporalCli } from '../support/temporal-cli';
+import { testSettings } from '../support/settings';
 
 jest.setTimeout(90_000);
 
@@ -105,6 +106,7 @@ beforeAll(async () => {
   const [port, uiPort] = [await freePort(), await freePort()];
   codecPort = await freePort();
   server = await startDevServer({
+    cliPath: testTemporalCli().path,
     port,
     uiPort,
     dbFile: db,
@@ -136,7 +138,7 @@ beforeAll(async () => {
     ANTHROPIC_API_KEY: 'test',
   };
   worker = (await startWorker()).child;
-  const storage = storageConfigFromEnv({ MCP_TURNS_STORAGE: `fs:${store}` });
+  const storage = testSettings({ MCP_TURNS_STORAGE: `fs:${store}`, MCP_TURNS_HOME: env.MCP_TURNS_HOME }).storage.get();
   const connection = await Connection.connect({ address: server.address });
   client = new Client({ connection, ...clientStorageOptions(createDataConverter(storage, { keyringFile: ring, compress: false })) });
   plainClient = new Client({ connection, ...clientStorageOptions(createDataConverter(storage)) });

@@ -9,7 +9,8 @@ import { makeMcpActivities } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { CallToolOutput, PreparedTurn } from '../../src/core/contracts';
 import { McpPool } from '../../src/mcp';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 import { sleep, startTestServer, textOf, type TestServer } from './mcp-fixtures';
 
 jest.setTimeout(30_000);
@@ -26,6 +27,7 @@ beforeAll(async () => {
       'json',
       {},
       'test',
+      testStateDir(),
     ).servers,
   );
   activities = makeMcpActivities(pool);

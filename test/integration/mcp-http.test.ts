@@ -7,7 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { McpPool } from '../../src/mcp';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 import { freePort } from '../support/ports';
 import {
   recordingLogger,
@@ -23,7 +24,7 @@ jest.setTimeout(60_000);
 
 function poolOf(servers: Record<string, unknown>, log = recordingLogger()): McpPool {
   return new McpPool(
-    parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test').servers,
+    parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test', testStateDir()).servers,
     log.logger,
   );
 }

@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { McpPool } from '../../src/mcp';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 import { runBatch, type BatchItemOutcome } from '../../src/client/batch-client';
 import { batchWorkflowId } from '../../src/core/batch';
 import { authorizeServer } from '../../src/mcp/oauth-authorization';
@@ -76,7 +77,7 @@ async function runAuthCommand(
 
 function poolOf(servers: Record<string, unknown>, log = recordingLogger()): McpPool {
   return new McpPool(
-    parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test').servers,
+    parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test', testStateDir()).servers,
     log.logger,
   );
 }
@@ -239,6 +240,7 @@ it('a server that ends tokens before their stated lifetime: the 401s of concurre
     'json',
     process.env,
     'test',
+    testStateDir(),
   ).servers;
   const pool = new McpPool(servers);
   try {
@@ -292,6 +294,7 @@ describe('client credentials: machine to machine', () => {
       'json',
       process.env,
       'test',
+      testStateDir(),
     ).servers;
     const pool = new McpPool(servers, log.logger);
     const before = server.stats.clientCredentialGrants;

@@ -33,7 +33,7 @@ it('resolves close() and ends the group when the server leaves a child behind', 
   const config = JSON.stringify({ mcp_servers: { e: { command: 'sh', args: ['-c', command] } } });
   const script = `
     const { McpPool } = require('./src/mcp');
-    const { parseConfig } = require('./src/worker/worker-file');
+    const { parseConfig } = require('./src/config/config-file');
     (async () => {
       const pool = new McpPool(parseConfig(${JSON.stringify(config)}, 'json', process.env, 'test').servers);
       const listed = await pool.listTools();

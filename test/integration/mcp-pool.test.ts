@@ -12,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { ApplicationFailure } from '@temporalio/common';
 import { McpPool, type McpProgress } from '../../src/mcp';
-import { loadConfig, parseConfig } from '../../src/worker/worker-file';
+import { loadConfig, parseConfig } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 import { buildToolCatalog } from '../../src/core/tool-naming';
 import { freePort } from '../support/ports';
 import {
@@ -41,7 +42,7 @@ function poolOf(
 ): { pool: McpPool; log: ReturnType<typeof recordingLogger> } {
   return {
     pool: new McpPool(
-      parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test').servers,
+      parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test', testStateDir()).servers,
       log.logger,
     ),
     log,
@@ -91,7 +92,7 @@ describe('a pool over four real servers from a .mcp.json', () => {
         },
       }),
     );
-    pool = new McpPool(loadConfig(file, { ...process.env, HDR_SECRET: HEADER_SECRET }).servers, log.logger);
+    pool = new McpPool(loadConfig(file, { ...process.env, HDR_SECRET: HEADER_SECRET }, testStateDir()).servers, log.logger);
   });
 
   afterAll(async () => {

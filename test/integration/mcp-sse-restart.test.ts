@@ -7,14 +7,15 @@
  * for a forgotten session re-initialise; the same through `type: http` falling back to SSE.
  */
 import { McpPool } from '../../src/mcp';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 import { startLegacySseServer, type LegacySseServer } from '../support/legacy-sse-server';
 import { recordingLogger, sleep, textOf } from './mcp-fixtures';
 
 jest.setTimeout(60_000);
 
 function poolOf(servers: Record<string, unknown>, log = recordingLogger()): McpPool {
-  return new McpPool(parseConfig(JSON.stringify({ mcpServers: servers }), 'json', process.env, 'test').servers, log.logger);
+  return new McpPool(parseConfig(JSON.stringify({ mcpServers: servers }), 'json', process.env, 'test', testStateDir()).servers, log.logger);
 }
 
 const echo = (pool: McpPool, message: string) =>

@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpPool } from '../../src/mcp';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 import { crashingStdio } from '../support/mcp-servers';
 import { recordingLogger } from './mcp-fixtures';
 
@@ -15,7 +16,7 @@ jest.setTimeout(30_000);
 
 const SECRET = 'db-pass-7c1e9a-worker-only';
 function poolOf(servers: Record<string, unknown>, log = recordingLogger()): McpPool {
-  return new McpPool(parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test').servers, log.logger);
+  return new McpPool(parseConfig(JSON.stringify({ mcp_servers: servers }), 'json', process.env, 'test', testStateDir()).servers, log.logger);
 }
 
 it('a stdio server that exits at start is reported with the last lines of its stderr, secrets redacted', async () => {

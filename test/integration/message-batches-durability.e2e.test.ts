@@ -13,12 +13,13 @@ import { Client, Connection } from '@temporalio/client';
 import { runBatch, type BatchItemOutcome } from '../../src/client/batch-client';
 import { collectorWorkflowId } from '../../src/core/message-batches';
 import { messageBatchesQuery } from '../../src/core/workflow-handlers';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
 import { startStubModel, type Scenario, type StubModel } from '../../src/stub';
 import { startCli } from '../support/cli';
 import { everythingStdio } from '../support/mcp-servers';
 import { freePort } from '../support/ports';
 import { testClient, uniqueQueue } from '../support/temporal';
+import { testDataConverter } from '../support/settings';
 import { startWorkerProcess } from '../support/worker-process';
 import { until } from '../support/until';
 
@@ -80,7 +81,7 @@ test.concurrent('a worker SIGKILLed, then the dev server restarted, while Messag
   const address = `127.0.0.1:${port}`;
   const taskQueue = uniqueQueue('message-batches-kill');
   let current = await worker(taskQueue, stub, address);
-  const client = new Client({ connection: await Connection.connect({ address }), ...clientStorageOptions() });
+  const client = new Client({ connection: await Connection.connect({ address }), ...clientStorageOptions(testDataConverter()) });
   const name = `mbk-${Date.now().toString(36)}`;
   const questions = Array.from({ length: 12 }, (_, i) => `kill ${name} ${i + 1}`);
   const outcomes: BatchItemOutcome[] = [];

@@ -11,10 +11,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { freePort } from '../support/ports';
 import { uniqueQueue } from '../support/temporal';
 import { runProcess, type CliRun } from '../support/cli';
+import { testTemporalCli } from '../support/temporal-cli';
 
 // Its steps (an npm install from the registry among them) take 70–110 s alone and ~180 s with another
 // test file running beside it on a loaded two-core machine.
@@ -201,7 +201,7 @@ function tsconfig(files: string[]): string {
 
 it('packs, installs into an empty project, runs the demo, type-checks and runs ESM and CommonJS programs, and a team worker with the plugin runs chatTurn as a child', async () => {
   const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-  const temporalCli = resolveTemporalCli().path;
+  const temporalCli = testTemporalCli().path;
   const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
   const timings: string[] = [];
 

@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { resolveServeSettings } from '../../src/serve/serve-settings';
+import { resolveServeSettings } from '../../src/config/serve-settings';
 import { sendMessageUpdate } from '../../src/core/workflow-handlers';
 import { MAX_ID_LENGTH, TURN_SUFFIX_ROOM } from '../../src/core/input-limits';
 import { startServeApp } from '../support/serve-app';

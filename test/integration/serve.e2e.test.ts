@@ -10,7 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import type { FastifyInstance } from 'fastify';
-import { resolveServeSettings } from '../../src/serve/serve-settings';
+import { resolveServeSettings } from '../../src/config/serve-settings';
 import type { TurnStreamEvent } from '../../src/core/stream-events';
 import { startServeApp } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
@@ -62,7 +62,7 @@ beforeAll(async () => {
     },
     servers: { everything: everythingStdio({ approval: { always: ['get-sum'] } }) },
   });
-  const settings = resolveServeSettings({ host: '0.0.0.0', port: 0, tokens: [{ name: 'alice', token: TOKEN }] });
+  const settings = resolveServeSettings({ host: '0.0.0.0', port: 0, tokens: [{ name: 'alice', token: TOKEN }] }, {}, process.env);
   ({ app, base } = await startServeApp(h, settings));
 });
 

@@ -88,7 +88,7 @@ it('a killed server on its own database: the batch names it and starts none; res
   const serverArgs = ['server', '--port', String(port), '--ui-port', String(uiPort), '--db', db];
   const server = await startCli(serverArgs, /Temporal Web UI:/, { env });
   pids.push(server.child.pid!);
-  const record = lastDevServerRecord(address, env.MCP_TURNS_HOME)!;
+  const record = lastDevServerRecord(address, env.MCP_TURNS_HOME!)!;
   pids.push(record.pid);
   // Without a record, `server` learns the database from the process that listens (Linux /proc).
   expect(listeningDevServer(port)).toEqual({ pid: record.pid, dbFile: db });
@@ -141,7 +141,7 @@ it('a killed server on its own database: the batch names it and starts none; res
   // Started again as the line says, on the same database: the batch goes on where it was.
   const told = /start it with `mcp-turns (.+)`$/.exec(expectedLine)![1]!.split(' ');
   const restarted = await startCli(told, /Temporal Web UI:/, { env });
-  pids.push(restarted.child.pid!, lastDevServerRecord(address, env.MCP_TURNS_HOME)!.pid);
+  pids.push(restarted.child.pid!, lastDevServerRecord(address, env.MCP_TURNS_HOME!)!.pid);
   const other = await runCli(['server', '--port', String(port), '--db', path.join(home, 'other.db')], {
     env,
   });
@@ -162,7 +162,7 @@ it('a killed server on its own database: the batch names it and starts none; res
   restarted.child.kill('SIGINT');
   expect(await restarted.exited).toBe(0);
   // A clean stop forgets the server; a killed one was remembered (the line above came from its record).
-  expect(lastDevServerRecord(address, env.MCP_TURNS_HOME)).toBeUndefined();
+  expect(lastDevServerRecord(address, env.MCP_TURNS_HOME!)).toBeUndefined();
   console.log(
     `answered before the kill: ${answeredBeforeKill.join(', ')}; the refused batch ${(refused.ms / 1000).toFixed(1)} s; ` +
       `the batch after the restart ${(again.ms / 1000).toFixed(1)} s; Claude calls: ${QUESTIONS.map((q) => `${q} ${calls(q)}`).join(', ')}`,

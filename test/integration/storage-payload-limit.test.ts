@@ -6,13 +6,13 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { startChatTurn } from '../../src/client/chat-turn-client';
-import { createDataConverter } from '../../src/storage/data-converter';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
+import { createDataConverter } from '../../src/data-converter/data-converter';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
 import { payloadLimitClientInterceptor, PayloadTooLargeError } from '../../src/storage/client-payload-limit';
-import { storageConfigFromEnv } from '../../src/storage/storage-config';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { encodedSize, payloadsIn, rawHistoryEvents, storageReference } from '../support/history-payloads';
 import { testClient, uniqueQueue } from '../support/temporal';
+import { testSettings } from '../support/settings';
 
 jest.setTimeout(60_000);
 
@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 it('storage off: a 3 MB history is refused before it starts, in one line naming the input, its size and the fix', async () => {
-  const none = createDataConverter(storageConfigFromEnv({ MCP_TURNS_STORAGE: 'none' }));
+  const none = createDataConverter(testSettings({ MCP_TURNS_STORAGE: 'none' }).storage.get());
   const client = new Client({ connection, ...clientStorageOptions(none) });
   const workflowId = `too-big-${Date.now()}`;
   const refused = await startChatTurn(client, input, { taskQueue: uniqueQueue('nobody'), workflowId }).catch((err: unknown) => err);

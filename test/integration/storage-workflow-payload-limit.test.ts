@@ -4,19 +4,20 @@
  * names it and the fix, visible in history, and is retried; once the workers are restarted with
  * storage configured, the same run completes.
  */
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../../src/stub';
 import { McpPool } from '../../src/mcp';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig } from '../../src/claude/config';
 import { createTurnWorkers } from '../../src/worker/turn-worker';
 import { startChatTurn } from '../../src/client/chat-turn-client';
-import { createDataConverter, dataConverterFromEnv } from '../../src/storage/data-converter';
-import { storageConfigFromEnv } from '../../src/storage/storage-config';
+import { createDataConverter } from '../../src/data-converter/data-converter';
 import { everythingStdio } from '../support/mcp-servers';
 import { rawHistoryEvents } from '../support/history-payloads';
 import { quietRuntime, testClient, uniqueQueue } from '../support/temporal';
+import { testDataConverter, testSettings, testStateDir } from '../support/settings';
 
 jest.setTimeout(120_000);
 
@@ -34,12 +35,14 @@ const scenarios: Record<string, Scenario> = {
 it('fails the workflow task with the line while nothing is stored, and completes once storage is configured', async () => {
   quietRuntime();
   const stub = await startStubModel({ scenarios });
-  const config = parseConfig(JSON.stringify({ mcp_servers: { everything: everythingStdio({ max_result_bytes: 2_000_000 }) } }), 'json', process.env, 'test');
+  const config = parseConfig(JSON.stringify({ mcp_servers: { everything: everythingStdio({ max_result_bytes: 2_000_000 }) } }), 'json', process.env, 'test', testStateDir());
   const pool = new McpPool(config.servers);
   const connection = await NativeConnection.connect({ address: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS! });
-  const client = await testClient();
+  // The client and the workers with storage share one converter.
+  const dataConverter = testDataConverter();
+  const client = await testClient(dataConverter);
   const taskQueue = uniqueQueue('over-limit');
-  const workersWith = (dataConverter: ReturnType<typeof dataConverterFromEnv>) =>
+  const workersWith = (dataConverter: DataConverter) =>
     createTurnWorkers({
       connection,
       taskQueue,
@@ -50,7 +53,7 @@ it('fails the workflow task with the line while nothing is stored, and completes
       dataConverter,
     });
   try {
-    const unstored = await workersWith(createDataConverter(storageConfigFromEnv({ MCP_TURNS_STORAGE: 'none' })));
+    const unstored = await workersWith(createDataConverter(testSettings({ MCP_TURNS_STORAGE: 'none' }).storage.get()));
     const running = unstored.run();
     const handle = await startChatTurn(client, { question: 'Echo this', model: 'over-limit-step', servers: ['everything'] }, { taskQueue });
 
@@ -67,7 +70,7 @@ it('fails the workflow task with the line while nothing is stored, and completes
     unstored.shutdown();
     await running;
 
-    const stored = await workersWith(dataConverterFromEnv());
+    const stored = await workersWith(dataConverter);
     const runningAgain = stored.run();
     try {
       const result = await handle.result();

@@ -18,15 +18,17 @@ import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { startStubModel, type Scenario, type StubModel } from '../../src/stub';
 import { startChatTurn } from '../../src/client/chat-turn-client';
-import { subscribeTurn } from '../../src/stream/subscribe';
+import { subscribeTurn } from '../../src/client/subscribe';
 import type { TurnStreamEvent } from '../../src/core/stream-events';
 import type { ChatTurnResult } from '../../src/core/turn-result';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { startWorkerProcess } from '../support/worker-process';
 import { everythingStdio } from '../support/mcp-servers';
+import { testTemporalCli } from '../support/temporal-cli';
 import { freePort } from '../support/ports';
 import { testClient, uniqueQueue } from '../support/temporal';
+import { testDataConverter } from '../support/settings';
 import { questionOf } from '../support/turn-harness';
 import { collect, deltasOf, expectDense, expectEchoThenReply, finalText } from '../support/stream-events';
 
@@ -177,13 +179,14 @@ test.concurrent('a worker SIGKILLed in the middle of a streamed reply, then rest
 test.concurrent('the Temporal server restarted while a subscriber waits mid-reply: the subscriber resumes, no gap, no duplicate, the stream read after close', async () => {
   // A dev server of this test's own (never the shared one), on a database file that the restart keeps.
   const serverOptions = {
+    cliPath: testTemporalCli().path,
     port: await freePort(),
     uiPort: await freePort(),
     dbFile: path.join(dir, 'restarted.db'),
   };
   let server: DevServer = await startDevServer(serverOptions);
   const connection = await Connection.connect({ address: server.address });
-  const own = new Client({ connection, namespace: 'default', ...clientStorageOptions() });
+  const own = new Client({ connection, namespace: 'default', ...clientStorageOptions(testDataConverter()) });
   const taskQueue = uniqueQueue('stream-restart');
   const question = `forty words, server restarted ${Date.now()}`;
   const worker = await startWorker({ taskQueue, address: server.address });

@@ -4,7 +4,7 @@
  * the same offsets; it never contradicts the result; the first text arrives long before the reply
  * ends; a subscriber's count changes nothing in the history.
  */
-import { subscribeConversation, subscribeTurn } from '../../src/stream/subscribe';
+import { subscribeConversation, subscribeTurn } from '../../src/client/subscribe';
 import { approveToolCall } from '../../src/client/approvals';
 import { closeConversation, newConversationId, sendMessage } from '../../src/client/conversation-client';
 import type { MessageOutcome } from '../../src/core/conversation';

@@ -14,14 +14,16 @@ import { trace } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import { startStubModel, type StubModel } from '../../src/stub';
 import { startChatTurn } from '../../src/client/chat-turn-client';
-import { startTracingFromEnv, type Tracing } from '../../src/tracing/start-tracing';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
+import { startTracing, type Tracing } from '../../src/tracing/start-tracing';
+import { tracingSettingsFromEnv } from '../../src/tracing/tracing-settings';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
 import { everythingStdio } from '../support/mcp-servers';
 import { startEverythingHttp, stopChild } from './mcp-fixtures';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { startWorkerProcess } from '../support/worker-process';
 import { freePort } from '../support/ports';
 import { uniqueQueue } from '../support/temporal';
+import { testDataConverter } from '../support/settings';
 
 jest.setTimeout(120_000);
 
@@ -63,9 +65,9 @@ beforeAll(async () => {
     stubUrl: stub.url,
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
   });
-  tracing = startTracingFromEnv('mcp-turns-test-caller', { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })!;
+  tracing = startTracing(tracingSettingsFromEnv('mcp-turns-test-caller', { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }))!;
   const connection = await Connection.connect({ address: process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS! });
-  client = new Client({ connection, namespace: 'default', ...clientStorageOptions(), plugins: [tracing.plugin] });
+  client = new Client({ connection, namespace: 'default', ...clientStorageOptions(testDataConverter()), plugins: [tracing.plugin] });
 });
 
 afterAll(async () => {
@@ -196,7 +198,7 @@ it('loads no OpenTelemetry SDK when tracing is off', () => {
     require('./dist/src/cli/main.js');
     require('./dist/src/worker/turn-worker.js');
     require('./dist/src/mcp/index.js');
-    const tracing = require('./dist/src/tracing/start-tracing.js').startTracingFromEnv('probe', {});
+    const tracing = require('./dist/src/tracing/start-tracing.js').startTracing(require('./dist/src/config/settings.js').loadSettings({ env: {} }).tracing.get());
     const loaded = Object.keys(require.cache).filter((f) => /@opentelemetry[\\\\/](sdk-|exporter-|instrumentation)|interceptors-opentelemetry|[\\\\/]otel-tracing\\.js$/.test(f));
     console.log(JSON.stringify({ tracing: tracing === undefined ? 'off' : 'on', loaded }));
   `;

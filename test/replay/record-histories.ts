@@ -40,7 +40,6 @@ import { decideUpdate, pendingApprovalsQuery } from '../../src/core/workflow-han
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import { devServerDynamicConfigArgs, devServerEnv } from '../../src/temporal/dev-server-tuning';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
 import { quietBundlerLogger } from '../../src/worker/workflow-bundle';
 import { workflowsPath } from '../../src/worker/workflows-path';
 import type { messageBatchCollector } from '../../workflows/message-batch-collector';
@@ -56,7 +55,8 @@ import {
 } from '../support/scripted-activities';
 import { runChain } from '../support/history-payloads';
 import { quietRuntime } from '../support/temporal';
-import { dataConverterFromEnv } from '../../src/storage/data-converter';
+import { testDataConverter } from '../support/settings';
+import { testTemporalCli } from '../support/temporal-cli';
 
 /** The keyring the encrypted histories were recorded with, and are replayed with (run from the repository's root). */
 const TEST_KEYRING = path.resolve('test', 'replay', 'test-keyring.json');
@@ -260,7 +260,7 @@ async function main(): Promise<void> {
   const out = outputDir(process.argv.slice(2));
   const only = onlyNames(process.argv.slice(2));
   quietRuntime();
-  const cli = resolveTemporalCli({ log: (line) => console.log(line) });
+  const cli = testTemporalCli((line) => console.log(line));
   // The SDK's core spawns the server with this process's environment: give it the dev server's.
   process.env.GOGC = devServerEnv().GOGC;
   const env = await TestWorkflowEnvironment.createLocal({
@@ -313,7 +313,7 @@ async function main(): Promise<void> {
 async function replayAll(histories: Record<string, History>, code: string): Promise<void> {
   const entries = Object.entries(histories).map(([workflowId, history]) => ({ workflowId, history }));
   // The encrypting converter reads plaintext histories too.
-  for await (const r of Worker.runReplayHistories({ workflowBundle: { code }, dataConverter: dataConverterFromEnv() }, entries)) {
+  for await (const r of Worker.runReplayHistories({ workflowBundle: { code }, dataConverter: testDataConverter() }, entries)) {
     if (r.error) throw new Error(`${r.workflowId} does not replay: ${r.error.message}`);
   }
 }

@@ -11,11 +11,11 @@ import { Worker, DefaultLogger, Runtime } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { workflowsPath } from '../../src/worker/workflows-path';
-import { createDataConverter } from '../../src/storage/data-converter';
-import { storageConfigFromEnv } from '../../src/storage/storage-config';
+import { createDataConverter } from '../../src/data-converter/data-converter';
+import { testSettings } from '../support/settings';
 import { isEncrypted } from '../../src/encryption/encryption-codec';
 
-const dataConverter = createDataConverter(storageConfigFromEnv({ MCP_TURNS_STORAGE: 'none' }), {
+const dataConverter = createDataConverter(testSettings({ MCP_TURNS_STORAGE: 'none' }).storage.get(), {
   keyringFile: path.join(__dirname, 'test-keyring.json'),
   compress: false,
 });

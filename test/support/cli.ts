@@ -1,7 +1,7 @@
 /** Runs the real `mcp-turns` CLI (bin/mcp-turns.js → dist/) as a user would. */
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
+import { testTemporalCli } from './temporal-cli';
 
 export const BIN = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
 
@@ -75,7 +75,7 @@ export function startCli(
 export function ownStateEnv(home: string, claudeUrl: string): NodeJS.ProcessEnv {
   return {
     MCP_TURNS_HOME: path.join(home, 'state'),
-    TEMPORAL_CLI_PATH: resolveTemporalCli().path,
+    TEMPORAL_CLI_PATH: testTemporalCli().path,
     ANTHROPIC_API_KEY: 'test',
     ANTHROPIC_BASE_URL: claudeUrl,
   };

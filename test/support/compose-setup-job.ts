@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
 import { parse } from 'yaml';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
+import { testTemporalCli } from './temporal-cli';
 
 const root = path.resolve(__dirname, '..', '..');
 const setup = (
@@ -27,7 +27,7 @@ let binDir: string | undefined;
 function temporalBinDir(): string {
   if (!binDir) {
     binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-setup-job-'));
-    fs.symlinkSync(resolveTemporalCli().path, path.join(binDir, 'temporal'));
+    fs.symlinkSync(testTemporalCli().path, path.join(binDir, 'temporal'));
   }
   return binDir;
 }
@@ -64,5 +64,5 @@ export function runSetupJob(address: string, namespace: string, waitSeconds: num
 
 /** `temporal operator namespace create` on `address`. */
 export function createNamespace(address: string, namespace: string): void {
-  execFileSync(resolveTemporalCli().path, ['operator', 'namespace', 'create', '--address', address, '--namespace', namespace]);
+  execFileSync(testTemporalCli().path, ['operator', 'namespace', 'create', '--address', address, '--namespace', namespace]);
 }

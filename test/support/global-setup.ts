@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { resolveTemporalCli } from '../../src/temporal/temporal-cli';
+import { testTemporalCli } from './temporal-cli';
 import { devServerDynamicConfigArgs, devServerEnv } from '../../src/temporal/dev-server-tuning';
 import { SEARCH_ATTRIBUTES } from '../../src/core/search-attributes';
 import { workflowsPath } from '../../src/worker/workflows-path';
@@ -18,7 +18,7 @@ import { freePort } from './ports';
 
 export default async function globalSetup(): Promise<void> {
   const t0 = Date.now();
-  const cli = resolveTemporalCli({ log: (line) => console.log(`[global-setup] ${line}`) });
+  const cli = testTemporalCli((line) => console.log(`[global-setup] ${line}`));
   const uiPort = await freePort();
   // The SDK's core spawns the server with this process's environment: give it the dev server's.
   const gogc = process.env.GOGC;

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { stateDir } from '../../src/temporal/project-paths';
+import { testStateDir } from './settings';
 
 /** The Node release installed when none is at hand. */
 export const NODE22_VERSION = '22.23.3';
@@ -27,7 +27,7 @@ function platformPackage(): string {
 export function node22(): string {
   if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
   if (process.env.MCP_TURNS_NODE22) return process.env.MCP_TURNS_NODE22;
-  const dir = path.join(stateDir(), 'node22', NODE22_VERSION);
+  const dir = path.join(testStateDir(), 'node22', NODE22_VERSION);
   const pkg = platformPackage();
   const binary = path.join(dir, 'node_modules', pkg, 'bin', 'node');
   if (fs.existsSync(binary)) return binary;

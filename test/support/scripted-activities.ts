@@ -69,8 +69,9 @@ import { FORMATTER_TOOL_NAME } from '../../src/schemas/response-formatter-tool';
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import type { TokenUsage } from '../../src/core/usage';
-import { dataConverterFromEnv, storesPayloads } from '../../src/storage/data-converter';
+import { storesPayloads } from '../../src/data-converter/data-converter';
 import { testClient, testWorker, uniqueQueue } from './temporal';
+import { testDataConverter } from './settings';
 
 /** One MCP tool of a script: what `prepareTurn` lists and how `callTool` answers it. */
 export interface ScriptedTool {
@@ -339,13 +340,15 @@ interface BatchedRequest {
  */
 export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promise<ScriptedTurns> {
   const taskQueue = opts.taskQueue ?? uniqueQueue('scripted-turns');
+  // One converter for the workers and the client, of this process's environment when they start.
+  const dataConverter = testDataConverter();
   const turns = new Map<string, TurnState>();
   const requests: ClaudeRequestSeen[] = [];
   const toolCalls: ToolCallSeen[] = [];
   const batchSettings: MessageBatchSettings = {
     ...SCRIPTED_MESSAGE_BATCH_SETTINGS,
     ...opts.messageBatches,
-    storesPayloads: storesPayloads(dataConverterFromEnv()),
+    storesPayloads: storesPayloads(dataConverter),
   };
   const pollsUntilEnded = opts.messageBatchPolls ?? 1;
   /** Submitted requests by custom_id (a retried submission finds its own again). */
@@ -664,6 +667,7 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
     // Claude calls too: a worker whose defaults say so runs them on the turn queue (src/core/task-queues.ts).
     activities: { ...turnActivities, ...messageBatchSubmit, ...claudeActivities },
     maxHeartbeatThrottleInterval: BEAT_MS,
+    dataConverter,
   });
   const claudeWorker = await Worker.create({
     connection,
@@ -671,10 +675,10 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
     taskQueue: claudeTaskQueue(taskQueue),
     activities: { ...claudeActivities, ...messageBatchActivities },
     maxHeartbeatThrottleInterval: BEAT_MS,
-    dataConverter: dataConverterFromEnv(),
+    dataConverter,
   });
   const running = Promise.all([turnWorker.run(), claudeWorker.run()]);
-  const client = await testClient();
+  const client = await testClient(dataConverter);
 
   let started = 0;
   const start = async (

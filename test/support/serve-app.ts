@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildServeApp } from '../../src/serve/serve-app';
-import type { ServeSettings } from '../../src/serve/serve-settings';
+import type { ServeSettings } from '../../src/config/serve-settings';
 import { uiBaseUrl } from '../../src/client/ui-link';
 import type { TurnHarness } from './turn-harness';
 

@@ -3,9 +3,10 @@
  * mcp-turns' data converter (External Storage as MCP_TURNS_STORAGE says: the run's payload directory).
  */
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
-import { dataConverterFromEnv } from '../../src/storage/data-converter';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
+import { testDataConverter } from './settings';
 
 let runtimeInstalled = false;
 
@@ -26,11 +27,16 @@ export function quietRuntime(): void {
   }
 }
 
-export async function testClient(): Promise<Client> {
+/**
+ * A client of the shared test server with `dataConverter`: pass the one the test's workers use
+ * (default: a new one of this process's environment, which reads what workers of that environment write).
+ */
+export async function testClient(dataConverter: DataConverter = testDataConverter()): Promise<Client> {
   const connection = await Connection.connect({ address: address() });
-  return new Client({ connection, namespace: 'default', ...clientStorageOptions() });
+  return new Client({ connection, namespace: 'default', ...clientStorageOptions(dataConverter) });
 }
 
+/** A worker of the shared test server; `opts.dataConverter` default: a new one of this process's environment. */
 export async function testWorker(
   opts: Omit<WorkerOptions, 'connection' | 'workflowBundle' | 'workflowsPath' | 'taskQueue'> & { taskQueue: string },
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
@@ -38,7 +44,7 @@ export async function testWorker(
   const connection = await NativeConnection.connect({ address: address() });
   const codePath = process.env.MCP_TURNS_TEST_BUNDLE;
   if (!codePath) throw new Error('no workflow bundle: run through jest (test/support/global-setup.ts)');
-  const worker = await Worker.create({ connection, namespace: 'default', workflowBundle: { codePath }, dataConverter: dataConverterFromEnv(), ...opts });
+  const worker = await Worker.create({ connection, namespace: 'default', workflowBundle: { codePath }, ...opts, dataConverter: opts.dataConverter ?? testDataConverter() });
   return { worker, connection };
 }
 

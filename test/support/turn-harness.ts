@@ -8,7 +8,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../../src/stub';
 import { McpPool, type McpLogger } from '../../src/mcp';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig, type ClaudeConfigInput } from '../../src/claude/config';
 import { createTurnWorkers, type TurnWorkers } from '../../src/worker/turn-worker';
@@ -16,7 +16,8 @@ import { executeChatTurn, startChatTurn } from '../../src/client/chat-turn-clien
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { quietRuntime, testClient, uniqueQueue } from './temporal';
-import { clientStorageOptions } from '../../src/storage/client-storage-options';
+import { testDataConverter, testStateDir } from './settings';
+import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
 import { NativeConnection as NC } from '@temporalio/worker';
 
 /** Looks like a key, is not one; the secret-scan test searches histories for it. */
@@ -52,12 +53,14 @@ export async function startTurnHarness(opts: {
 }): Promise<TurnHarness> {
   quietRuntime();
   const stub = await startStubModel({ scenarios: opts.scenarios, ...(opts.defaultScenario ? { defaultScenario: opts.defaultScenario } : {}) });
-  const config = parseConfig(JSON.stringify({ mcp_servers: opts.servers }), 'json', { ...process.env, ...opts.env }, 'test config');
+  const config = parseConfig(JSON.stringify({ mcp_servers: opts.servers }), 'json', { ...process.env, ...opts.env }, 'test config', testStateDir());
   const pool = new McpPool(config.servers, opts.log);
   const claudeClient = createClaudeClient({ apiKey: TEST_API_KEY, baseURL: stub.url });
   const taskQueue = uniqueQueue('turns');
   const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
   const connection: NativeConnection = await NC.connect({ address });
+  // The workers and both clients share one converter: what one stores or encrypts, the others read.
+  const dataConverter = testDataConverter();
   const workers: TurnWorkers = await createTurnWorkers({
     connection,
     taskQueue,
@@ -65,14 +68,15 @@ export async function startTurnHarness(opts: {
     claudeClient,
     claudeConfig: resolveClaudeConfig(opts.claude ?? {}),
     workflowBundle: { codePath: process.env.MCP_TURNS_TEST_BUNDLE! },
+    dataConverter,
   });
   const running = workers.run();
-  const client = await testClient();
+  const client = await testClient(dataConverter);
   return {
     stub,
     pool,
     client,
-    workerClient: new Client({ connection, ...clientStorageOptions() }),
+    workerClient: new Client({ connection, ...clientStorageOptions(dataConverter) }),
     taskQueue,
     run: (input, workflowId) => executeChatTurn(client, input, { taskQueue, ...(workflowId ? { workflowId } : {}) }),
     async runWithHistory(input, workflowId) {

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
-import { resolveServeSettings } from '../../src/serve/serve-settings';
+import { resolveServeSettings } from '../../src/config/serve-settings';
 import { startConversation } from '../../src/client/conversation-client';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { ensureChromium, CHROMIUM_ARGS } from '../support/chromium';

@@ -93,7 +93,7 @@ describe('the activities stamp their failures', () => {
   const claude = (model: string, attempt: number) =>
     new MockActivityEnvironment({ attempt }).run(
       makeClaudeActivities({
-        client: createClaudeClient({ baseURL: stub.url, env: {} }),
+        client: createClaudeClient({ baseURL: stub.url }),
         config: resolveClaudeConfig({ maxSpendCapAttempts: 3 }),
       }).claude,
       { model, maxTokens: 100, step: 1 },

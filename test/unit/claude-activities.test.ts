@@ -31,7 +31,7 @@ const call = (model: string): ClaudeCallInput => ({ model, maxTokens: 100, step:
 
 function activities(config: Record<string, unknown> = {}) {
   return makeClaudeActivities({
-    client: createClaudeClient({ baseURL: stub.url, env: {} }),
+    client: createClaudeClient({ baseURL: stub.url }),
     config: resolveClaudeConfig(config),
   });
 }

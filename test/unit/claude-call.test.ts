@@ -54,7 +54,7 @@ beforeAll(async () => {
       },
     },
   });
-  client = createClaudeClient({ baseURL: stub.url, env: {} });
+  client = createClaudeClient({ baseURL: stub.url });
 });
 afterAll(() => stub.close());
 beforeEach(() => stub.reset());

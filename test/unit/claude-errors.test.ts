@@ -28,7 +28,7 @@ async function failureFor(
   opts: { stream?: boolean; timeoutMs?: number; policy?: { retryAfterCapMs?: number; noRetryAfterDelayMs?: number } } = {},
 ): Promise<ApplicationFailure> {
   api.respond(response);
-  const client = createClaudeClient({ baseURL: api.url, apiKey: 'sk-test-secret', timeoutMs: opts.timeoutMs, env: {} });
+  const client = createClaudeClient({ baseURL: api.url, apiKey: 'sk-test-secret', timeoutMs: opts.timeoutMs });
   const err = await callClaude(client, input, {
     stream: opts.stream ?? false,
     ...(opts.policy ? { errorPolicy: opts.policy } : {}),
@@ -258,7 +258,7 @@ describe('toClaudeFailure through the real SDK', () => {
     const closed = await startFakeApi();
     const url = closed.url;
     await closed.close();
-    const client = createClaudeClient({ baseURL: url, apiKey: 'k', env: {} });
+    const client = createClaudeClient({ baseURL: url, apiKey: 'k' });
     const err = (await callClaude(client, input).catch((e: unknown) => e)) as ApplicationFailure;
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err.type).toBe('ClaudeConnection');

@@ -53,7 +53,7 @@ beforeAll(async () => {
       },
     },
   });
-  client = createClaudeClient({ baseURL: stub.url, env: {} });
+  client = createClaudeClient({ baseURL: stub.url });
 });
 afterAll(() => stub.close());
 beforeEach(() => stub.reset());

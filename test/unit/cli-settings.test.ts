@@ -18,14 +18,15 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** The settings `cliSettings` gives the action of `sub` for these words after the program name. */
-function settingsFor(words: string[], env: NodeJS.ProcessEnv): ReturnType<typeof cliSettings> {
+function settingsFor(words: string[], env: NodeJS.ProcessEnv): Pick<ReturnType<typeof cliSettings>, 'stateDir' | 'configFile'> {
   let seen: ReturnType<typeof cliSettings> | undefined;
   const program = new Command('p').option('--state-dir <dir>');
   program.command('sub').option('--config <file>').action((_opts: unknown, command: Command) => {
-    seen = cliSettings(command, env);
+    seen = cliSettings(command, {}, env);
   });
   program.parse(['node', 'p', ...words]);
-  return seen!;
+  const { stateDir: state, configFile } = seen!;
+  return { stateDir: state, ...(configFile !== undefined ? { configFile } : {}) };
 }
 
 describe('cliSettings', () => {
@@ -37,8 +38,8 @@ describe('cliSettings', () => {
     });
   });
 
-  it('without the flags, MCP_TURNS_HOME (else the default) and MCP_TURNS_CONFIG as given', () => {
-    expect(settingsFor(['sub'], { MCP_TURNS_HOME: '/env/home', MCP_TURNS_CONFIG: 'c.yaml' })).toEqual({ stateDir: '/env/home', configFile: 'c.yaml' });
+  it('without the flags, MCP_TURNS_HOME (else the default) and MCP_TURNS_CONFIG, resolved to absolute paths', () => {
+    expect(settingsFor(['sub'], { MCP_TURNS_HOME: '/env/home', MCP_TURNS_CONFIG: 'c.yaml' })).toEqual({ stateDir: '/env/home', configFile: path.resolve('c.yaml') });
     expect(settingsFor(['sub'], {})).toEqual({ stateDir: stateDir({}) });
   });
 });

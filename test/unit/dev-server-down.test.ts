@@ -15,11 +15,6 @@ import {
 } from '../../src/temporal/dev-server-record';
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-down-unit-'));
-const saved = process.env.MCP_TURNS_HOME;
-beforeAll(() => (process.env.MCP_TURNS_HOME = home));
-afterAll(() =>
-  saved === undefined ? delete process.env.MCP_TURNS_HOME : (process.env.MCP_TURNS_HOME = saved),
-);
 
 /** The id of a process that has ended. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '0']).pid!;
@@ -32,18 +27,18 @@ it('keeps the record of a server that died; starts again only on its own databas
     uiUrl: 'http://127.0.0.1:19000',
     dbFile: db,
     startedAt: '',
-  });
-  expect(readDevServerRecord('127.0.0.1:17444')).toBeUndefined(); // not running…
-  const record = lastDevServerRecord('localhost:17444')!; // …but remembered, at any loopback spelling
+  }, home);
+  expect(readDevServerRecord('127.0.0.1:17444', home)).toBeUndefined(); // not running…
+  const record = lastDevServerRecord('localhost:17444', home)!; // …but remembered, at any loopback spelling
   expect(record.dbFile).toBe(db);
   expect(restartCommand(record)).toBe(`mcp-turns server --port 17444 --ui-port 19000 --db '${db}'`);
-  expect(() => assertMayStartDevServer('127.0.0.1:17444', path.join(home, 'temporal.db'))).toThrow(
+  expect(() => assertMayStartDevServer('127.0.0.1:17444', path.join(home, 'temporal.db'), home)).toThrow(
     `the Temporal dev server on 127.0.0.1:17444 (database ${db}, pid ${record.pid}) is not running: ` +
       `start it with \`mcp-turns server --port 17444 --ui-port 19000 --db '${db}'\``,
   );
-  expect(assertMayStartDevServer('127.0.0.1:17444', db)).toEqual(record);
-  expect(assertMayStartDevServer('127.0.0.1:17555', db)).toBeUndefined();
+  expect(assertMayStartDevServer('127.0.0.1:17444', db, home)).toEqual(record);
+  expect(assertMayStartDevServer('127.0.0.1:17555', db, home)).toBeUndefined();
   // Linux: a live process by the recorded id that is not a dev server (this one) is not the server.
-  writeDevServerRecord({ ...record, pid: process.pid });
-  if (process.platform === 'linux') expect(readDevServerRecord('127.0.0.1:17444')).toBeUndefined();
+  writeDevServerRecord({ ...record, pid: process.pid }, home);
+  if (process.platform === 'linux') expect(readDevServerRecord('127.0.0.1:17444', home)).toBeUndefined();
 });

@@ -2,14 +2,20 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EncryptionConfigError, encryptionSettingsFromEnv, resolveEncryptionSection } from '../../src/encryption/encryption-settings';
-import { loadWorkerConfig, WorkerConfigError } from '../../src/worker/worker-config';
+import { EncryptionConfigError, resolveEncryptionSection } from '../../src/encryption/encryption-settings';
+import { loadSettings } from '../../src/config/settings';
+import { loadWorkerConfig, WorkerConfigError } from '../../src/config/worker-config';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'encryption-settings-'));
 function config(content: unknown, name = 'mcp.json'): string {
   const file = path.join(dir, name);
   fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
   return file;
+}
+
+/** The encryption settings a process with `env` loads (MCP_TURNS_CONFIG names the config file). */
+function encryptionSettingsFromEnv(env: NodeJS.ProcessEnv) {
+  return loadSettings({ env, stateDir: dir }).encryption.get();
 }
 
 describe('encryption settings', () => {
@@ -41,9 +47,9 @@ describe('encryption settings', () => {
     ]);
     const file = config({ mcpServers: {}, encryption: { keyring: 3 } }, 'bad.json');
     expect(() => encryptionSettingsFromEnv({ MCP_TURNS_CONFIG: file })).toThrow(new EncryptionConfigError(`config ${file}: encryption.keyring: expected string, received number`));
-    expect(() => loadWorkerConfig(file, {})).toThrow(WorkerConfigError);
+    expect(() => loadWorkerConfig(file, {}, dir)).toThrow(WorkerConfigError);
     try {
-      loadWorkerConfig(file, {});
+      loadWorkerConfig(file, {}, dir);
     } catch (err) {
       expect((err as WorkerConfigError).problems).toEqual(['encryption.keyring: expected string, received number']);
     }

@@ -119,7 +119,7 @@ it('FailingCalls reports each failed attempt once', async () => {
 
 it("a refused connection's failure says so, with the URL the call went to", async () => {
   const url = `http://127.0.0.1:${await freePort()}`;
-  const err = await callClaude(createClaudeClient({ baseURL: url, apiKey: 'k', env: {} }), {
+  const err = await callClaude(createClaudeClient({ baseURL: url, apiKey: 'k' }), {
     model: 'm',
     messages: [{ role: 'user', content: 'hi' }],
     tools: [],

@@ -1,20 +1,23 @@
 /** A server's `approval` key: both spellings, defaults, one line per problem, and the tools it marks. */
 import { parseMcpServers } from '../../src/mcp';
+
+/** Where OAuth token files would default to. */
+const STATE_DIR = '/state';
 import { toolApproval } from '../../src/mcp/approval-policy';
 import { matchesGlob } from '../../src/core/tool-patterns';
 
 const policyOf = (approval: unknown, key: 'mcpServers' | 'mcp_servers' = 'mcp_servers') => {
-  const parsed = parseMcpServers({ files: { command: 'node', approval } }, key);
+  const parsed = parseMcpServers({ files: { command: 'node', approval } }, key, STATE_DIR);
   expect(parsed.problems).toEqual([]);
   return parsed.servers![0]!.approval;
 };
 
 const problemsOf = (approval: unknown, key: 'mcpServers' | 'mcp_servers' = 'mcp_servers') =>
-  parseMcpServers({ files: { command: 'node', approval } }, key).problems;
+  parseMcpServers({ files: { command: 'node', approval } }, key, STATE_DIR).problems;
 
 describe('the approval key', () => {
   it('defaults to no tool needing approval', () => {
-    expect(parseMcpServers({ files: { command: 'node' } }, 'mcp_servers').servers![0]!.approval).toEqual({ always: [], never: [] });
+    expect(parseMcpServers({ files: { command: 'node' } }, 'mcp_servers', STATE_DIR).servers![0]!.approval).toEqual({ always: [], never: [] });
     expect(policyOf('never')).toEqual({ always: [], never: [] });
   });
 

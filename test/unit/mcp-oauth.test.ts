@@ -2,16 +2,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig } from '../../src/worker/worker-file';
+import { parseConfig } from '../../src/config/config-file';
 import { FileTokenStore, defaultTokenFile } from '../../src/mcp/oauth-token-store';
 import { McpOAuthProvider, unionScopes } from '../../src/mcp/oauth-provider';
 import { runtimeSecrets, serverRedactors } from '../../src/mcp/redaction';
 import { stateDir } from '../../src/temporal/project-paths';
 
 const env = { CC_SECRET: 'cc-secret-5e1f0a9b' };
+const dir = stateDir(process.env);
 
 function parse(text: string, format: 'json' | 'yaml' = 'yaml') {
-  return parseConfig(text, format, env, 'test');
+  return parseConfig(text, format, env, 'test', dir);
 }
 
 function problemsOf(text: string, format: 'json' | 'yaml' = 'yaml'): string[] {
@@ -45,9 +46,9 @@ mcp_servers:
       grant: 'authorization_code',
       clientName: 'mcp-turns',
       redirectPort: 33418,
-      tokenFile: path.join(stateDir(), 'oauth', 'person.json'),
+      tokenFile: path.join(dir, 'oauth', 'person.json'),
     });
-    expect(code!.oauth!.tokenFile).toBe(defaultTokenFile('person'));
+    expect(code!.oauth!.tokenFile).toBe(defaultTokenFile('person', dir));
   });
 
   it('reads the same keys in camelCase in the .mcp.json shape', () => {
@@ -90,6 +91,7 @@ mcp_servers:
       'yaml',
       { BILLING_CLIENT_SECRET: 'b-secret-123' },
       'docs/configuration.md',
+      dir,
     ).servers;
     expect(servers.map((s) => [s.name, s.oauth?.grant])).toEqual([
       ['billing', 'client_credentials'],

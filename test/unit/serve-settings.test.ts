@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { resolveServeSettings, ServeSettingsError, isLoopbackHost } from '../../src/serve/serve-settings';
+import { resolveServeSettings, ServeSettingsError, isLoopbackHost } from '../../src/config/serve-settings';
 import { allowedHostsOf, guardRequests, LOCAL_ACTOR, tokenName } from '../../src/serve/request-guard';
 
 const TOKEN = 'a-long-enough-token-1234';

@@ -127,14 +127,17 @@ describe('SseStream', () => {
     const { app, port, fed } = await start({ stalledMs: 1500, log: (l) => log.push(l) });
     try {
       const c = client(port);
-      // Reads in bursts: 20 ms of reading, 150 ms of nothing (a tenth of the stall limit).
+      // Reads in bursts: 20 ms of reading, 150 ms of nothing (a tenth of the stall limit). Once the
+      // stream is fed, the client reads the rest: a burst's pending pause must not stop it then.
+      let bursting = true;
       const timer = setInterval(() => {
         c.socket.resume();
-        setTimeout(() => c.socket.pause(), 20);
+        setTimeout(() => bursting && c.socket.pause(), 20);
       }, 170);
       const got = c.read();
       c.socket.pause();
       const result = await fed;
+      bursting = false;
       clearInterval(timer);
       c.socket.resume();
       c.socket.end();

@@ -3,13 +3,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { McpPool, SERVER_DEFAULTS } from '../../src/mcp';
-import { parseConfig, loadConfig, ConfigError } from '../../src/worker/worker-file';
+import { parseConfig, loadConfig, ConfigError } from '../../src/config/config-file';
+import { testStateDir } from '../support/settings';
 
 const env = { HOME_DIR: '/home/x', TOKEN: 'sekret-token', EMPTY: '' };
+const stateDir = testStateDir();
 
 function problems(text: string, format: 'json' | 'yaml' = 'json'): string[] {
   try {
-    parseConfig(text, format, env, 'test');
+    parseConfig(text, format, env, 'test', stateDir);
   } catch (err) {
     if (err instanceof ConfigError) return err.problems;
     throw err;
@@ -42,6 +44,8 @@ describe('valid configs', () => {
       }),
       'json',
       env,
+      '(config)',
+      stateDir,
     );
     expect(c.servers.map((s) => [s.name, s.transport])).toEqual([
       ['files', 'stdio'],
@@ -82,6 +86,8 @@ describe('valid configs', () => {
       ].join('\n'),
       'yaml',
       env,
+      '(config)',
+      stateDir,
     );
     expect(c.servers[0]!.excludeTools).toEqual(['write_file']);
     expect(c.servers[0]!.inject).toEqual({ access_token: 'sekret-token', depth: 2 });
@@ -95,16 +101,18 @@ describe('valid configs', () => {
       '{"mcp_servers":{"a":{"command":"x","local_activity":true},"b":{"command":"x","local_activity":false},"c":{"command":"x","local_activity":"auto"}}}',
       'json',
       env,
+      '(config)',
+      stateDir,
     ).servers;
     expect(servers.map((s) => s.localActivity)).toEqual([true, false, 'auto']);
-    expect(parseConfig('{"mcpServers":{"a":{"command":"x","localActivity":false}}}', 'json', env).servers[0]!.localActivity).toBe(false);
+    expect(parseConfig('{"mcpServers":{"a":{"command":"x","localActivity":false}}}', 'json', env, '(config)', stateDir).servers[0]!.localActivity).toBe(false);
     const found = problems('{"mcp_servers":{"a":{"command":"x","local_activity":"sometimes"}}}');
     expect(found).toHaveLength(1);
     expect(found[0]).toMatch(/mcp_servers\.a\.local_activity/);
   });
 
   it('applies the documented defaults, and derives the activity policy from them', () => {
-    const [s] = parseConfig('{"mcp_servers":{"f":{"command":"x"}}}', 'json', env).servers;
+    const [s] = parseConfig('{"mcp_servers":{"f":{"command":"x"}}}', 'json', env, '(config)', stateDir).servers;
     expect(s).toMatchObject({
       transport: 'stdio',
       args: [],
@@ -151,6 +159,8 @@ describe('valid configs', () => {
       }),
       'json',
       env,
+      '(config)',
+      stateDir,
     );
     expect(c.servers[0]!.args).toEqual(['', 'd', 'sekret-token', 'a${NOT}b', '/home/x/sekret-token']);
   });
@@ -159,9 +169,9 @@ describe('valid configs', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-config-'));
     fs.writeFileSync(path.join(dir, '.mcp.json'), '{"mcpServers":{"a":{"command":"x"}}}');
     fs.writeFileSync(path.join(dir, 'c.yaml'), 'mcp_servers:\n  b:\n    command: y\n');
-    expect(loadConfig(path.join(dir, '.mcp.json'), env).servers[0]!.name).toBe('a');
-    expect(loadConfig(path.join(dir, 'c.yaml'), env).servers[0]!.name).toBe('b');
-    expect(() => loadConfig(path.join(dir, 'nope.yaml'), env)).toThrow(/cannot read: ENOENT/);
+    expect(loadConfig(path.join(dir, '.mcp.json'), env, stateDir).servers[0]!.name).toBe('a');
+    expect(loadConfig(path.join(dir, 'c.yaml'), env, stateDir).servers[0]!.name).toBe('b');
+    expect(() => loadConfig(path.join(dir, 'nope.yaml'), env, stateDir)).toThrow(/cannot read: ENOENT/);
   });
 });
 
@@ -422,6 +432,7 @@ describe('malformed configs are refused with the path of each problem', () => {
           'yaml',
           env,
           'f.yaml',
+          stateDir,
         );
       } catch (e) {
         return e as ConfigError;

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import { Command } from 'commander';
 import { authorizeServer } from '../../mcp/oauth-authorization';
-import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
-import { asBadInput, CliError, parsePositiveInt } from '../cli-error';
+import { CliError, parsePositiveInt } from '../cli-error';
 import { cliSettings } from '../cli-settings';
 
 /** Opens `url` in the desktop's browser, if there is one; the URL is printed either way. */
@@ -33,7 +32,7 @@ export function authCommand(): Command {
     .option('--timeout <seconds>', 'how long to wait for the browser redirect', '300')
     .action(async (name: string, opts: { config?: string; browser: boolean; timeout: string }, command: Command) => {
       const settings = cliSettings(command);
-      const config = asBadInput(() => loadWorkerConfig(opts.config ?? settings.configFile, process.env, settings.stateDir), WorkerConfigError);
+      const config = settings.worker.get();
       const server = config.servers.find((s) => s.name === name);
       if (!server) {
         const names = config.servers.map((s) => s.name).join(', ') || 'none';

@@ -83,7 +83,7 @@ class Chat {
     this.pending = pending;
     this.failingCalls = new FailingCalls(stack.client, FOLLOWED_TURN_EVERY_MS);
     if (!opts.json && !opts.events && process.stdout.isTTY === true)
-      this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format });
+      this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format && stack.settings.color });
   }
 
   /** Each event of a followed turn: printed, or (--events) written as a JSON line. */

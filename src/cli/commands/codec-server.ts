@@ -5,12 +5,9 @@
  */
 import { Command } from 'commander';
 import { buildCodecServerApp } from '../../codec-server/codec-server-app';
-import { EncryptionConfigError } from '../../encryption/encryption-settings';
-import { KeyringError } from '../../encryption/keyring';
-import { isLoopbackHost, tokenProblems, tokensFromEnv } from '../../serve/serve-settings';
-import { dataConverterFromEnv, encryptsPayloads } from '../../storage/data-converter';
-import { StorageConfigError } from '../../storage/storage-config';
-import { asBadInput, CliError, parsePort } from '../cli-error';
+import { isLoopbackHost } from '../../config/serve-settings';
+import { dataConverterOf, encryptsPayloads } from '../../data-converter/data-converter';
+import { CliError, parsePort } from '../cli-error';
 import { EXIT } from '../exit-codes';
 import { cliSettings } from '../cli-settings';
 
@@ -25,21 +22,19 @@ export function codecServerCommand(): Command {
     .option('--ui-origin <url...>', `the Web UI's origin(s) allowed to call (default ${DEFAULT_UI_ORIGINS.join(' ')})`)
     .option('--allowed-host <host...>', 'more host names (with port) requests may name, e.g. codec.example.com')
     .action(async (opts: { port: string; host: string; uiOrigin?: string[]; allowedHost?: string[] }, command: Command) => {
-      const dataConverter = asBadInput(() => dataConverterFromEnv(process.env, cliSettings(command)), StorageConfigError, EncryptionConfigError, KeyringError);
+      const settings = cliSettings(command);
+      const dataConverter = dataConverterOf(settings);
       if (!encryptsPayloads(dataConverter)) {
         throw new CliError('encryption is off: set MCP_TURNS_KEYRING (or encryption.keyring in the config) to the keyring the workers use', EXIT.badInput);
       }
-      const problems: string[] = [];
-      const tokens = tokensFromEnv(process.env.MCP_TURNS_CODEC_TOKENS, problems, 'MCP_TURNS_CODEC_TOKENS');
-      problems.push(...tokenProblems(tokens, 'MCP_TURNS_CODEC_TOKENS'));
-      if (problems.length) throw new CliError(problems.join('; '), EXIT.badInput);
+      const tokens = settings.codecTokens.get();
       if (!isLoopbackHost(opts.host) && tokens.length === 0) {
         throw new CliError(`--host ${opts.host} is not loopback: set MCP_TURNS_CODEC_TOKENS=name:token,… so only those callers decode`, EXIT.badInput);
       }
       for (const origin of opts.uiOrigin ?? []) {
         if (!/^https?:\/\/[^/]+$/.test(origin)) throw new CliError(`--ui-origin must be an origin such as http://127.0.0.1:8233, got "${origin}"`, EXIT.badInput);
       }
-      const settings = {
+      const server = {
         host: opts.host,
         port: parsePort(opts.port, '--port'),
         uiOrigins: opts.uiOrigin ?? DEFAULT_UI_ORIGINS,
@@ -47,13 +42,13 @@ export function codecServerCommand(): Command {
         allowedHosts: opts.allowedHost ?? [],
       };
       const app = await buildCodecServerApp({
-        settings,
+        settings: server,
         codecs: dataConverter.payloadCodecs ?? [],
         ...(dataConverter.externalStorage ? { externalStorage: dataConverter.externalStorage } : {}),
         log: (line) => console.error(`codec-server: ${line}`),
       });
-      const address = await app.listen({ host: settings.host, port: settings.port });
-      console.log(`mcp-turns codec server on ${address} for ${settings.uiOrigins.join(', ')}${tokens.length ? `; tokens: ${tokens.map((t) => t.name).join(', ')}` : ''}`);
+      const address = await app.listen({ host: server.host, port: server.port });
+      console.log(`mcp-turns codec server on ${address} for ${server.uiOrigins.join(', ')}${tokens.length ? `; tokens: ${tokens.map((t) => t.name).join(', ')}` : ''}`);
       const stop = (): void => void app.close().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

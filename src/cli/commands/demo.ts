@@ -7,30 +7,27 @@
  * the server back with the run's history, and the link to open once it runs.
  */
 import { Command } from 'commander';
-import { NativeConnection } from '@temporalio/worker';
 import { Client } from '@temporalio/client';
 import { startDevServer, portIsOpen, temporalAnswers, DevServerError, type DevServer } from '../../temporal/dev-server';
 import { readDevServerRecord, removeDevServerRecord, writeDevServerRecord } from '../../temporal/dev-server-record';
 import { defaultDevServerDb } from '../../temporal/project-paths';
 import { startStubModel, demoScenario } from '../../stub';
-import { McpPool } from '../../mcp';
-import { parseConfig } from '../../worker/worker-file';
-import { createClaudeClient } from '../../claude/client';
-import { resolveClaudeConfig } from '../../claude/config';
-import { createTurnWorkers } from '../../worker/turn-worker';
-import { clientStorageOptions } from '../../storage/client-storage-options';
-import { dataConverterFromEnv } from '../../storage/data-converter';
+import { startWorkers } from '../../worker/turn-worker';
+import { workerConfigOf } from '../../config/worker-config';
+import type { Settings } from '../../config/settings';
+import { temporalTarget } from '../../temporal/connection';
+import { clientStorageOptions } from '../../data-converter/client-storage-options';
+import { dataConverterOf } from '../../data-converter/data-converter';
 import { startChatTurn } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
 import { DEFAULT_MODEL } from '../../core/resolve-turn';
 import { CliError, parsePort } from '../cli-error';
-import { cliSettings, type CliSettings } from '../cli-settings';
+import { cliSettings } from '../cli-settings';
 import { assertMayStartDevServer, restartCommand } from '../connect';
 import { renderResult } from '../render';
 import { StreamPrinter } from '../stream-printer';
-import { subscribeTurn } from '../../stream/subscribe';
+import { subscribeTurn } from '../../client/subscribe';
 import { withSearchAttributeFix } from '../search-attribute-fix';
-import { installTelemetry } from '../../worker/telemetry';
 
 const DEMO_QUESTION = 'Use the tools: echo "hello from mcp-turns", add 2 and 3, then echo what you found.';
 
@@ -67,7 +64,6 @@ export function demoCommand(): Command {
       const uiPort = opts.uiPort === undefined ? undefined : parsePort(opts.uiPort, '--ui-port');
       const address = `127.0.0.1:${port}`;
       const say = (line: string): void => console.log(line);
-      installTelemetry({ logLevel: 'ERROR' });
       // Resolved first: a missing MCP server must fail before anything is started.
       const everything = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
@@ -87,6 +83,7 @@ export function demoCommand(): Command {
             ...(uiPort !== undefined ? { uiPort } : {}),
             dbFile,
             stateDir: settings.stateDir,
+            ...(settings.temporalCliPath ? { configuredCliPath: settings.temporalCliPath } : {}),
             onLog: (line) => (line.startsWith('installing') || line.startsWith('temporal CLI') ? say(line) : undefined),
           });
         } catch (err) {
@@ -140,41 +137,40 @@ async function runDemoTurn(opts: {
   everything: string;
   say: (line: string) => void;
   started: Started;
-  /** The command's settings: the payload store and config file of its client and worker. */
-  settings: CliSettings;
+  /** The command's settings: the payload store and encryption of its client and worker. */
+  settings: Settings;
 }): Promise<string> {
-  const { address, say, started } = opts;
-  let claudeClient;
+  const { address, say, started, settings } = opts;
+  let claudeApi;
   let model: string;
-  if (process.env.ANTHROPIC_API_KEY) {
+  const api = settingOrNothing(() => settings.claudeApi.get());
+  if (api?.apiKey) {
     model = opts.model ?? DEFAULT_MODEL;
-    say(`Claude: ${model} via ${process.env.ANTHROPIC_BASE_URL ?? 'the Anthropic API'}`);
-    claudeClient = createClaudeClient();
+    say(`Claude: ${model} via ${api.baseURL ?? 'the Anthropic API'}`);
+    claudeApi = api;
   } else {
     const stub = await startStubModel({ scenarios: { demo: demoScenario }, defaultScenario: 'demo' });
     started.add(() => stub.close());
     model = 'demo';
     say(`Claude: no ANTHROPIC_API_KEY, so the scripted stub at ${stub.url} plays it (scenario "demo").`);
-    claudeClient = createClaudeClient({ baseURL: stub.url, apiKey: 'offline-demo' });
+    claudeApi = { baseURL: stub.url, apiKey: 'offline-demo' };
   }
-  const mcp = parseConfig(
-    JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [opts.everything, 'stdio'] } } }),
-    'json',
-    process.env,
-    'demo',
+  // The demo's own MCP server and Claude defaults; storage and encryption are the settings'.
+  const config = workerConfigOf(
+    { text: JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [opts.everything, 'stdio'] } } }), format: 'json', source: 'demo' },
+    {},
+    settings.stateDir,
   );
-  const pool = new McpPool(mcp.servers);
-  started.add(() => pool.close());
-  const connection = await NativeConnection.connect({ address });
-  started.add(() => connection.close());
   const taskQueue = `mcp-turns-demo-${process.pid}`;
-  const dataConverter = dataConverterFromEnv(process.env, opts.settings);
-  const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig: resolveClaudeConfig({}), dataConverter });
-  const running = workers.run();
+  const dataConverter = dataConverterOf(settings);
+  const worker = await startWorkers({ settings, target: temporalTarget({ connectionOptions: { address } }), taskQueue, dataConverter, config, claudeApi, logLevel: 'ERROR' });
+  const running = worker.run();
   started.add(async () => {
-    workers.shutdown();
+    worker.shutdown();
     await running;
+    await worker.close();
   });
+  const { connection } = worker;
   // On the worker's connection: the turn starts eagerly (its first workflow task comes with the start).
   const client = new Client({ connection, ...clientStorageOptions(dataConverter) });
   const workflowId = `demo-${Date.now().toString(36)}`;
@@ -186,11 +182,20 @@ async function runDemoTurn(opts: {
     throw await withSearchAttributeFix(err, 'the turn', client, address);
   }
   // The turn streams: its text is printed as Claude writes it, a line per tool call.
-  const printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: process.stdout.isTTY === true });
+  const printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: process.stdout.isTTY === true && settings.color });
   for await (const event of subscribeTurn(client, workflowId)) printer.print(event);
   printer.endLine();
   const result = await Promise.race([handle.result(), running.then(() => Promise.reject(new Error('the worker stopped')))]);
-  const link = opts.link ? workflowUrl(address, 'default', workflowId, opts.uiUrl) : undefined;
+  const link = opts.link ? workflowUrl(address, 'default', workflowId, opts.uiUrl ?? settings.uiUrl) : undefined;
   say(`\n${renderResult(result, link, { answer: !printer.answerShown(workflowId) })}`);
   return workflowId;
+}
+
+/** `read()`'s value, undefined when the setting cannot be used. */
+function settingOrNothing<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }

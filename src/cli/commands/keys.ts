@@ -4,7 +4,6 @@
  * encrypted under (running processes see the file change). `keys list` shows the ids, never a key.
  */
 import { Command } from 'commander';
-import { EncryptionConfigError, encryptionSettingsFromEnv } from '../../encryption/encryption-settings';
 import { addNewKey, KeyringError, loadKeyring, useKey } from '../../encryption/keyring';
 import { asBadInput, CliError } from '../cli-error';
 import { cliSettings } from '../cli-settings';
@@ -15,7 +14,7 @@ import { cliSettings } from '../cli-settings';
  */
 function keyringFile(opts: { keyring?: string }, command: Command): string {
   if (opts.keyring) return opts.keyring;
-  const settings = asBadInput(() => encryptionSettingsFromEnv(process.env, cliSettings(command).configFile), EncryptionConfigError);
+  const settings = cliSettings(command).encryption.get();
   if (!settings) throw new CliError('name the keyring: --keyring FILE, MCP_TURNS_KEYRING, or encryption.keyring in the config file', 2);
   return settings.keyringFile;
 }

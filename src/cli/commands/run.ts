@@ -18,7 +18,7 @@ import { ProgressLines } from '../progress-lines';
 import { readQuestion } from '../question-source';
 import { takenIdError } from '../taken-workflow-id';
 import { addTurnFlags, listFlagsGiven, turnInputOf, turnOptionsOf, type TurnFlags } from '../turn-flags';
-import { subscribeTurn } from '../../stream/subscribe';
+import { subscribeTurn } from '../../client/subscribe';
 import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
 
 interface RunOptions extends TurnFlags {
@@ -137,7 +137,7 @@ export function runCommand(): Command {
         // On a terminal the stream's lines replace the progress lines; --events prints the stream as it is.
         const live = !opts.json && !opts.events && process.stdout.isTTY === true;
         const printer = live
-          ? new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format })
+          ? new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format && stack.settings.color })
           : undefined;
         // Ctrl-C leaves the turn running (a key at an approval question, else a signal).
         const interrupted = (): void => {

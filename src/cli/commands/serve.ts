@@ -9,16 +9,14 @@
 import { Command } from 'commander';
 import { uiBaseUrl } from '../../client/ui-link';
 import { buildServeApp } from '../../serve/serve-app';
-import { isLoopbackHost, resolveServeSettings, ServeSettingsError, type ServeSettings } from '../../serve/serve-settings';
+import { isLoopbackHost } from '../../config/serve-settings';
 import { addressConfigured } from '../../temporal/connection';
 import { packageVersion } from '../../temporal/project-paths';
-import { ConfigError, loadConfig } from '../../worker/worker-file';
 import { CliError } from '../cli-error';
 import { connectOrFail } from '../connect';
 import { EXIT } from '../exit-codes';
-import { taskQueueFromEnv } from '../task-queue';
 import { openTurnStack } from '../turn-stack';
-import { cliSettings, type CliSettings } from '../cli-settings';
+import { cliSettings } from '../cli-settings';
 
 interface ServeOptions {
   port?: string;
@@ -38,25 +36,6 @@ function parsePort(value: string | undefined): number | undefined {
   return n;
 }
 
-/** The settings from the config's `serve:` section, MCP_TURNS_SERVE_TOKENS and the flags; bad ones exit 2. */
-function settingsOf(opts: ServeOptions, cli: CliSettings): ServeSettings {
-  const configPath = opts.config ?? cli.configFile;
-  let section: unknown;
-  try {
-    section = configPath ? loadConfig(configPath).serve : undefined;
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.badInput);
-    throw err;
-  }
-  try {
-    const port = parsePort(opts.port);
-    return resolveServeSettings(section, { ...(opts.host ? { host: opts.host } : {}), ...(port !== undefined ? { port } : {}) });
-  } catch (err) {
-    if (err instanceof ServeSettingsError) throw new CliError(err.problems.join('\n'), EXIT.badInput);
-    throw err;
-  }
-}
-
 export function serveCommand(): Command {
   return new Command('serve')
     .description('serve turns over HTTP: the /v1 API, /api/chat for useChat, and a chat page at /')
@@ -73,27 +52,28 @@ export function serveCommand(): Command {
         'name is recorded as the approver. Browsers may call only from serve.allowedOrigins.',
     )
     .action(async (opts: ServeOptions, command: Command) => {
-      const cli = cliSettings(command);
-      const settings = settingsOf(opts, cli);
-      const configured = addressConfigured({ address: opts.address });
+      const portFlag = parsePort(opts.port);
+      const cli = cliSettings(command, { serve: { ...(opts.host ? { host: opts.host } : {}), ...(portFlag !== undefined ? { port: portFlag } : {}) } });
+      const settings = cli.serve.get();
+      const configured = addressConfigured(cli.temporal.get(), { address: opts.address });
       const runsItsOwnStack = !configured && isLoopbackHost(settings.host);
       let close: () => Promise<void>;
       let ctx;
       if (runsItsOwnStack) {
-        const stack = await openTurnStack({ taskQueue: opts.taskQueue, namespace: opts.namespace, config: opts.config }, cli);
+        const stack = await openTurnStack({ namespace: opts.namespace, ...(opts.config ? { config: opts.config } : {}) }, cli);
         close = () => stack.close();
         ctx = {
           client: stack.client,
           address: stack.address,
           namespace: stack.namespace,
           taskQueue: stack.taskQueue,
-          uiUrl: stack.uiUrl ?? uiBaseUrl(stack.address),
+          uiUrl: stack.uiUrl ?? uiBaseUrl(stack.address, cli.uiUrl),
           inProcessWorker: stack.inProcessWorker,
         };
       } else {
         const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, cli);
         close = () => client.connection.close();
-        ctx = { client, address, namespace, taskQueue: taskQueueFromEnv(opts.taskQueue), uiUrl: uiBaseUrl(address) };
+        ctx = { client, address, namespace, taskQueue: cli.taskQueue, uiUrl: uiBaseUrl(address, cli.uiUrl) };
       }
       const app = await buildServeApp({ ...ctx, settings, version: packageVersion(), log: say });
       try {

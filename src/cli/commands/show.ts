@@ -9,7 +9,7 @@ import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
 import { getConversationSummary, type ConversationSummary } from '../conversation-summary';
-import { formatBytes } from '../../storage/stored-payload';
+import { formatBytes } from '../../core/text';
 import { oneLine } from '../../core/text';
 import { approvalBlock, approvalLine } from '../approval-lines';
 
@@ -59,7 +59,7 @@ export function showCommand(): Command {
         });
         if (described.type === 'conversation') {
           const summary = await getConversationSummary(client, workflowId);
-          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl);
+          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl ?? settings.uiUrl);
           console.log(opts.json ? JSON.stringify(summary, null, 2) : renderConversation(summary, link));
           return;
         }
@@ -76,7 +76,7 @@ export function showCommand(): Command {
         if (t.question) lines.push(`Question: ${t.question}`, '');
         if (t.result) {
           // The approvals go after the result, before its link (renderResult's last line when given one).
-          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl);
+          const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl ?? settings.uiUrl);
           lines.push(renderResult(t.result), ...approvalBlock(t.result.approvals ?? []), `Temporal UI: ${link}`);
         } else if (t.progress) {
           const p = t.progress;

@@ -10,7 +10,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { cliSettings } from '../cli-settings';
 import { CliError } from '../cli-error';
-import { subscribeConversation, subscribeTurn } from '../../stream/subscribe';
+import { subscribeConversation, subscribeTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { eventLine, StreamPrinter } from '../stream-printer';

@@ -1,24 +1,13 @@
 import { Command } from 'commander';
-import { loadConnectConfig } from '../../temporal/connection';
-import { connectWorker } from '../../temporal/worker-connection';
-import { createClaudeClient, ClaudeClientConfigError } from '../../claude/client';
-import { McpPool } from '../../mcp';
-import { createTurnWorkers } from '../../worker/turn-worker';
-import { loadWorkerConfig, WorkerConfigError } from '../../worker/worker-config';
-import { claudeTaskQueue } from '../../core/task-queues';
-import { taskQueueFromEnv } from '../task-queue';
-import { asBadInput, CliError } from '../cli-error';
+import { temporalTarget } from '../../temporal/connection';
+import { TemporalConnectError } from '../../temporal/worker-connection';
+import { startWorkers } from '../../worker/turn-worker';
+import { dataConverterOf } from '../../data-converter/data-converter';
+import { CliError } from '../cli-error';
 import { failIfNothingListens } from '../connect';
 import { cliSettings } from '../cli-settings';
-import { installTelemetry } from '../../worker/telemetry';
-import { poolMetrics } from '../../worker/metrics';
-import { startTracingFromEnv } from '../../tracing/start-tracing';
-import { TracingConfigError } from '../../tracing/tracing-settings';
-import { Runtime } from '@temporalio/worker';
-import { describeStorage, storageConfigFromEnv, StorageConfigError } from '../../storage/storage-config';
-import { dataConverterFromEnv } from '../../storage/data-converter';
-import { describeEncryption, EncryptionConfigError, encryptionSettingsFromEnv } from '../../encryption/encryption-settings';
-import { KeyringError } from '../../encryption/keyring';
+
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -29,61 +18,36 @@ export function workerCommand(): Command {
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--metrics <host:port>', 'serve Prometheus metrics here (default MCP_TURNS_METRICS)')
     .option('--log-level <level>', 'TRACE, DEBUG, INFO, WARN or ERROR', 'INFO')
-    .action(async (opts: { config?: string; taskQueue?: string; address?: string; namespace?: string; metrics?: string; logLevel: string }, command: Command) => {
+    .action(async (opts: { address?: string; namespace?: string; logLevel: string }, command: Command) => {
       const settings = cliSettings(command);
-      const config = asBadInput(() => loadWorkerConfig(opts.config ?? settings.configFile, process.env, settings.stateDir), WorkerConfigError);
-      const claudeClient = asBadInput(() => createClaudeClient(), ClaudeClientConfigError);
-      const level = opts.logLevel.toUpperCase();
-      if (!['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'].includes(level)) throw new CliError(`--log-level must be TRACE, DEBUG, INFO, WARN or ERROR, got "${opts.logLevel}"`, 2);
-      const tracing = asBadInput(() => startTracingFromEnv('mcp-turns-worker'), TracingConfigError);
-      const storage = asBadInput(() => storageConfigFromEnv(process.env, settings.stateDir), StorageConfigError);
-      // A bad keyring stops the worker here, before it polls: one line naming the file and field.
-      const dataConverter = asBadInput(() => dataConverterFromEnv(process.env, settings), StorageConfigError, EncryptionConfigError, KeyringError);
-      const encryption = encryptionSettingsFromEnv(process.env, settings.configFile);
-      const metricsAddress = opts.metrics ?? process.env.MCP_TURNS_METRICS;
-      installTelemetry({ logLevel: level as 'INFO', withholdFailureMessages: encryption !== undefined, ...(metricsAddress ? { metricsAddress } : {}) });
-      const taskQueue = taskQueueFromEnv(opts.taskQueue);
-      const overrides = { address: opts.address, namespace: opts.namespace };
-      const address = loadConnectConfig(overrides).connectionOptions.address;
-      await failIfNothingListens(address ?? '', settings.stateDir);
-      let conn;
+      // Every setting the worker runs with is checked before it connects: one line naming what is wrong.
+      settings.worker.get();
+      settings.claudeApi.get();
+      const level = LOG_LEVELS.find((l) => l === opts.logLevel.toUpperCase());
+      if (!level) throw new CliError(`--log-level must be TRACE, DEBUG, INFO, WARN or ERROR, got "${opts.logLevel}"`, 2);
+      settings.tracing.get();
+      const dataConverter = dataConverterOf(settings);
+      const target = temporalTarget(settings.temporal.get(), { address: opts.address, namespace: opts.namespace });
+      const address = target.connectionOptions.address ?? '';
+      await failIfNothingListens(address, settings.stateDir);
+      let worker;
       try {
-        conn = await connectWorker(overrides);
+        worker = await startWorkers({ settings, target, dataConverter, logLevel: level });
       } catch (err) {
-        throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`);
+        if (err instanceof TemporalConnectError) throw new CliError(`${err.message} (start one with \`mcp-turns server\`)`);
+        throw err;
       }
-      const runtime = Runtime.instance();
-      const pool = new McpPool(config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
-      const workers = await createTurnWorkers({
-        connection: conn.connection,
-        namespace: conn.namespace,
-        taskQueue,
-        pool,
-        claudeClient,
-        claudeConfig: config.claude,
-        turnWorkerOptions: config.worker,
-        dataConverter,
-        ...(tracing ? { plugins: [tracing.plugin] } : {}),
-      });
       const stop = (signal: string): void => {
         console.error(`${signal}: shutting the worker down (in-flight activities finish or are retried elsewhere)`);
-        workers.shutdown();
+        worker.shutdown();
       };
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
-      console.log(
-        `mcp-turns worker on ${address} namespace ${conn.namespace}, task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
-          `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
-          `workflow code: ${workers.workflowCode}; payload storage: ${describeStorage(storage)}; ${describeEncryption(encryption)}` +
-          (metricsAddress ? `; metrics on http://${metricsAddress}/metrics` : '') +
-          (tracing ? `; traces to ${tracing.tracesEndpoint} as ${tracing.serviceName}` : ''),
-      );
+      console.log(`mcp-turns worker on ${address} namespace ${worker.namespace}, ${worker.description}`);
       try {
-        await workers.run();
+        await worker.run();
       } finally {
-        await pool.close();
-        await tracing?.shutdown();
-        await conn.connection.close();
+        await worker.close();
       }
       console.log('worker stopped');
     });

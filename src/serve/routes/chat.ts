@@ -19,7 +19,7 @@ import type { TurnOptions } from '../../core/conversation';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { conversationStatusQuery } from '../../core/workflow-handlers';
-import { subscribeTurn } from '../../stream/subscribe';
+import { subscribeTurn } from '../../client/subscribe';
 import { chatActionOf, chatRequestSchema, ChatRequestError, type ChatAction } from '../chat-request';
 import { HttpError } from '../http-error';
 import type { ServeContext } from '../serve-context';

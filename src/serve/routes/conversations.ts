@@ -16,7 +16,7 @@ import { ConversationIdSchema, MessageIdSchema } from '../../schemas/ids';
 import { runStatusOf } from '../../client/run-status';
 import { conversationTurnId, type ConversationStatus, type TurnOptions } from '../../core/conversation';
 import type { TurnStreamEvent } from '../../core/stream-events';
-import { subscribeTurn } from '../../stream/subscribe';
+import { subscribeTurn } from '../../client/subscribe';
 import { asFieldRefusal, HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { SseStream, wantsEventStream } from '../sse';

@@ -14,7 +14,7 @@ import { getTurnView } from '../../client/turn-view';
 import { kindPhrase, WorkflowKindError } from '../../client/workflow-kind';
 import { TurnIdSchema } from '../../schemas/ids';
 import { parseChatTurnInput } from '../../schemas/turn-input';
-import { subscribe } from '../../stream/subscribe';
+import { subscribe } from '../../client/subscribe';
 import { asFieldRefusal, HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { pipeTurnEvents } from '../turn-event-stream';

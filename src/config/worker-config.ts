@@ -1,11 +1,12 @@
 /**
- * The worker's whole configuration from one file (src/worker/worker-file.ts): MCP servers (src/mcp),
+ * The worker's whole configuration from one file (config-file.ts): MCP servers (src/mcp),
  * the `claude:` section (src/claude) and the `worker:` section (worker-tuning.ts). Every problem in
  * any of them is reported, one line each, path first.
  */
 import type { ServerConfig } from '../mcp';
 import { resolveClaudeConfig, ClaudeConfigError, type ClaudeConfig } from '../claude/config';
-import { loadConfig, parseConfig, ConfigError, type ConfigFile } from './worker-file';
+import { parseConfig, ConfigError, type ConfigFile } from './config-file';
+import { readConfigDocument, type ConfigDocument } from './config-text';
 import { resolveWorkerTuning, type WorkerTuning } from './worker-tuning';
 import { resolveEncryptionSection } from '../encryption/encryption-settings';
 
@@ -29,15 +30,18 @@ export class WorkerConfigError extends Error {
 }
 
 /**
- * Loads `path` (or `MCP_TURNS_CONFIG`); no file at all means no MCP servers and Claude defaults.
- * `stateDir` is where OAuth token files default to (default: src/temporal/project-paths.ts's).
+ * The worker's config from `document` (a config file's text; none means no MCP servers and Claude
+ * defaults). `stateDir` is where OAuth token files default to. Throws {@link WorkerConfigError}
+ * listing every problem.
  */
-export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURNS_CONFIG, env = process.env, stateDir?: string): WorkerConfig {
-  const source = path ?? '(none)';
+export function workerConfigOf(document: ConfigDocument | undefined, env: NodeJS.ProcessEnv, stateDir: string): WorkerConfig {
+  const source = document?.source ?? '(none)';
   const problems: string[] = [];
   let file: ConfigFile | undefined;
   try {
-    file = path ? loadConfig(path, env, stateDir) : parseConfig('{"mcpServers":{}}', 'json', env, '(none)', stateDir);
+    file = document
+      ? parseConfig(document.text, document.format, env, document.source, stateDir)
+      : parseConfig('{"mcpServers":{}}', 'json', env, '(none)', stateDir);
   } catch (err) {
     if (err instanceof ConfigError) problems.push(...err.problems);
     else throw err;
@@ -51,8 +55,23 @@ export function loadWorkerConfig(path: string | undefined = process.env.MCP_TURN
   }
   const { tuning, problems: tuningProblems } = resolveWorkerTuning(file?.worker);
   problems.push(...tuningProblems);
-  // The section itself is read by encryption-settings.ts (from the same file); checked here with the rest.
+  // The section is applied by encryption-settings.ts; checked here with the rest of the file.
   if (file) problems.push(...resolveEncryptionSection(file.encryption, file.source).problems);
   if (problems.length || !file || !claude || !tuning) throw new WorkerConfigError(source, problems);
   return { servers: file.servers, claude, worker: tuning, source };
+}
+
+/**
+ * Loads the config file `path` (none: no MCP servers, Claude defaults), variables from `env`.
+ * Throws {@link WorkerConfigError}.
+ */
+export function loadWorkerConfig(path: string | undefined, env: NodeJS.ProcessEnv, stateDir: string): WorkerConfig {
+  let document: ConfigDocument | undefined;
+  try {
+    document = path === undefined ? undefined : readConfigDocument(path);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new WorkerConfigError(err.source, err.problems);
+    throw err;
+  }
+  return workerConfigOf(document, env, stateDir);
 }

@@ -3,7 +3,7 @@
  * in every string, then its top level checked. The MCP servers go under `mcpServers` (the `.mcp.json`
  * shape, camelCase keys) or `mcp_servers` (snake_case keys), validated by src/mcp/config.ts; the
  * optional sections `claude` (src/claude/config.ts, prices included), `worker`
- * (src/worker/worker-tuning.ts), `serve` (src/serve/serve-settings.ts) and `encryption`
+ * (src/config/worker-tuning.ts), `serve` (src/config/serve-settings.ts) and `encryption`
  * (src/encryption/encryption-settings.ts) are handed on as written; anything else is an error, and a top-level
  * `pricing` gets one that says where prices go. Every problem is one line that starts with its path
  * (`mcp_servers.files.command: required for a stdio server`), and all of a file's problems are
@@ -11,7 +11,8 @@
  */
 import { z } from 'zod';
 import { parseMcpServers, type ServerConfig } from '../mcp';
-import { ConfigError, issueProblems, parseConfigText, readConfigFile, substitute, type ConfigFormat } from './config-text';
+import { issueProblems } from '../schemas/issue-problems';
+import { ConfigError, parseConfigText, readConfigDocument, substitute, type ConfigFormat } from './config-text';
 
 export { ConfigError } from './config-text';
 
@@ -20,9 +21,9 @@ export interface ConfigFile {
   servers: ServerConfig[];
   /** The raw `claude:` section (validated by src/claude/config.ts). */
   claude?: Record<string, unknown>;
-  /** The raw `worker:` section (validated by src/worker/worker-tuning.ts). */
+  /** The raw `worker:` section (validated by src/config/worker-tuning.ts). */
   worker?: unknown;
-  /** The raw `serve:` section (validated by src/serve/serve-settings.ts). */
+  /** The raw `serve:` section (validated by src/config/serve-settings.ts). */
   serve?: unknown;
   /** The raw `encryption:` section (validated by src/encryption/encryption-settings.ts). */
   encryption?: unknown;
@@ -43,9 +44,9 @@ const ConfigFileSchema = z
     claude: OpaqueSection.nullable().optional(),
     /** Not a section: prices live in `claude.pricing`. Kept in the schema only to say so. */
     pricing: z.unknown().refine((v) => v === undefined, { message: MISPLACED_PRICING }).optional(),
-    /** Validated by src/worker/worker-tuning.ts. */
+    /** Validated by src/config/worker-tuning.ts. */
     worker: z.unknown().optional(),
-    /** Validated by src/serve/serve-settings.ts. */
+    /** Validated by src/config/serve-settings.ts. */
     serve: z.unknown().optional(),
     /** Validated by src/encryption/encryption-settings.ts. */
     encryption: z.unknown().optional(),
@@ -60,9 +61,9 @@ const ConfigFileSchema = z
 export function parseConfig(
   text: string,
   format: ConfigFormat,
-  env: NodeJS.ProcessEnv = process.env,
-  sourceName = '(config)',
-  stateDir?: string,
+  env: NodeJS.ProcessEnv,
+  sourceName: string,
+  stateDir: string,
 ): ConfigFile {
   let raw = parseConfigText(text, format, sourceName);
   if (raw === null || raw === undefined) raw = {};
@@ -81,7 +82,7 @@ export function parseConfig(
   const reported = new Set(missing.keys());
 
   const { mcpServers, mcp_servers, ...sections } = substituted;
-  const mcp = parseMcpServers(camel ? mcpServers : mcp_servers, camel ? 'mcpServers' : 'mcp_servers', reported, stateDir);
+  const mcp = parseMcpServers(camel ? mcpServers : mcp_servers, camel ? 'mcpServers' : 'mcp_servers', stateDir, reported);
   problems.push(...mcp.problems);
 
   const parsed = ConfigFileSchema.safeParse(sections);
@@ -107,7 +108,7 @@ export function parseConfig(
  * Reads a JSON or YAML config file: `.yaml` / `.yml` are YAML, anything else JSON. Throws
  * {@link ConfigError} listing every problem (an unreadable file is one). `stateDir`: as {@link parseConfig}'s.
  */
-export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env, stateDir?: string): ConfigFile {
-  const { text, format } = readConfigFile(path);
+export function loadConfig(path: string, env: NodeJS.ProcessEnv, stateDir: string): ConfigFile {
+  const { text, format } = readConfigDocument(path);
   return parseConfig(text, format, env, path, stateDir);
 }

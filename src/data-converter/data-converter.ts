@@ -10,13 +10,14 @@
 import { ExternalStorage, type DataConverter } from '@temporalio/common';
 import { EncryptionCodec, NoKeyringCodec } from '../encryption/encryption-codec';
 import { createEncryptionCodec, ENCODED_FAILURE_CONVERTER_PATH } from '../encryption/process-codec';
-import { encryptionSettingsFromEnv, type EncryptionSettings } from '../encryption/encryption-settings';
-import { FsStorageDriver } from './fs-storage-driver';
-import { NoStorageDriver, payloadLimitSelector, TEMPORAL_PAYLOAD_LIMIT } from './payload-limit';
-import { smallestStoredSize, storedPayloadSelector } from './payload-selector';
-import type * as S3Module from './s3-storage-driver';
-import type { S3StorageDriver } from './s3-storage-driver';
-import { storageConfigFromEnv, type StorageConfig, type StorageLocation } from './storage-config';
+import type { EncryptionSettings } from '../encryption/encryption-settings';
+import type { Settings } from '../config/settings';
+import { FsStorageDriver } from '../storage/fs-storage-driver';
+import { NoStorageDriver, payloadLimitSelector, TEMPORAL_PAYLOAD_LIMIT } from '../storage/payload-limit';
+import { smallestStoredSize, storedPayloadSelector } from '../storage/payload-selector';
+import type * as S3Module from '../storage/s3-storage-driver';
+import type { S3StorageDriver } from '../storage/s3-storage-driver';
+import type { StorageConfig, StorageLocation } from '../storage/storage-config';
 
 /** The driver for a location; `undefined` for `none`. */
 export function createStorageDriver(location: StorageLocation): FsStorageDriver | S3StorageDriver | undefined {
@@ -29,7 +30,7 @@ export function createStorageDriver(location: StorageLocation): FsStorageDriver 
       const { kind: _kind, ...options } = location;
       // Loaded only when used: the AWS SDK is large, and clients on the filesystem driver never need it.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { S3StorageDriver: Driver } = require('./s3-storage-driver') as typeof S3Module;
+      const { S3StorageDriver: Driver } = require('../storage/s3-storage-driver') as typeof S3Module;
       return new Driver(options);
     }
   }
@@ -71,26 +72,11 @@ export function storesPayloads(dataConverter: DataConverter): boolean {
   return dataConverter.externalStorage?.drivers.some((d) => !(d instanceof NoStorageDriver)) ?? false;
 }
 
-let shared: { key: string; dataConverter: DataConverter } | undefined;
-
-/** Paths a caller resolved itself (the CLI, from its flags), in place of the environment's defaults. */
-export interface ConverterPaths {
-  /** The state directory, where the default payload store is (default: project-paths.ts's `stateDir()`). */
-  stateDir?: string;
-  /** The config file whose `encryption:` section applies (default `MCP_TURNS_CONFIG`). */
-  configFile?: string;
-}
-
 /**
- * This process's data converter, from its environment (storage-config.ts, encryption-settings.ts)
- * and `paths`. Made once per process and per setting, so a client and a worker in one process share it.
- * Throws {@link StorageConfigError}, {@link EncryptionConfigError} or {@link KeyringError} for a
- * bad setting.
+ * The data converter of `settings` (its storage and encryption sections). A process makes one and
+ * hands it to its clients and workers. Throws a settings error (src/config/settings.ts) for a bad
+ * setting, a keyring file that cannot be read included.
  */
-export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env, paths: ConverterPaths = {}): DataConverter {
-  const config = storageConfigFromEnv(env, paths.stateDir);
-  const encryption = encryptionSettingsFromEnv(env, paths.configFile ?? env.MCP_TURNS_CONFIG);
-  const key = JSON.stringify([config, encryption]);
-  if (shared?.key !== key) shared = { key, dataConverter: createDataConverter(config, encryption) };
-  return shared.dataConverter;
+export function dataConverterOf(settings: Pick<Settings, 'storage' | 'encryption'>): DataConverter {
+  return createDataConverter(settings.storage.get(), settings.encryption.get());
 }

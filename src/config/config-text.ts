@@ -1,12 +1,11 @@
 /**
  * Config file text, before any section is checked: reading and parsing it (JSON, or YAML for
- * `.yaml` / `.yml`), `${VAR}` / `${VAR:-default}` substitution, the error a refused file gives, its
- * problems as lines, and one section read alone (for a client that needs only the keyring and must
- * not load, or fail on, the rest). src/worker/worker-file.ts reads the whole file.
+ * `.yaml` / `.yml`), `${VAR}` / `${VAR:-default}` substitution, the error a refused file gives, and
+ * one section substituted alone (for a command that needs only that section and must not fail on the
+ * rest). config-file.ts checks the whole file.
  */
 import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import type { z } from 'zod';
 
 /** A refused config file. The worker prints `problems` one per line and exits with code 2. */
 export class ConfigError extends Error {
@@ -58,10 +57,17 @@ export function substitute(
 
 export type ConfigFormat = 'json' | 'yaml';
 
+/** Config text, its format and where it came from (a file's path, or a name such as `demo`). */
+export interface ConfigDocument {
+  text: string;
+  format: ConfigFormat;
+  source: string;
+}
+
 /** A config file's text and format (`.yaml` / `.yml` are YAML, anything else JSON). Throws {@link ConfigError}. */
-export function readConfigFile(path: string): { text: string; format: ConfigFormat } {
+export function readConfigDocument(path: string): ConfigDocument {
   try {
-    return { text: fs.readFileSync(path, 'utf8'), format: /\.ya?ml$/i.test(path) ? 'yaml' : 'json' };
+    return { text: fs.readFileSync(path, 'utf8'), format: /\.ya?ml$/i.test(path) ? 'yaml' : 'json', source: path };
   } catch (err) {
     throw new ConfigError(path, [`(file): cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
   }
@@ -77,32 +83,16 @@ export function parseConfigText(text: string, format: ConfigFormat, sourceName: 
 }
 
 /**
- * A schema's complaints as problems, each at its path under `prefix` (`serve.port`); an unknown key
- * is a problem of its own at its own path.
+ * One top-level section of a parsed config document, variables substituted in it alone: a section a
+ * command uses must not fail on a variable only another section needs (a client reading the keyring
+ * does not have the MCP servers' secrets). Throws {@link ConfigError} when a variable is unset.
  */
-export function issueProblems(issues: readonly z.core.$ZodIssue[], prefix: readonly string[] = []): Array<{ at: string; message: string }> {
-  return issues.flatMap((issue) => {
-    const keys = issue.code === 'unrecognized_keys' ? issue.keys : [undefined];
-    return keys.map((key) => ({
-      at: [...prefix, ...issue.path.map(String), ...(key === undefined ? [] : [key])].join('.'),
-      message: key === undefined ? issue.message : 'unknown key',
-    }));
-  });
-}
-
-/**
- * One top-level section of a config file, variables substituted in it alone: for a process that
- * needs only that section (a client reading the keyring) and must not fail on the others.
- * Throws {@link ConfigError} when the file cannot be read or parsed, or a variable is unset.
- */
-export function readConfigSection(path: string, name: string, env: NodeJS.ProcessEnv = process.env): unknown {
-  const { text, format } = readConfigFile(path);
-  const raw = parseConfigText(text, format, path);
+export function substitutedSection(raw: unknown, name: string, env: NodeJS.ProcessEnv, source: string): unknown {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   const section = (raw as Record<string, unknown>)[name];
   if (section === undefined) return undefined;
   const missing = new Map<string, string>();
   const substituted = substitute(section, [name], env, missing);
-  if (missing.size) throw new ConfigError(path, [...missing].map(([at, problem]) => `${at}: ${problem}`));
+  if (missing.size) throw new ConfigError(source, [...missing].map(([at, problem]) => `${at}: ${problem}`));
   return substituted;
 }

@@ -13,7 +13,7 @@
  *   (default 30) is dropped, and the subscription feeding it stops.
  */
 import { z } from 'zod';
-import { issueProblems } from '../worker/config-text';
+import { issueProblems } from '../schemas/issue-problems';
 
 export const DEFAULT_SERVE_PORT = 8787;
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -125,7 +125,7 @@ export function tokenProblems(tokens: readonly ServeToken[], key: string): strin
  * The settings from the config file's raw `serve:` section, the environment and the flags. Throws
  * {@link ServeSettingsError}.
  */
-export function resolveServeSettings(section: unknown, flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): ServeSettings {
+export function resolveServeSettings(section: unknown, flags: ServeFlags, env: NodeJS.ProcessEnv): ServeSettings {
   const problems: string[] = [];
   const parsed = ServeSectionSchema.optional().safeParse(section ?? undefined);
   if (!parsed.success) {

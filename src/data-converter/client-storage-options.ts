@@ -4,10 +4,9 @@
  */
 import type { ClientOptions } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import { payloadLimitClientInterceptor } from './client-payload-limit';
-import { dataConverterFromEnv } from './data-converter';
+import { payloadLimitClientInterceptor } from '../storage/client-payload-limit';
 
-/** Spread into `new Client({ connection, namespace, ...clientStorageOptions() })`. */
-export function clientStorageOptions(dataConverter: DataConverter = dataConverterFromEnv()): Pick<ClientOptions, 'dataConverter' | 'interceptors'> {
+/** Spread into `new Client({ connection, namespace, ...clientStorageOptions(dataConverter) })`. */
+export function clientStorageOptions(dataConverter: DataConverter): Pick<ClientOptions, 'dataConverter' | 'interceptors'> {
   return { dataConverter, interceptors: { workflow: [payloadLimitClientInterceptor()] } };
 }

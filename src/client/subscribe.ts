@@ -12,8 +12,8 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { conversationTurnId } from '../core/conversation';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import type { TurnStreamEvent } from '../core/stream-events';
-import { TurnFeed } from './turn-feed';
-import { expectKind } from '../client/workflow-kind';
+import { TurnFeed } from '../stream/turn-feed';
+import { expectKind } from './workflow-kind';
 
 const DEFAULT_POLL_MS = STREAM_PUBLISH_INTERVAL_MS;
 
