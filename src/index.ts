@@ -54,7 +54,8 @@ export {
   type ListPendingApprovalsOptions,
   type DecisionOptions,
 } from './client/approvals';
-export { WAITING_APPROVAL_STATUS, type ApprovalRecord, type ApprovalOutcome, type ApprovalDecision, type TurnApprovalInput } from './core/approvals';
+export type { ApprovalRecord, ApprovalOutcome, ApprovalDecision, TurnApprovalInput } from './core/approvals';
+export { WAITING_APPROVAL_STATUS, RUN_STATUSES, END_STATUSES, type RunStatus, type EndStatus } from './core/run-status';
 export type { ToolApproval } from './core/contracts';
 export { workflowUrl } from './client/ui-link';
 export { connectClient, loadConnectConfig } from './client/connect-client';

@@ -5,7 +5,8 @@
  * batch, the batch is told so it does not count the turn against its window.
  */
 import { getExternalWorkflowHandle, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { PENDING_APPROVALS_MEMO, WAITING_APPROVAL_STATUS, pendingApprovalMemo, type ApprovalRecord } from '../src/core/approvals';
+import { WAITING_APPROVAL_STATUS } from '../src/core/run-status';
+import { PENDING_APPROVALS_MEMO, pendingApprovalMemo, type ApprovalRecord } from '../src/core/approvals';
 import { SA_STATUS } from '../src/core/search-attributes';
 import { turnWaitingSignal } from '../src/core/workflow-handlers';
 

@@ -4,6 +4,7 @@
  * new step or the answer is being formatted. A tool call's line comes before the next step's.
  */
 import type { TurnProgress } from '../core/turn-result';
+import { WAITING_APPROVAL_STATUS } from '../core/run-status';
 import { toolCallLine } from './render';
 
 export class ProgressLines {
@@ -19,7 +20,7 @@ export class ProgressLines {
     const lines: string[] = [];
     for (const c of p.toolCalls) {
       const key = `${turnId}:${c.id}`;
-      if (c.status === 'running' || c.status === 'waiting-approval' || this.printedCalls.has(key)) continue;
+      if (c.status === 'running' || c.status === WAITING_APPROVAL_STATUS || this.printedCalls.has(key)) continue;
       this.printedCalls.add(key);
       lines.push(toolCallLine(c));
     }

@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import type { TurnOptions } from '../core/conversation';
-import { ChatTurnInputSchema, turnInputProblems, type ChatTurnInput } from '../schemas/turn-input';
+import { ChatTurnInputError, type ChatTurnInput } from '../schemas/turn-input';
+import { parseTurnOptions } from '../schemas/turn-options';
 import { CliError, parsePositiveInt } from './cli-error';
 import { EXIT } from './exit-codes';
 
@@ -43,8 +44,6 @@ export function listFlagsGiven(flags: TurnFlags): string[] {
 /** The bounds of `maxToolsPerRequest` in the turn's input. */
 const MAX_TOOLS = { min: 1, max: 128 } as const;
 
-/** A turn's input without its question and history: what the flags can set. */
-const TurnOptionsSchema = ChatTurnInputSchema.omit({ question: true, history: true });
 
 const PATTERN = 'server__tool, a bare tool name, or server__*';
 
@@ -117,9 +116,12 @@ export function turnOptionsOf(flags: TurnFlags): TurnOptions {
       options.approval.timeoutMs = parseSeconds(flags.approvalTimeout, '--approval-timeout');
   }
   if (!flags.format) options.format = false;
-  const checked = TurnOptionsSchema.safeParse(options);
-  if (!checked.success)
-    throw new CliError(`invalid turn options: ${turnInputProblems(checked.error).join('; ')}`, EXIT.badInput);
+  try {
+    parseTurnOptions(options);
+  } catch (err) {
+    if (err instanceof ChatTurnInputError) throw new CliError(`invalid turn options: ${err.problems.join('; ')}`, EXIT.badInput);
+    throw err;
+  }
   return options;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Tool calls waiting for a person's approval, from code: list them across turns and batches, and
  * approve or deny one call (or every waiting call of a turn). Listing reads visibility (one list
- * call over the `waiting-approval` status, each turn's waiting calls from its memo), so it costs the
+ * call over the `waiting_approval` status, each turn's waiting calls from its memo), so it costs the
  * same for 1 or 200 waiting turns; only arguments too large for the memo are read from their turn
  * (its pending-approvals query, which a worker answers). Deciding is the turn's `decide` update,
  * which the turn refuses for an unknown call id or a call already decided.
@@ -12,7 +12,8 @@ import {
   type Client,
   type WorkflowExecutionInfo,
 } from '@temporalio/client';
-import { PENDING_APPROVALS_MEMO, WAITING_APPROVAL_STATUS, type ApprovalRecord, type PendingApprovalMemo } from '../core/approvals';
+import { PENDING_APPROVALS_MEMO, type ApprovalRecord, type PendingApprovalMemo } from '../core/approvals';
+import { WAITING_APPROVAL_STATUS } from '../core/run-status';
 import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
 import { decideUpdate, pendingApprovalsQuery } from '../core/workflow-handlers';
 import { quoted } from './visibility-query';
@@ -86,7 +87,7 @@ function pendingOf(execution: WorkflowExecutionInfo): PendingApproval[] {
 
 /**
  * Every call waiting for approval now, oldest first: one visibility list call over the turns whose
- * status is `waiting-approval` (in one batch when `batch` is given), each turn's waiting calls read
+ * status is `waiting_approval` (in one batch when `batch` is given), each turn's waiting calls read
  * from its memo, and arguments too large for the memo from the turn itself (unless `fullInput` is
  * false). Visibility trails the turns by a moment: a call that started to wait a few milliseconds
  * ago may not be listed yet.

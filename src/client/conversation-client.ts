@@ -29,7 +29,7 @@ import {
   sendMessageUpdate,
   turnOfMessageQuery,
 } from '../core/workflow-handlers';
-import { parseChatTurnInput } from '../schemas/turn-input';
+import { parseTurnOptions } from '../schemas/turn-options';
 import { checkId, ConversationIdSchema, MessageIdSchema } from '../schemas/ids';
 import { kindOfWorkflowType, WorkflowKindError } from './workflow-kind';
 import { streamedInput, type StreamOption } from './chat-turn-client';
@@ -52,7 +52,7 @@ export function newConversationId(now = Date.now()): string {
 
 /** Checks turn options as a turn would (zod, with a placeholder question); throws naming the bad field. */
 function checkOptions(options: TurnOptions | undefined): void {
-  if (options) parseChatTurnInput({ ...options, question: 'options check' });
+  if (options) parseTurnOptions(options);
 }
 
 /**
@@ -205,6 +205,29 @@ export function answeringTurnOfResend(err: unknown): string | undefined {
   if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
   const message = err.cause?.message ?? '';
   return message.startsWith(DUPLICATE_MESSAGE) ? message.slice(DUPLICATE_MESSAGE.length).trim() || undefined : undefined;
+}
+
+/** A message sent now, or one sent before under the same id: the turn that answered it. */
+export type SentOrFound = { sent: SentMessage; turnId?: undefined } | { turnId: string; sent?: undefined };
+
+/**
+ * {@link submitMessage} for a caller that sends a message again after a crash or a dropped
+ * connection (the CLI's chat, `serve`): a message already sent under `messageId` is not asked
+ * again, and its answering turn is named instead of the refusal.
+ */
+export async function sendOrFindMessage(
+  client: Client,
+  conversationId: string,
+  text: string,
+  opts: SendMessageOptions & { messageId: string },
+): Promise<SentOrFound> {
+  try {
+    return { sent: await submitMessage(client, conversationId, text, opts) };
+  } catch (err) {
+    const turnId = answeringTurnOfResend(err);
+    if (turnId) return { turnId };
+    throw err;
+  }
 }
 
 /**

@@ -1,49 +1,28 @@
 /**
- * A workflow's status in the words of the CLI and the list API: Temporal's execution status, with a
- * running turn that waits for a person's approval told apart (its `McpTurnsStatus` search attribute
- * says so). The one map between these words and Temporal's.
+ * A workflow's status in the one vocabulary (src/core/run-status.ts) from Temporal's execution
+ * status, with a running turn that waits for a person's approval told apart (its `McpTurnsStatus`
+ * search attribute says so). The one map between these words and Temporal's.
  */
 import type { WorkflowExecutionStatusName } from '@temporalio/client';
-import { WAITING_APPROVAL_STATUS } from '../core/approvals';
+import { RUN_STATUSES, WAITING_APPROVAL_STATUS, type EndStatus, type RunStatus } from '../core/run-status';
 
-export const RUN_STATUSES = [
-  'running',
-  WAITING_APPROVAL_STATUS,
-  'completed',
-  'failed',
-  'cancelled',
-  'terminated',
-  'timed-out',
-] as const;
+export { RUN_STATUSES, type RunStatus };
 
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-/** A closed status as a visibility query names it (`ExecutionStatus = "Canceled"`). */
-export const EXECUTION_STATUS_OF_CLOSED: Readonly<
-  Record<Exclude<RunStatus, 'running' | typeof WAITING_APPROVAL_STATUS>, string>
-> = {
+/** An ended status as a visibility query names it (`ExecutionStatus = "Canceled"`). */
+export const EXECUTION_STATUS_OF_CLOSED: Readonly<Record<EndStatus, string>> = {
   completed: 'Completed',
   failed: 'Failed',
   cancelled: 'Canceled',
   terminated: 'Terminated',
-  'timed-out': 'TimedOut',
-};
-
-const OF_STATUS_NAME: Partial<Record<WorkflowExecutionStatusName, RunStatus>> = {
-  RUNNING: 'running',
-  COMPLETED: 'completed',
-  FAILED: 'failed',
-  CANCELLED: 'cancelled',
-  TERMINATED: 'terminated',
-  TIMED_OUT: 'timed-out',
+  timed_out: 'TimedOut',
 };
 
 /**
  * The status of a workflow whose execution status is `name`; `mcpStatus` is its `McpTurnsStatus`
  * search attribute. A status outside the list (`PAUSED`, `CONTINUED_AS_NEW`) is Temporal's name in
- * lower case, dashed.
+ * lower case (`continued_as_new`).
  */
 export function runStatusOf(name: WorkflowExecutionStatusName, mcpStatus?: string): RunStatus | string {
   if (name === 'RUNNING' && mcpStatus === WAITING_APPROVAL_STATUS) return WAITING_APPROVAL_STATUS;
-  return OF_STATUS_NAME[name] ?? name.toLowerCase().replace(/_/g, '-');
+  return name.toLowerCase();
 }

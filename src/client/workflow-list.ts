@@ -8,7 +8,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { pendingApprovalsVisibilityQuery } from './approvals';
 import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
-import { WAITING_APPROVAL_STATUS } from '../core/approvals';
+import { WAITING_APPROVAL_STATUS } from '../core/run-status';
 import { EXECUTION_STATUS_OF_CLOSED, runStatusOf, type RunStatus } from './run-status';
 import {
   kindOfWorkflowType,
@@ -21,7 +21,7 @@ import { quoted } from './visibility-query';
 /** What {@link listWorkflows} lists; every field narrows the list. */
 export interface WorkflowListFilter {
   kind?: WorkflowKind;
-  /** `running` includes the running turns that wait for approval; `waiting-approval` only those. */
+  /** `running` includes the running turns that wait for approval; `waiting_approval` only those. */
   status?: RunStatus;
   /** The batch's workflows and its turns (their `McpTurnsBatch` search attribute). */
   batch?: string;

@@ -44,8 +44,6 @@ export interface ApprovalRecord {
   reason?: string;
 }
 
-/** The turn's status search attribute while any of its calls waits for approval. */
-export const WAITING_APPROVAL_STATUS = 'waiting-approval';
 
 /**
  * The memo key under which a turn lists the calls waiting for approval now, so one visibility

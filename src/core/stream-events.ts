@@ -11,6 +11,7 @@
 import type { ChatTurnResult, TurnStopReason } from './turn-result';
 import type { TurnResponse } from './response';
 import type { TokenUsage } from './usage';
+import type { EndStatus } from './run-status';
 
 /** The id of step `n`'s text deltas. */
 export const stepTextId = (step: number): string => `step-${step}`;
@@ -21,7 +22,6 @@ export const TOOL_OUTPUT_TEXT_LIMIT = 8000;
 
 /** The id of the answer's text deltas (the formatter's conversation, as written). */
 export const ANSWER_TEXT_ID = 'answer';
-
 interface Base {
   /** Position in the stream, from 0. */
   offset: number;
@@ -29,8 +29,8 @@ interface Base {
   turnId: string;
 }
 
-/** How a stream ended. */
-export type StreamEndStatus = 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
+/** How a stream ended (src/core/run-status.ts). */
+export type StreamEndStatus = EndStatus;
 
 export type TurnStreamEvent = Base &
   (

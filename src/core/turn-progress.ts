@@ -4,6 +4,7 @@
  */
 import type { ApprovalRecord } from './approvals';
 import { oneLine } from './text';
+import { WAITING_APPROVAL_STATUS } from './run-status';
 import type { ToolCallRecord, TurnProgress } from './turn-result';
 import type { TokenUsage } from './usage';
 
@@ -35,7 +36,7 @@ export function turnProgress(s: TurnProgressState): TurnProgress {
       step: c.step,
       isError: c.isError,
       durationMs: c.durationMs,
-      status: s.running.has(c.id) ? 'running' : waiting.has(c.id) ? 'waiting-approval' : c.isError ? 'error' : 'ok',
+      status: s.running.has(c.id) ? 'running' : waiting.has(c.id) ? WAITING_APPROVAL_STATUS : c.isError ? 'error' : 'ok',
     })),
     pendingApprovals: s.approvals.filter((a) => !a.outcome),
     usage: s.usage,

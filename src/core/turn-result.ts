@@ -1,6 +1,7 @@
 /** The result of one chat turn: the answer plus what operators need to trust and bill it. */
 import type { FormatMode, MessageParam, ServerUnavailable } from './contracts';
 import type { ApprovalRecord } from './approvals';
+import type { WAITING_APPROVAL_STATUS } from './run-status';
 import type { CompactionReport } from './compaction';
 import type { TurnResponse } from './response';
 import type { DroppedTool } from './tool-naming';
@@ -79,7 +80,7 @@ export interface TurnProgress {
    */
   phase: 'listing-tools' | 'asking-claude' | 'calling-tools' | 'formatting' | 'done';
   step: number;
-  toolCalls: Array<Pick<ToolCallRecord, 'id' | 'name' | 'step' | 'isError' | 'durationMs'> & { status: 'running' | 'waiting-approval' | 'ok' | 'error' }>;
+  toolCalls: Array<Pick<ToolCallRecord, 'id' | 'name' | 'step' | 'isError' | 'durationMs'> & { status: 'running' | typeof WAITING_APPROVAL_STATUS | 'ok' | 'error' }>;
   /** Calls waiting for a person's approval now. */
   pendingApprovals: ApprovalRecord[];
   usage: TokenUsage;

@@ -200,8 +200,8 @@ it('lists a waiting write_file with its arguments as given, runs it once `mcp-tu
   const json = await runCli(['approvals', '--json', '--batch', batch, ...common]);
   expect(json.code).toBe(0);
   expect((JSON.parse(json.stdout) as PendingApproval[]).find((p) => p.turnId === handle.workflowId)).toMatchObject({ callId: 'toolu_approve', input });
-  expect((await getTurnProgress(handle)).toolCalls.map((c) => c.status)).toEqual(['waiting-approval']);
-  expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('waiting-approval');
+  expect((await getTurnProgress(handle)).toolCalls.map((c) => c.status)).toEqual(['waiting_approval']);
+  expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('waiting_approval');
   expect(fs.existsSync(target('approve'))).toBe(false);
 
   const table = await runCli(['approvals', '--batch', batch, ...common]);
@@ -300,7 +300,7 @@ it('runs the free call of a parallel step while the other waits; both results re
     const p = await getTurnProgress(handle);
     return p.toolCalls.find((c) => c.id === 'toolu_par_free')?.status === 'ok' ? p : undefined;
   });
-  expect(progress.toolCalls.find((c) => c.id === 'toolu_par_write')?.status).toBe('waiting-approval');
+  expect(progress.toolCalls.find((c) => c.id === 'toolu_par_write')?.status).toBe('waiting_approval');
   expect(resultsRequest('parallel please')).toBeUndefined(); // Claude has not been answered yet
   await approveToolCall(h.client, handle.workflowId, undefined, { identity: 'erin@test' });
   await handle.result();

@@ -142,7 +142,7 @@ it('ls lists a finished turn, filtered by batch, status and type, as JSON and as
 
   expect(bad.code).toBe(2);
   expect(bad.stderr.trim()).toBe(
-    'mcp-turns: --status must be one of running, waiting-approval, completed, failed, cancelled, terminated, timed-out, got "done"',
+    'mcp-turns: --status must be one of running, waiting_approval, completed, failed, cancelled, terminated, timed_out, got "done"',
   );
 });
 

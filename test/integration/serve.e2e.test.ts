@@ -299,6 +299,13 @@ describe('the /v1 API', () => {
     const openapi = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     for (const p of ['/v1/turns', '/v1/turns/{id}', '/v1/turns/{id}/events', '/v1/conversations/{id}/messages', '/v1/conversations/{id}', '/v1/approvals', '/v1/approvals/{turn}/{call}', '/api/chat', '/api/chat/{id}/stream'])
       expect(Object.keys(openapi.paths)).toContain(p);
+    // Every turn option is documented, from the one schema the client and the CLI check too.
+    type Body = { requestBody: { content: { 'application/json': { schema: { properties: Record<string, { properties?: Record<string, unknown> }> } } } } };
+    const bodyOf = (p: string): Body['requestBody']['content']['application/json']['schema'] => (openapi.paths[p] as { post: Body }).post.requestBody.content['application/json'].schema;
+    const options = ['model', 'system', 'servers', 'maxSteps', 'maxTokens', 'format', 'tools', 'approval', 'stream', 'messageBatches'];
+    expect(Object.keys(bodyOf('/v1/conversations/{id}/messages').properties.options!.properties ?? {})).toEqual(expect.arrayContaining(options));
+    expect(Object.keys(bodyOf('/api/chat').properties.options!.properties ?? {})).toEqual(expect.arrayContaining(options));
+    expect(Object.keys(bodyOf('/v1/turns').properties)).toEqual(expect.arrayContaining(['id', 'question', 'history', ...options]));
   });
 
   it('keeps the token out of every history it wrote to', async () => {

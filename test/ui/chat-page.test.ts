@@ -334,3 +334,24 @@ it('reloaded in the middle of an answer, shows the same conversation and the ans
   expect(result.response.conversation).toBe(SLOW_ANSWER);
   expect(errors).toEqual([]);
 });
+
+it('flags a conversation that timed out in the sidebar, in the words the server sends', async () => {
+  const convId = `page-timed-out-${RUN}`;
+  // A conversation whose run may last one second: it times out waiting for its first message.
+  const handle = await h.client.workflow.start('conversation', { workflowId: convId, taskQueue: h.taskQueue, args: [{}], workflowExecutionTimeout: '1s' });
+  await expect(handle.result()).rejects.toThrow();
+  expect((await handle.describe()).status.name).toBe('TIMED_OUT');
+  const { page, errors } = await openPage();
+  const item = page.locator(`.conversation-item[data-conversation-id="${convId}"]`);
+  // The list is read from visibility, which may lag the close: reload until the item is there.
+  for (let tries = 0; !(await item.count()) && tries < 30; tries++) {
+    await page.waitForTimeout(1000);
+    await page.reload();
+    await page.locator('#connection[data-state="ok"]').waitFor({ timeout: 30_000 });
+  }
+  await expect(item.getAttribute('data-status')).resolves.toBe('timed_out');
+  await expect(item.locator('.conversation-meta').textContent()).resolves.toMatch(/ · timed out$/);
+  await item.scrollIntoViewIfNeeded();
+  await shot(page, 'timed-out-in-sidebar');
+  expect(errors).toEqual([]);
+});

@@ -21,10 +21,10 @@ const waiting = (turnId: string, callId: string, input: unknown, requestedAt: st
   ...(timeoutMs !== undefined ? { timeoutMs } : {}),
 });
 
-it('lists running turns in waiting-approval status with one visibility query, optionally in one batch', () => {
-  expect(pendingApprovalsVisibilityQuery()).toBe('McpTurnsStatus = "waiting-approval" AND ExecutionStatus = "Running"');
+it('lists running turns in waiting_approval status with one visibility query, optionally in one batch', () => {
+  expect(pendingApprovalsVisibilityQuery()).toBe('McpTurnsStatus = "waiting_approval" AND ExecutionStatus = "Running"');
   expect(pendingApprovalsVisibilityQuery({ batch: 'nightly' })).toBe(
-    'McpTurnsStatus = "waiting-approval" AND ExecutionStatus = "Running" AND McpTurnsBatch = "nightly"',
+    'McpTurnsStatus = "waiting_approval" AND ExecutionStatus = "Running" AND McpTurnsBatch = "nightly"',
   );
   expect(pendingApprovalsVisibilityQuery({ batch: 'a"b\\c' })).toMatch(/McpTurnsBatch = "a\\"b\\\\c"$/);
 });

@@ -30,7 +30,7 @@ it('reports a call waiting for approval, and lists it in the UI details', () => 
     approvals: [{ callId: 'w', name: 'fs__write_file', server: 'fs', tool: 'write_file', input: { path: '/tmp/x' }, step: 1, text: '', requestedAt: 't' }],
   };
   const progress = turnProgress(waiting);
-  expect(progress.toolCalls.find((c) => c.id === 'w')?.status).toBe('waiting-approval');
+  expect(progress.toolCalls.find((c) => c.id === 'w')?.status).toBe('waiting_approval');
   expect(progress.pendingApprovals.map((a) => a.callId)).toEqual(['w']);
   expect(progressDetails(waiting)).toContain('**waiting for approval**: `fs__write_file` (call w) {"path":"/tmp/x"}');
 });

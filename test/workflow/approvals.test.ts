@@ -60,11 +60,11 @@ it('a call the worker marks for approval waits, listed with what Claude wrote; a
   const [waiting] = await pending(t.handle);
   expect(waiting).toMatchObject({ callId: 'call-w', name: 'fs__write_file', server: 'fs', tool: 'write_file', input: { path: '/tmp/a.txt' }, step: 1, text: 'I will write the file.' });
   expect(t.toolCalls).toHaveLength(0);
-  expect((await t.handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('waiting-approval');
+  expect((await t.handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('waiting_approval');
   // The memo keeps small arguments as the object Claude gave.
   expect((await t.handle.describe()).memo?.pendingApprovals).toEqual([expect.objectContaining({ callId: 'call-w', input: { path: '/tmp/a.txt' } })]);
   const progress = await t.handle.query(turnProgressQuery);
-  expect(progress.toolCalls).toEqual([expect.objectContaining({ id: 'call-w', status: 'waiting-approval' })]);
+  expect(progress.toolCalls).toEqual([expect.objectContaining({ id: 'call-w', status: 'waiting_approval' })]);
 
   const thinking = 600; // the person takes their time
   await new Promise((r) => setTimeout(r, thinking));

@@ -16,7 +16,7 @@ import {
   closeConversation,
   messageTurnEvents,
   newConversationId,
-  submitMessage,
+  sendOrFindMessage,
   withTurnResult,
   type SentMessage,
 } from '../../client/conversation-client';
@@ -138,19 +138,19 @@ class Chat {
   async deliver(message: PendingMessage): Promise<void> {
     let sent: SentMessage;
     try {
-      sent = await this.stack.whileWorking(
-        submitMessage(this.client, this.conversationId, message.text, {
+      const sentOrFound = await this.stack.whileWorking(
+        sendOrFindMessage(this.client, this.conversationId, message.text, {
           messageId: message.messageId,
           options: this.options,
           conversation: { taskQueue: this.stack.taskQueue },
         }),
       );
-    } catch (err) {
-      const turnId = answeringTurnOfResend(err);
-      if (turnId) {
-        this.print(message, await outcomeFromTurn(this.client, turnId));
+      if (sentOrFound.turnId !== undefined) {
+        this.print(message, await outcomeFromTurn(this.client, sentOrFound.turnId));
         return;
       }
+      sent = sentOrFound.sent;
+    } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) throw new CliError(`message not accepted: ${err.cause?.message ?? err.message}`);
       throw await withSearchAttributeFix(err, 'the conversation', this.client, this.stack.address);
     }

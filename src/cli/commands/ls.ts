@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { listWorkflows, DEFAULT_LIST_LIMIT, type ListedWorkflow, type WorkflowListFilter } from '../../client/workflow-list';
 import { RUN_STATUSES, type RunStatus } from '../../client/run-status';
 import { WORKFLOW_KINDS, type WorkflowKind } from '../../client/workflow-kind';
-import { WAITING_APPROVAL_STATUS } from '../../core/approvals';
+import { WAITING_APPROVAL_STATUS } from '../../core/run-status';
 import { oneLine } from '../../core/text';
 import { formatDuration } from '../duration';
 import { CliError, parsePositiveInt } from '../cli-error';
@@ -76,8 +76,8 @@ export function workflowTable(rows: ListedWorkflow[], now = Date.now()): string 
 export function lsCommand(): Command {
   return new Command('ls')
     .description('list recent turns, conversations and batches, newest first (from visibility: a moment behind)')
-    .option('--status <status>', `only this status: ${RUN_STATUSES.join(', ')} (running includes waiting-approval)`)
-    .option('--waiting', 'only the turns waiting for approval (as --status waiting-approval)')
+    .option('--status <status>', `only this status: ${RUN_STATUSES.join(', ')} (running includes ${WAITING_APPROVAL_STATUS})`)
+    .option('--waiting', `only the turns waiting for approval (as --status ${WAITING_APPROVAL_STATUS})`)
     .option('--type <type>', `only this kind: ${WORKFLOW_KINDS.join(', ')}`)
     .option('--batch <name>', "only this batch's workflows and turns")
     .option('--limit <n>', `at most n rows (default ${DEFAULT_LIST_LIMIT})`)

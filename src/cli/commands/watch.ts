@@ -13,6 +13,7 @@ import { CliError } from '../cli-error';
 import { subscribeConversation, subscribeTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
+import { runStatusOf } from '../../client/run-status';
 import { eventLine, StreamPrinter } from '../stream-printer';
 
 interface WatchOptions {
@@ -137,6 +138,5 @@ export function watchCommand(): Command {
 
 /** A closed turn's status as a stream's end names it. */
 async function turnStatus(client: Client, id: string): Promise<string> {
-  const name = (await client.workflow.getHandle(id).describe()).status.name;
-  return name === 'TIMED_OUT' ? 'timed_out' : name.toLowerCase();
+  return runStatusOf((await client.workflow.getHandle(id).describe()).status.name);
 }

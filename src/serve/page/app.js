@@ -98,23 +98,23 @@ function relativeTime(value) {
   );
 }
 
+// Statuses are the server's one vocabulary (src/core/run-status.ts): lower case, `_` between words.
 const STATUS_LABELS = {
   running: 'Running',
+  waiting_approval: 'Waiting for approval',
   completed: 'Completed',
   failed: 'Failed',
   cancelled: 'Cancelled',
-  canceled: 'Cancelled',
   terminated: 'Terminated',
   timed_out: 'Timed out',
-  timedout: 'Timed out',
-  continuedasnew: 'Continued',
   continued_as_new: 'Continued',
 };
 
+/** The ends a conversation's sidebar item is flagged with. */
+const PROBLEM_STATUSES = ['failed', 'cancelled', 'terminated', 'timed_out'];
+
 function normalizeStatus(status) {
-  return String(status ?? '')
-    .replace(/^WORKFLOW_EXECUTION_STATUS_/i, '')
-    .toLowerCase();
+  return String(status ?? '');
 }
 
 function statusLabel(status) {
@@ -686,9 +686,7 @@ function renderConversationList() {
     const status = item.server ? normalizeStatus(item.server.status) : item.local?.sent ? 'running' : 'new';
     const title = item.server || titleOf(item.id) ? conversationTitle(item.id, item.server) : 'New chat';
     const meta = [relativeTime(item.server?.startTime ?? item.local?.createdAt)];
-    const problem = ['failed', 'terminated', 'timed_out', 'timedout', 'cancelled', 'canceled'].includes(
-      status,
-    );
+    const problem = PROBLEM_STATUSES.includes(status);
     if (problem) meta.push(statusLabel(status).toLowerCase());
     return h(
       'a',

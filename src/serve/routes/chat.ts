@@ -15,7 +15,6 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { newId } from '../../client/ids';
-import type { TurnOptions } from '../../core/conversation';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { conversationStatusQuery } from '../../core/workflow-handlers';
@@ -62,7 +61,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
       if (action.kind === 'message') {
         // A regenerated answer is a message of its own (the same text asked again).
         const messageId = action.regenerate ? newId('msg') : action.messageId;
-        const sent = await sendOrFindTurn(ctx, action.chatId, action.text, messageId, request.body.options as TurnOptions | undefined);
+        const sent = await sendOrFindTurn(ctx, action.chatId, action.text, messageId, request.body.options);
         return pipeUiMessage(reply, sentTurnEvents(ctx, action.chatId, sent, stop.signal), stop, ctx, true);
       }
       for (const d of action.decisions) {

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { answeringTurnOfResend, ConversationEndedError, getConversation, messageTurnEvents, messageTurnId, submitMessage, type SentMessage } from '../../client/conversation-client';
+import { ConversationEndedError, getConversation, messageTurnEvents, messageTurnId, sendOrFindMessage, type SentOrFound } from '../../client/conversation-client';
 import { newId } from '../../client/ids';
 import { listWorkflows } from '../../client/workflow-list';
 import { WorkflowKindError } from '../../client/workflow-kind';
@@ -61,7 +61,7 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
     async (request, reply) => {
       const conversationId = request.params.id;
       const messageId = request.body.messageId ?? newId('msg');
-      const sent = await sendOrFindTurn(ctx, conversationId, request.body.text, messageId, request.body.options as TurnOptions | undefined);
+      const sent = await sendOrFindTurn(ctx, conversationId, request.body.text, messageId, request.body.options);
       if (!wantsEventStream(request) && /json/.test(request.headers.accept ?? '')) {
         const turnId = sent.turnId ?? (await messageTurnId(ctx.client, conversationId, messageId));
         const links = turnId ? { events: `/v1/turns/${encodeURIComponent(turnId)}/events`, ui: uiLink(ctx, turnId) } : {};
@@ -75,11 +75,6 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
 }
 
 /** A message sent, or (sent before with the same id) the turn that answers it. */
-export interface SentOrFound {
-  sent?: SentMessage;
-  turnId?: string;
-}
-
 /**
  * Sends message `messageId` with streaming on, creating the conversation if needed; a message sent
  * before with that id is not asked again: its turn is named instead.
@@ -91,20 +86,14 @@ export async function sendOrFindTurn(
   messageId: string,
   options: TurnOptions = {},
 ): Promise<SentOrFound> {
-  // The conversation holds the history and the message is the question: only options are taken.
-  const { question: _question, history: _history, ...turnOptions } = options as TurnOptions & { question?: unknown; history?: unknown };
   try {
-    return {
-      sent: await submitMessage(ctx.client, conversationId, text, {
-        messageId,
-        options: { stream: true, ...turnOptions },
-        // A conversation this message creates is listed by its first question.
-        conversation: { taskQueue: ctx.taskQueue, summary: text },
-      }),
-    };
+    return await sendOrFindMessage(ctx.client, conversationId, text, {
+      messageId,
+      options: { stream: true, ...options },
+      // A conversation this message creates is listed by its first question.
+      conversation: { taskQueue: ctx.taskQueue, summary: text },
+    });
   } catch (err) {
-    const turnId = answeringTurnOfResend(err);
-    if (turnId) return { turnId };
     if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, err.cause?.message ?? err.message);
     if (err instanceof WorkflowKindError || err instanceof ConversationEndedError) throw new HttpError(409, err.message);
     throw asFieldRefusal(err, 'body.options');
@@ -113,8 +102,8 @@ export async function sendOrFindTurn(
 
 /** The events of the turn that answers a sent (or found) message. */
 export function sentTurnEvents(ctx: ServeContext, conversationId: string, sent: SentOrFound, signal: AbortSignal): AsyncIterable<TurnStreamEvent> {
-  if (sent.turnId) return subscribeTurn(ctx.client, sent.turnId, { waitForStart: true, signal });
-  const s = sent.sent!;
+  if (sent.turnId !== undefined) return subscribeTurn(ctx.client, sent.turnId, { waitForStart: true, signal });
+  const s = sent.sent;
   // The outcome only names the turn when the conversation cannot: its wait ends with the request.
   const outcome = ctx.client.withAbortSignal(signal, () => s.outcome());
   return messageTurnEvents(ctx.client, conversationId, s.messageId, outcome, signal);

@@ -13,21 +13,18 @@ import { newId } from '../../client/ids';
 import { getTurnView } from '../../client/turn-view';
 import { kindPhrase, WorkflowKindError } from '../../client/workflow-kind';
 import { TurnIdSchema } from '../../schemas/ids';
-import { parseChatTurnInput } from '../../schemas/turn-input';
+import { ChatTurnInputSchema, type ChatTurnInput } from '../../schemas/turn-input';
 import { subscribe } from '../../client/subscribe';
-import { asFieldRefusal, HttpError, notFound } from '../http-error';
+import { HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { pipeTurnEvents } from '../turn-event-stream';
 import { resumeOffset } from '../resume-offset';
 import { SseStream, wantsEventStream } from '../sse';
 import { ErrorBody, IdParams, Json } from './schemas';
 
-const TurnBody = z
-  .looseObject({
-    id: TurnIdSchema.optional().describe("The turn id (workflow id); default turn-<time-sortable id>. Ids ending -turn-<n> are conversations' own."),
-    question: z.string().describe("The user's question."),
-  })
-  .describe('A turn input (see ChatTurnInput: question, system, servers, model, maxSteps, tools, approval, stream…); streaming is on unless stream is false.');
+const TurnBody = ChatTurnInputSchema.extend({
+  id: TurnIdSchema.optional().describe("The turn id (workflow id); default turn-<time-sortable id>. Ids ending -turn-<n> are conversations' own."),
+}).describe("A turn's input; streaming is on unless stream is false.");
 
 const Started = z.object({
   id: z.string(),
@@ -58,12 +55,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     },
     async (request, reply) => {
       const { id, ...fields } = request.body;
-      let input;
-      try {
-        input = parseChatTurnInput({ stream: true, ...fields });
-      } catch (err) {
-        throw asFieldRefusal(err, 'body');
-      }
+      const input: ChatTurnInput = { stream: true, ...fields };
       if (input.stream === false) delete input.stream;
       const workflowId = id ?? newId('turn');
       try {
