@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { TurnProgress } from '../core/turn-result';
 import { conversationStatusQuery, turnProgressQuery } from '../core/workflow-handlers';
 import type { ApprovalPrompt } from './approval-prompt';
-import type { FailingCalls } from './failing-calls';
+import type { FailingCalls } from '../client/failing-calls';
 import { ProgressLines } from './progress-lines';
 
 /** How often the queries are asked. */

@@ -14,10 +14,13 @@ import { turnProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { describeFailure } from './describe-failure';
 import { expectKind } from './workflow-kind';
+import { runStatusOf } from './run-status';
+import { SA_STATUS } from '../core/search-attributes';
 
 /** A turn's status and, by its status, its result, progress or failure. */
 export interface TurnView {
   workflowId: string;
+  /** In the one vocabulary (src/core/run-status.ts): completed, running, waiting_approval, failed, … */
   status: string;
   question?: string;
   input?: ChatTurnInput;
@@ -36,7 +39,7 @@ export async function getTurnView(client: Client, workflowId: string): Promise<T
   const handle = client.workflow.getHandle(workflowId);
   const d = await handle.describe();
   expectKind(workflowId, d.type, 'turn');
-  const view: TurnView = { workflowId, status: d.status.name, startTime: d.startTime.toISOString() };
+  const view: TurnView = { workflowId, status: runStatusOf(d.status.name, d.typedSearchAttributes.get(SA_STATUS)), startTime: d.startTime.toISOString() };
   if (d.closeTime) view.closeTime = d.closeTime.toISOString();
   const input = await startInput(client, workflowId, d.runId);
   if (input) {

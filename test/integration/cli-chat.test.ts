@@ -116,7 +116,7 @@ it('reads one message a line from stdin, answers them in order with live progres
 
   const show = await runCli(['show', id, '--address', address]);
   expect(show.code).toBe(0);
-  expect(show.stdout).toContain(`Conversation ${id} · RUNNING (idle) · started `);
+  expect(show.stdout).toContain(`Conversation ${id} · running (idle) · started `);
   expect(show.stdout).toMatch(/#1 completed · first line → answer to first line · completed · 1 tool call · \d+ in \/ \d+ out tokens/);
   expect(show.stdout).toMatch(/#2 completed · second line → answer to second line/);
   expect(show.stdout).toMatch(/Transcript: 8 messages in 2 turns, 2 tool results, [\d.]+ KiB/);
@@ -178,7 +178,7 @@ it('a pending message the conversation answered before it continued as new is pr
   expect(ended.code).toBe(1);
   expect(ended.stderr).toContain(`mcp-turns: conversation ${id} has ended (completed at `);
   const show = await runCli(['show', id, '--address', address]);
-  expect(show.stdout).toContain(`Conversation ${id} · COMPLETED · started `);
+  expect(show.stdout).toContain(`Conversation ${id} · completed · started `);
   expect(show.stdout).toContain('#1 completed · answered before → answer to answered before');
 });
 

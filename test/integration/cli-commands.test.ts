@@ -11,7 +11,7 @@ import { submitMessage } from '../../src/client/conversation-client';
 import { startBatch } from '../../src/client/batch-client';
 import { batchChildId } from '../../src/core/batch';
 import { conversationTurnId } from '../../src/core/conversation';
-import { FailingCalls } from '../../src/cli/failing-calls';
+import { FailingCalls } from '../../src/client/failing-calls';
 import { listWorkflows, type ListedWorkflow, type WorkflowListFilter } from '../../src/client/workflow-list';
 import { runCli } from '../support/cli';
 import { REFUSING_PORT } from '../support/ports';

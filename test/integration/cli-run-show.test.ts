@@ -96,14 +96,14 @@ it('run --json prints only the result; show prints the transcript', async () => 
 
   const show = await runCli(['show', id, ...common.slice(2)]);
   expect(show.code).toBe(0);
-  expect(show.stdout).toContain(`Turn ${id} · COMPLETED`);
+  expect(show.stdout).toContain(`Turn ${id} · completed`);
   expect(show.stdout).toContain('Question: echo something');
   expect(show.stdout).toMatch(/step 1 · everything__echo \{"message":"from the cli"\} · ok · \d+ ms/);
   expect(show.stdout).toContain('The tool said: Echo: from the cli');
   expect(show.stdout).toMatch(/Stop reason: completed · steps 2 · model cli · formatter forced/);
   expect(show.stdout).toMatch(/Tokens: \d+ in, \d+ out/);
   const json = JSON.parse((await runCli(['show', id, '--json', ...common.slice(2)])).stdout);
-  expect(json).toMatchObject({ workflowId: id, status: 'COMPLETED', question: 'echo something' });
+  expect(json).toMatchObject({ workflowId: id, status: 'completed', question: 'echo something' });
 });
 
 it('a partial answer exits 3: the context window (one line, then its stop reason), or --max-steps', async () => {
@@ -223,12 +223,12 @@ it('run without --json prints the answer, the tool calls and the UI link; --no-w
   expect(Object.keys(startedJson).sort()).toEqual(['url', 'workflowId']);
   expect(startedJson.workflowId).toBe(id);
   expect(startedJson.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/namespaces/default/workflows/${id}$`));
-  let shown: { status: string; result?: { response: { conversation: string } } } = { status: 'RUNNING' };
-  for (let i = 0; i < 40 && shown.status === 'RUNNING'; i++) {
+  let shown: { status: string; result?: { response: { conversation: string } } } = { status: 'running' };
+  for (let i = 0; i < 40 && shown.status === 'running'; i++) {
     await new Promise((r) => setTimeout(r, 250));
     shown = JSON.parse((await runCli(['show', id, '--json', ...common.slice(2)])).stdout);
   }
-  expect(shown.status).toBe('COMPLETED');
+  expect(shown.status).toBe('completed');
   expect(shown.result!.response.conversation).toBe('The tool said: Echo: from the cli');
 });
 
@@ -256,7 +256,7 @@ it('bad input and failed turns are one clear line with a non-zero exit', async (
   const requestId = /req_stub_\d+/.exec(line)![0];
   const shownFailed = await runCli(['show', failedId, ...common.slice(2)]);
   expect(shownFailed.code).toBe(0);
-  expect(shownFailed.stdout).toContain(`Turn ${failedId} · FAILED`);
+  expect(shownFailed.stdout).toContain(`Turn ${failedId} · failed`);
   expect(shownFailed.stdout).toContain(`Failed: Claude call failed at step 1: Claude API 400 invalid_request_error: tools.0: bad schema (request-id ${requestId})`);
 
   const missing = await runCli(['show', 'no-such-turn', ...common.slice(2)]);

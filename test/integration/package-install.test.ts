@@ -348,7 +348,7 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
       workerModules: [],
       internal: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
       answer: 'team answer: Echo: from CommonJS',
-      status: 'COMPLETED',
+      status: 'completed',
       link: expect.stringMatching(/^http:\/\/127\.0\.0\.1:8233\/namespaces\/default\/workflows\/cjs-/),
     });
     timings.push(`clients ${((esm.ms + cjs.ms) / 1000).toFixed(1)} s`);

@@ -256,7 +256,7 @@ describe("ids: a conversation's are its own, every kind answers for itself", () 
 
     expect(await message(conversation, 'alice second')).toBe(next);
     const turn = json(await call('GET', `/v1/turns/${next}`)) as { status: string; question: string; result: { messages: unknown[] } };
-    expect([turn.status, turn.question]).toEqual(['COMPLETED', 'alice second']);
+    expect([turn.status, turn.question]).toEqual(['completed', 'alice second']);
     expect(JSON.stringify(turn.result.messages)).not.toContain('bob was here');
   });
 
@@ -293,7 +293,7 @@ describe("ids: a conversation's are its own, every kind answers for itself", () 
     await expectAnswer('POST', `/v1/conversations/${running}/messages`, { text: 'hello' }, 409, /is a turn, not a conversation$/);
     await h.client.workflow.getHandle(running).result();
     // The turn answered before is still what it was.
-    expect((json(await call('GET', `/v1/turns/${plain}`)) as { status: string }).status).toBe('COMPLETED');
+    expect((json(await call('GET', `/v1/turns/${plain}`)) as { status: string }).status).toBe('completed');
     await h.client.workflow.getHandle(batch).terminate();
     await expectAnswer('POST', `/v1/conversations/${batch}/messages`, { text: 'hello' }, 409, /is a batch, not a conversation$/);
   });

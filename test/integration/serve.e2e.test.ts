@@ -260,7 +260,7 @@ describe('the /v1 API', () => {
     const events = [...firstPart.events, ...rest.events];
     expect(events.at(-1)).toMatchObject({ type: 'finish', status: 'completed' });
     const status = (await (await fetch(`${base}/v1/turns/${id}`, { headers: AUTH })).json()) as { status: string; result: { response: unknown } };
-    expect(status.status).toBe('COMPLETED');
+    expect(status.status).toBe('completed');
   });
 
   it('refuses what it must, each with one line', async () => {

@@ -9,7 +9,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { callClaude } from '../../src/claude/call-claude';
 import { createClaudeClient } from '../../src/claude/client';
-import { FailingCalls, failingCallLine, type PendingActivity } from '../../src/cli/failing-calls';
+import { FailingCalls, failingCallLine, type PendingActivity } from '../../src/client/failing-calls';
 import { freePort } from '../support/ports';
 
 const State = temporal.api.enums.v1.PendingActivityState;

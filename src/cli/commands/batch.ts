@@ -10,7 +10,7 @@ import { batchSummary, earlierResults, resultLine, startLine, type ApprovalCount
 import { BatchProgressView } from '../batch-progress';
 import { EXIT } from '../exit-codes';
 import { messageBatchesOf } from '../message-batch-flags';
-import { FailingCalls } from '../failing-calls';
+import { FailingCalls } from '../../client/failing-calls';
 import { RunningTurnFailures } from '../running-turn-failures';
 import { openTurnStack } from '../turn-stack';
 import { cliSettings } from '../cli-settings';

@@ -10,7 +10,7 @@
  * conversation answers once.
  */
 import { Command } from 'commander';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
   answeringTurnOfResend,
   closeConversation,
@@ -21,6 +21,7 @@ import {
   type SentMessage,
 } from '../../client/conversation-client';
 import { workflowUrl } from '../../client/ui-link';
+import { describeId, endedPhrase } from '../../client/describe-id';
 import { newId } from '../../client/ids';
 import { conversationTurnIndex, type MessageOutcome, type TurnOptions } from '../../core/conversation';
 import { oneLine } from '../../core/text';
@@ -29,7 +30,7 @@ import { CliError } from '../cli-error';
 import { followConversation } from '../conversation-progress';
 import { deciderIdentity } from '../decider-identity';
 import { EXIT } from '../exit-codes';
-import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../failing-calls';
+import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../../client/failing-calls';
 import { InputLines } from '../input-lines';
 import { conversationsDir, PendingMessages, type PendingMessage } from '../pending-messages';
 import { cliSettings } from '../cli-settings';
@@ -261,21 +262,16 @@ class Chat {
  * before it ended; `show` prints it).
  */
 async function checkConversation(client: Client, id: string, pending: PendingMessages): Promise<'new' | 'running'> {
-  let described;
-  try {
-    described = await client.workflow.getHandle(id).describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return 'new';
-    throw err;
-  }
-  if (described.type !== 'conversation') throw new CliError(`${id} is a ${described.type} workflow, not a conversation`, 2);
-  if (described.status.name === 'RUNNING') return 'running';
+  const named = await describeId(client, id);
+  if (!named) return 'new';
+  if (named.kind !== 'conversation') throw new CliError(`${id} is a ${named.type} workflow, not a conversation`, 2);
+  if (named.running) return 'running';
   for (const message of pending.list()) {
     say(`not sent again: ${oneLine(message.text, 100)} (the conversation has ended)`);
     pending.remove(message.messageId);
   }
   throw new CliError(
-    `conversation ${id} has ended (${described.status.name.toLowerCase()}${described.closeTime ? ` at ${described.closeTime.toISOString()}` : ''}) ` +
+    `conversation ${id} has ended (${endedPhrase(named)}) ` +
       `and takes no more messages: \`mcp-turns show ${id}\` prints it; \`mcp-turns chat\` starts a new one`,
   );
 }

@@ -12,7 +12,7 @@ import { withSearchAttributeFix } from '../search-attribute-fix';
 import { ApprovalPrompt } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
 import { EXIT, exitCodeOf } from '../exit-codes';
-import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../failing-calls';
+import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../../client/failing-calls';
 import { InputLines } from '../input-lines';
 import { ProgressLines } from '../progress-lines';
 import { readQuestion } from '../question-source';

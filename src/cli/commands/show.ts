@@ -5,10 +5,11 @@ import { cliSettings } from '../cli-settings';
 import { getTurnView } from '../../client/turn-view';
 import { WorkflowKindError } from '../../client/workflow-kind';
 import { workflowUrl } from '../../client/ui-link';
+import { describeId } from '../../client/describe-id';
 import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
-import { getConversationSummary, type ConversationSummary } from '../conversation-summary';
+import { getConversationSummary, type ConversationSummary } from '../../client/conversation-summary';
 import { formatBytes } from '../../core/text';
 import { oneLine } from '../../core/text';
 import { approvalBlock, approvalLine } from '../approval-lines';
@@ -17,7 +18,7 @@ import { approvalBlock, approvalLine } from '../approval-lines';
 function renderConversation(c: ConversationSummary, link: string): string {
   const state = c.live
     ? ` (${c.live.state}${c.live.queued ? `, ${c.live.queued} queued` : ''})`
-    : c.status === 'RUNNING'
+    : c.status === 'running'
       ? ' (no worker answered its status query)'
       : '';
   const lines = [
@@ -32,7 +33,7 @@ function renderConversation(c: ConversationSummary, link: string): string {
       tail = `→ ${oneLine(t.answer, 60)} · ${t.stopReason} · ${t.toolCalls} tool call${t.toolCalls === 1 ? '' : 's'}${u ? ` · ${u.inputTokens} in / ${u.outputTokens} out tokens` : ''}`;
     } else if (t.now) tail = `… now ${t.now}`;
     else tail = `· ${t.error ? oneLine(t.error, 100) : 'no answer'}`;
-    lines.push(`#${t.number} ${t.status.toLowerCase()} · ${question} ${tail}`);
+    lines.push(`#${t.number} ${t.status} · ${question} ${tail}`);
     lines.push(`   ${t.turnId}`);
     for (const a of t.approvals ?? []) lines.push(`   approval: ${approvalLine(a)}`);
   }
@@ -53,11 +54,9 @@ export function showCommand(): Command {
       const settings = cliSettings(command);
       const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
-        const described = await client.workflow.getHandle(workflowId).describe().catch((err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
-          throw err;
-        });
-        if (described.type === 'conversation') {
+        const named = await describeId(client, workflowId);
+        if (!named) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
+        if (named.kind === 'conversation') {
           const summary = await getConversationSummary(client, workflowId);
           const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl ?? settings.uiUrl);
           console.log(opts.json ? JSON.stringify(summary, null, 2) : renderConversation(summary, link));

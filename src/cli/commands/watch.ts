@@ -6,14 +6,14 @@
  * it completed, 1 otherwise); a conversation's when it closes, or on Ctrl-C (exit 130).
  */
 import { Command } from 'commander';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { cliSettings } from '../cli-settings';
 import { CliError } from '../cli-error';
 import { subscribeConversation, subscribeTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
-import { runStatusOf } from '../../client/run-status';
+import { describeId } from '../../client/describe-id';
 import { eventLine, StreamPrinter } from '../stream-printer';
 
 interface WatchOptions {
@@ -63,16 +63,10 @@ function completedLine(finish: Extract<TurnStreamEvent, { type: 'finish' }>): st
 
 /** What `id` names: a turn or a conversation; anything else is one clear line, exit 2. */
 async function kindOf(client: Client, id: string): Promise<'turn' | 'conversation'> {
-  let type: string;
-  try {
-    type = (await client.workflow.getHandle(id).describe()).type;
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new CliError(`no turn or conversation named ${id}`, 2);
-    throw err;
-  }
-  if (type === 'conversation') return 'conversation';
-  if (type === 'chatTurn') return 'turn';
-  throw new CliError(`${id} is a ${type} workflow, not a turn or a conversation`, 2);
+  const named = await describeId(client, id);
+  if (!named) throw new CliError(`no turn or conversation named ${id}`, 2);
+  if (named.kind === 'conversation' || named.kind === 'turn') return named.kind;
+  throw new CliError(`${id} is a ${named.type} workflow, not a turn or a conversation`, 2);
 }
 
 export function watchCommand(): Command {
@@ -138,5 +132,5 @@ export function watchCommand(): Command {
 
 /** A closed turn's status as a stream's end names it. */
 async function turnStatus(client: Client, id: string): Promise<string> {
-  return runStatusOf((await client.workflow.getHandle(id).describe()).status.name);
+  return (await describeId(client, id))?.status ?? 'unknown';
 }

@@ -15,6 +15,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { newId } from '../../client/ids';
+import { describeId } from '../../client/describe-id';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { conversationStatusQuery } from '../../core/workflow-handlers';
@@ -95,11 +96,10 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
 
 /** The turn conversation `id` is answering now, if any. */
 async function runningTurnOf(ctx: ServeContext, id: string): Promise<string | undefined> {
+  const named = await describeId(ctx.client, id);
+  if (named?.kind !== 'conversation' || !named.running) return undefined;
   try {
-    const handle = ctx.client.workflow.getHandle(id);
-    const { status, type } = await handle.describe();
-    if (type !== 'conversation' || status.name !== 'RUNNING') return undefined;
-    return (await handle.query(conversationStatusQuery)).currentTurnId;
+    return (await ctx.client.workflow.getHandle(id).query(conversationStatusQuery)).currentTurnId;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;

@@ -12,7 +12,8 @@ import { oneLine } from '../core/text';
 import type { ChatTurnResult } from '../core/turn-result';
 import type { TokenUsage } from '../core/usage';
 import { conversationStatusQuery } from '../core/workflow-handlers';
-import { getTurnView } from '../client/turn-view';
+import { getTurnView } from './turn-view';
+import { runStatusOf } from './run-status';
 
 /** Turns read at once. */
 const CONCURRENCY = 8;
@@ -23,7 +24,7 @@ export interface ConversationTurnSummary {
   /** 1-based, in order of arrival. */
   number: number;
   turnId: string;
-  /** The turn workflow's status: COMPLETED, RUNNING, FAILED, CANCELED, ... */
+  /** The turn's status (src/core/run-status.ts): completed, running, failed, … */
   status: string;
   question?: string;
   answer?: string;
@@ -44,7 +45,7 @@ export interface ConversationTurnSummary {
 
 export interface ConversationSummary {
   conversationId: string;
-  /** The conversation workflow's status: RUNNING, COMPLETED, ... */
+  /** The conversation's status (src/core/run-status.ts): running, completed, … */
   status: string;
   startTime: string;
   closeTime?: string;
@@ -88,7 +89,7 @@ function summarizeResult(turn: ConversationTurnSummary, result: ChatTurnResult):
 
 async function summarizeTurn(client: Client, conversationId: string, index: number): Promise<ConversationTurnSummary> {
   const turnId = conversationTurnId(conversationId, index);
-  const turn: ConversationTurnSummary = { number: index + 1, turnId, status: 'UNKNOWN' };
+  const turn: ConversationTurnSummary = { number: index + 1, turnId, status: 'unknown' };
   try {
     const t = await getTurnView(client, turnId);
     turn.status = t.status;
@@ -105,13 +106,13 @@ async function summarizeTurn(client: Client, conversationId: string, index: numb
   return turn;
 }
 
-/** Reads a conversation for `show`. The caller has checked that the workflow is a conversation. */
+/** Reads a conversation (what `show` prints). The caller has checked that the workflow is a conversation. */
 export async function getConversationSummary(client: Client, conversationId: string): Promise<ConversationSummary> {
   const handle = client.workflow.getHandle(conversationId);
   const d = await handle.describe();
   const summary: ConversationSummary = {
     conversationId,
-    status: d.status.name,
+    status: runStatusOf(d.status.name),
     startTime: d.startTime.toISOString(),
     turns: [],
     transcript: { messages: 0, toolResults: 0, bytes: 0 },
