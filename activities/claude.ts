@@ -76,7 +76,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
   return {
     /** One Claude call of the tool loop. */
     async claude(input: ClaudeCallInput, ...segments: TranscriptSegment[]): Promise<ClaudeCallOutput> {
-      const { step, stream, ...request } = input;
+      const { step, stream, askedAgain: _askedAgain, ...request } = input;
       const recorder = stream && streamRecorder('step', stream);
       const out = await claudeCall(limiter, deps.config.maxSpendCapAttempts, recorder, () => callClaude(deps.client, { ...request, ...joinSegments(segments) }, options(recorder)));
       if (recorder) out.stream = recorder.finish({ t: stepText(out.content), ...(stream.reasoning ? { r: reasoningText(out.content) } : {}) });

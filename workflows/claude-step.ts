@@ -13,6 +13,7 @@ import { isCutInsideToolUse } from '../src/core/stop-rules';
 import { failureMessage } from '../src/core/failure-message';
 import { claudeActivities } from './turn-activities';
 import type { Turn } from './turn-state';
+import type { AskedAgain } from '../src/core/activity-types';
 
 /** The largest max_tokens a raise after a cut tool_use asks for. */
 const MAX_TOKENS_CEILING = 64_000;
@@ -29,10 +30,12 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
   const compaction = turn.input.compaction ?? {};
   let maxTokens = turn.request.maxTokens;
   let raisedTokens = false;
+  /** Why the call is asked again, recorded in its input (src/core/activity-types.ts). */
+  let askedAgain: AskedAgain | undefined;
   for (;;) {
     let reply: ClaudeCallOutput;
     try {
-      const request = { ...turn.request, maxTokens, step };
+      const request = { ...turn.request, maxTokens, step, ...(askedAgain ? { askedAgain } : {}) };
       const segments = transcript.segments({ withTools: true });
       reply = turn.batched
         ? await turn.batched.claude(turn, request, segments, `Claude · step ${step}`)
@@ -40,14 +43,21 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
       if (failureType(err) !== ClaudeFailureType.PromptTooLong) throw turnFailure(err, `Claude call failed at step ${step}`);
-      if (transcript.compact(compaction)) continue;
+      if (transcript.compact(compaction)) {
+        askedAgain = 'prompt-too-long';
+        continue;
+      }
       log.warn('the prompt does not fit the context window and nothing is left to compact', { step, error: failureMessage(err) });
       return CONTEXT_EXHAUSTED;
     }
     turn.addUsage(reply);
-    if (reply.stopReason === 'model_context_window_exceeded' && transcript.compact(compaction)) continue;
+    if (reply.stopReason === 'model_context_window_exceeded' && transcript.compact(compaction)) {
+      askedAgain = 'context-window-full';
+      continue;
+    }
     if (isCutInsideToolUse(reply) && !raisedTokens && maxTokens < MAX_TOKENS_CEILING) {
       raisedTokens = true;
+      askedAgain = 'cut-inside-tool-use';
       maxTokens = Math.min(maxTokens * 2, MAX_TOKENS_CEILING);
       log.info('reply cut inside a tool_use; asking again with more tokens', { step, maxTokens });
       continue;

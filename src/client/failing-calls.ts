@@ -9,12 +9,13 @@ import { temporal } from '@temporalio/proto';
 import { ClaudeFailureType } from '../core/failure-types';
 import { oneLine } from '../core/text';
 import { claudeToolName } from '../core/tool-naming';
+import { ACTIVITY_TYPES } from '../core/activity-types';
 
 export type PendingActivity = temporal.api.workflow.v1.IPendingActivityInfo;
 
 /** The activity types of Claude calls (activities/claude.ts) and of MCP tool calls (activities/mcp.ts). */
-const CLAUDE_ACTIVITIES: ReadonlySet<string> = new Set(['claude', 'formatResponse']);
-const TOOL_ACTIVITY = 'callTool';
+const CLAUDE_ACTIVITIES: ReadonlySet<string> = new Set([ACTIVITY_TYPES.claude, ACTIVITY_TYPES.formatResponse]);
+const TOOL_ACTIVITY = ACTIVITY_TYPES.callTool;
 
 const PENDING_ACTIVITY_STATE = temporal.api.enums.v1.PendingActivityState;
 

@@ -18,6 +18,7 @@ import type { TokenUsage } from './usage';
 import type { Artifact } from './response';
 import type { FormatterOutput } from '../schemas/response-formatter-tool';
 import type { StreamRecord, StreamRequest } from './stream-record';
+import type { AskedAgain } from './activity-types';
 
 export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason, ThinkingConfigParam };
 
@@ -179,6 +180,11 @@ export interface ClaudeCallInput {
   step: number;
   /** The turn streams: the call publishes its deltas (src/core/stream-record.ts). */
   stream?: StreamRequest;
+  /**
+   * Set when this step's call is asked again: why the workflow did not use the call before it. The
+   * history records the decision, so its readers (the stream) need not derive it again.
+   */
+  askedAgain?: AskedAgain;
 }
 
 export interface ClaudeCallOutput {

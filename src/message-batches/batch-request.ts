@@ -34,7 +34,7 @@ export async function batchRequestOf(
   const { messages, tools } = joinSegments(segments);
   let params;
   if (input.kind === 'step') {
-    const { step: _step, ...request } = input.request;
+    const { step: _step, askedAgain: _askedAgain, ...request } = input.request;
     params = buildMessageParams({ ...request, messages, tools }, { cache });
   } else {
     const planned = await planFormatterCall({ ...input.request, messages }, input.replies);

@@ -7,6 +7,7 @@ import type { CallToolOutput, PreparedTurn } from '../core/contracts';
 import type { StreamRecord } from '../core/stream-record';
 import type { ChatTurnResult } from '../core/turn-result';
 import type { ChatTurnInput } from '../schemas/turn-input';
+import { ACTIVITY_TYPES } from '../core/activity-types';
 
 /** How a run closed, besides completing. */
 export type RunEnd = 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'continued';
@@ -49,7 +50,7 @@ export interface TurnFacts {
 export function runningClaudeCalls(facts: readonly TurnFact[]): Set<string> {
   const open = new Set<string>();
   for (const f of facts) {
-    if (f.kind === 'scheduled' && (f.activityType === 'claude' || f.activityType === 'formatResponse')) open.add(f.activityId);
+    if (f.kind === 'scheduled' && (f.activityType === ACTIVITY_TYPES.claude || f.activityType === ACTIVITY_TYPES.formatResponse)) open.add(f.activityId);
     else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
   }
   return open;

@@ -19,6 +19,7 @@ import { PENDING_APPROVALS_MEMO, type ApprovalDecision, type PendingApprovalMemo
 import type { TurnFact } from './turn-facts';
 import type { CallToolOutput } from '../core/contracts';
 import { isStreamRecord, type StreamRecord } from '../core/stream-record';
+import { ACTIVITY_TYPES } from '../core/activity-types';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type IFailure = temporal.api.failure.v1.IFailure;
@@ -144,7 +145,7 @@ export class TurnHistory {
     if (marker?.details) {
       const data = (await this.first(marker.details.data?.payloads)) as LocalActivityMarkerData | undefined;
       // Any local activity but the turn's start is a tool call, named as the call (src/core/tool-call-activity.ts).
-      if (data?.activity_type !== 'prepareTurn') return this.localToolCall(marker, data, Math.max(0, timeMs - this.taskStartedMs));
+      if (data?.activity_type !== ACTIVITY_TYPES.prepareTurn) return this.localToolCall(marker, data, Math.max(0, timeMs - this.taskStartedMs));
       const prepared = await this.first(marker.details.result?.payloads);
       return prepared
         ? { kind: 'prepared', prepared: prepared as Extract<TurnFact, { kind: 'prepared' }>['prepared'] }

@@ -17,6 +17,7 @@
  *   `data-answer`, `finish` (`error` first when the turn failed).
  */
 import { canonicalJson } from '../core/canonical-json';
+import { ACTIVITY_TYPES, ASKED_AGAIN } from '../core/activity-types';
 import type {
   CallToolInput,
   CallToolOutput,
@@ -24,10 +25,8 @@ import type {
   ClaudeCallOutput,
   FormatResponseOutput,
 } from '../core/contracts';
-import { ClaudeFailureType } from '../core/failure-types';
 import { buildResponse } from '../core/response';
 import { resolveTurn } from '../core/resolve-turn';
-import { isCutInsideToolUse } from '../core/stop-rules';
 import {
   ANSWER_TEXT_ID,
   finishOf,
@@ -67,7 +66,6 @@ class Projection {
   private reasoning = false;
   private openStep: number | undefined;
   /** Why the open step's next call asks again, when its last call ended without going on. */
-  private askAgain: { reason: string; compacted: boolean } | undefined;
   private readonly claudeCalls = new Map<string, ClaudeCall>();
   private readonly toolActivities = new Map<string, { toolUseId: string; scheduledMs: number }>();
   /** The open step's reply's tool calls, announced once the turn goes on with them. */
@@ -179,11 +177,12 @@ class Projection {
   }
 
   private scheduled(activityId: string, activityType: string, input: unknown, timeMs: number): void {
-    if (activityType === 'claude') {
-      const { step } = input as ClaudeCallInput;
+    if (activityType === ACTIVITY_TYPES.claude) {
+      const { step, askedAgain } = input as ClaudeCallInput;
       this.claudeCalls.set(activityId, { kind: 'step', step });
-      if (step === this.openStep && this.askAgain) {
-        const { reason, compacted } = this.askAgain;
+      // The workflow recorded why it asks this step's call again: the reply before is discarded.
+      if (step === this.openStep && askedAgain) {
+        const { reason, compacted } = ASKED_AGAIN[askedAgain];
         this.unannounced = []; // the reply is asked again: its tool calls never run
         if (compacted) this.out.push({ type: 'data-compaction', step, reason });
         this.out.push({
@@ -193,7 +192,6 @@ class Projection {
           reason,
           step,
         });
-        this.askAgain = undefined;
         return;
       }
       this.closeStep();
@@ -201,12 +199,12 @@ class Projection {
       this.out.push({ type: 'start-step', step });
       return;
     }
-    if (activityType === 'formatResponse') {
+    if (activityType === ACTIVITY_TYPES.formatResponse) {
       this.closeStep();
       this.claudeCalls.set(activityId, { kind: 'formatter' });
       return;
     }
-    if (activityType === 'callTool') {
+    if (activityType === ACTIVITY_TYPES.callTool) {
       this.announce();
       const { toolUseId, tool, arguments: args } = input as CallToolInput;
       this.toolActivities.set(activityId, { toolUseId, scheduledMs: timeMs });
@@ -224,17 +222,6 @@ class Projection {
           t: stepText(reply.content),
           ...(this.reasoning ? { r: reasoningText(reply.content) } : {}),
         });
-      if (isCutInsideToolUse(reply))
-        this.askAgain = {
-          reason: 'the reply was cut inside a tool call: asked again with more tokens',
-          compacted: false,
-        };
-      else if (reply.stopReason === 'model_context_window_exceeded')
-        this.askAgain = {
-          reason: 'the context window is full: asked again after compacting',
-          compacted: true,
-        };
-      else this.askAgain = undefined;
       this.unannounced = toolUses(reply.content).map((use) => ({ use, step: call.step, ended: false }));
       return;
     }
@@ -276,9 +263,6 @@ class Projection {
     const call = this.claudeCalls.get(fact.activityId);
     if (call) {
       if (fact.record) this.emitRecord(call, fact.record, {});
-      if (call.kind === 'step' && fact.failureType === ClaudeFailureType.PromptTooLong) {
-        this.askAgain = { reason: 'the prompt is too long: asked again after compacting', compacted: true };
-      }
       return;
     }
     const tool = this.toolActivities.get(fact.activityId);
@@ -368,7 +352,6 @@ class Projection {
     }
     this.out.push({ type: 'finish-step', step: this.openStep });
     this.openStep = undefined;
-    this.askAgain = undefined;
   }
 
   private emitRecord(call: ClaudeCall, record: StreamRecord, texts: FinalTexts): void {

@@ -9,6 +9,9 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { makeClaudeActivities, type ClaudeActivities } from '../../activities/claude';
+import type { McpActivities } from '../../activities/mcp';
+import type { TurnStartActivities } from '../../activities/turn-start';
+import type { ACTIVITY_TYPES } from '../core/activity-types';
 import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '../../activities/message-batches';
 import { MAX_BEAT_INTERVAL_MS } from '../../activities/heartbeat';
 import { makeMcpActivities, type DynamicActivity } from '../../activities/mcp';
@@ -20,6 +23,9 @@ import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import { activityResultLimit } from '../storage/activity-payload-limit';
 import { storesPayloads } from '../data-converter/data-converter';
 import { claudeMetrics } from './metrics';
+
+/** Compile-time: each activity type readers of a turn's history look for is one the worker registers. */
+export type RegisteredActivityTypes = Pick<ClaudeActivities & McpActivities & TurnStartActivities, (typeof ACTIVITY_TYPES)[keyof typeof ACTIVITY_TYPES]>;
 
 /**
  * The Claude calls' activities of one worker process, made once and registered on both queues, so

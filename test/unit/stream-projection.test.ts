@@ -10,13 +10,15 @@ import type { StreamRecord } from '../../src/core/stream-record';
 import type { ContentBlock } from '../../src/core/contracts';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { ZERO_USAGE } from '../../src/core/usage';
+import type { AskedAgain } from '../../src/core/activity-types';
 
 const started: TurnFact = { kind: 'started', input: { question: 'q', stream: true } };
-const claude = (activityId: string, step: number, timeMs = 0): TurnFact => ({
+/** A step's Claude call scheduled; `askedAgain`: the workflow's reason for asking the step again, as its input records it. */
+const claude = (activityId: string, step: number, timeMs = 0, askedAgain?: AskedAgain): TurnFact => ({
   kind: 'scheduled',
   activityId,
   activityType: 'claude',
-  input: { model: 'm', maxTokens: 10, step },
+  input: { model: 'm', maxTokens: 10, step, ...(askedAgain ? { askedAgain } : {}) },
   timeMs,
 });
 const reply = (
@@ -122,7 +124,7 @@ test('a reply cut inside a tool call is asked again: its calls are never announc
       { attempt: 1, first: 1, parts: [['t', 6]] },
       'max_tokens',
     ),
-    claude('2', 1),
+    claude('2', 1, 0, 'cut-inside-tool-use'),
   ];
   const events = projectTurn({ facts, live: new Map() });
   expect(events.map((e) => e.type)).toEqual(['start', 'start-step', 'text-delta', 'data-retry']);
@@ -186,7 +188,7 @@ test('a full context window: the step is asked again after compacting, and the s
       { attempt: 1, first: 1, parts: [['t', 7]] },
       'model_context_window_exceeded',
     ),
-    claude('2', 1),
+    claude('2', 1, 0, 'context-window-full'),
   ];
   const events = projectTurn({ facts, live: new Map() });
   expect(events.map((e) => e.type)).toEqual([
@@ -204,7 +206,7 @@ test('a prompt refused as too long is asked again after compacting', () => {
     started,
     claude('1', 1),
     { kind: 'activity-ended', activityId: '1', how: 'failed', failureType: 'ClaudePromptTooLong', timeMs: 0 },
-    claude('2', 1),
+    claude('2', 1, 0, 'prompt-too-long'),
   ];
   expect(types(facts)).toEqual(['start', 'start-step', 'data-compaction', 'data-retry']);
 });
