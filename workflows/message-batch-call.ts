@@ -25,6 +25,7 @@ import type { TranscriptSegment } from '../src/core/transcript-segment';
 import { messageBatchResultSignal, messageBatchWithdrawSignal } from '../src/core/workflow-handlers';
 import { tellBatchParent } from './approval-status';
 import type { FormatterReply } from '../src/message-batches/formatter-plan';
+import { CLAUDE_CALL_RETRY } from '../src/core/retry-policies';
 
 /** Submissions of one request before its turn fails, as the interactive call's attempts. */
 const MAX_SUBMISSIONS = 10;
@@ -155,7 +156,7 @@ function submitActivity(summary: string): MessageBatchSubmitActivities {
     summary: `${summary} · Message Batch`,
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout: '10 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+    retry: CLAUDE_CALL_RETRY,
   });
 }
 

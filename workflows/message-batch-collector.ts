@@ -37,6 +37,7 @@ import { COLLECTOR_TASK_TIMEOUT } from '../src/core/message-batches';
 import { failureMessage } from '../src/core/failure-message';
 import { messageBatchesQuery, messageBatchRequestSignal, messageBatchWithdrawSignal } from '../src/core/workflow-handlers';
 import { workflowNow } from './workflow-clock';
+import { COLLECTOR_CALL_RETRY } from '../src/core/retry-policies';
 
 /**
  * Requests received, or events, in one run before it continues as new. Small: a collector out of
@@ -53,7 +54,7 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
     taskQueue: claudeTaskQueue(input.taskQueue),
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: COLLECTOR_CALL_RETRY,
   });
   const pending: CollectorRequest[] = [...input.pending];
   const pendingIds = new Set(pending.map((p) => p.entry.batchRequest));

@@ -10,6 +10,7 @@ import type { TurnStartActivities } from '../activities/turn-start';
 import type { ServerCallPolicy } from '../src/core/contracts';
 import { claudeCallQueue } from '../src/core/task-queues';
 import { toolCallName } from '../src/core/tool-call-activity';
+import { CLAUDE_CALL_RETRY, TURN_START_RETRY } from '../src/core/retry-policies';
 
 /**
  * Claude calls (the loop's and the formatter's): retried by Temporal alone (the SDK makes no
@@ -25,7 +26,7 @@ export function claudeActivities(summary: string, { streamed, claudeOnTurnQueue 
     taskQueue: claudeCallQueue(workflowInfo().taskQueue, { onTurnQueue: claudeOnTurnQueue, streamed }),
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+    retry: CLAUDE_CALL_RETRY,
   });
 }
 
@@ -58,7 +59,7 @@ export function toolCallActivity(policy: ServerCallPolicy, server: string, tool:
  */
 export const TURN_START_OPTIONS = {
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+  retry: TURN_START_RETRY,
 } as const satisfies ActivityOptions;
 
 export function turnStartActivities(summary: string): TurnStartActivities {
