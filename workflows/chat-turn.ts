@@ -18,7 +18,6 @@ import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { Approvals } from './approvals';
 import { askClaude, CONTEXT_EXHAUSTED } from './claude-step';
 import { answer } from './turn-answer';
-import { MessageBatchCalls } from './message-batch-call';
 import { turnStartActivities } from './turn-activities';
 import { markCompleted, markEnded } from './turn-search-attributes';
 import { STARTING_PROGRESS, Turn } from './turn-state';
@@ -30,7 +29,6 @@ import { workflowTime } from './workflow-clock';
  */
 export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegment[]): Promise<ChatTurnResult> {
   const approvals = new Approvals();
-  const batchCalls = new MessageBatchCalls();
   let turn: Turn | undefined;
   // Every handler is registered here, before anything awaits, so a query or update right after the start is handled.
   setHandler(turnProgressQuery, () => (turn ? turnProgress(turn.progress()) : STARTING_PROGRESS));
@@ -42,7 +40,7 @@ export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegme
     },
   });
   try {
-    turn = await startTurn(input, approvals, history, batchCalls);
+    turn = await startTurn(input, approvals, history);
     const stopReason = await runLoop(turn);
     const result = turn.finish(stopReason, await answer(turn, stopReason));
     markCompleted(result, turn.input.model);
@@ -54,7 +52,7 @@ export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegme
 }
 
 /** The input check and the tool listing, then the turn's state. A bad input fails the run at once. */
-async function startTurn(input: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[], batchCalls: MessageBatchCalls): Promise<Turn> {
+async function startTurn(input: ChatTurnInput, approvals: Approvals, history: TranscriptSegment[]): Promise<Turn> {
   let prepared;
   try {
     prepared = await turnStartActivities('check input, list tools').prepareTurn(input);
@@ -65,7 +63,7 @@ async function startTurn(input: ChatTurnInput, approvals: Approvals, history: Tr
     }
     throw err;
   }
-  return new Turn(input, prepared, approvals, history, batchCalls);
+  return new Turn(input, prepared, approvals, history);
 }
 
 /** Claude ⇄ tool rounds until a stop rule says why the loop ends; it ends only between whole steps. */

@@ -11,7 +11,6 @@ import type { ClaudeCallOutput } from '../src/core/contracts';
 import { CLAUDE_CALL_FAILED, ClaudeFailureType } from '../src/core/failure-types';
 import { isCutInsideToolUse } from '../src/core/stop-rules';
 import { failureMessage } from '../src/core/failure-message';
-import { claudeActivities } from './turn-activities';
 import type { Turn } from './turn-state';
 import type { AskedAgain } from '../src/core/activity-types';
 
@@ -37,9 +36,7 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
     try {
       const request = { ...turn.request, maxTokens, step, ...(askedAgain ? { askedAgain } : {}) };
       const segments = transcript.segments({ withTools: true });
-      reply = turn.batched
-        ? await turn.batched.claude(turn, request, segments, `Claude · step ${step}`)
-        : await claudeActivities(`Claude · step ${step}`, turn).claude(request, ...segments);
+      reply = await turn.claudeCalls.step(request, segments, `Claude · step ${step}`);
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: it ends cancelled, not failed
       if (failureType(err) !== ClaudeFailureType.PromptTooLong) throw turnFailure(err, `Claude call failed at step ${step}`);

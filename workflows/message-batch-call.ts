@@ -26,36 +26,43 @@ import { messageBatchResultSignal, messageBatchWithdrawSignal } from '../src/cor
 import { tellBatchParent } from './approval-status';
 import type { FormatterReply } from '../src/message-batches/formatter-plan';
 import { CLAUDE_CALL_RETRY } from '../src/core/retry-policies';
+import type { ClaudeCalls } from './claude-calls';
+import { workflowNow } from './workflow-clock';
 
 /** Submissions of one request before its turn fails, as the interactive call's attempts. */
 const MAX_SUBMISSIONS = 10;
 
-/** What the batched calls need of their turn. */
-export interface BatchedTurn {
-  /** A request not answered in this time is withdrawn and counts as expired. */
-  deadlineMs?: number;
-  /** The turn waits for a Message Batch (collector's workflow id), or no longer does. */
-  waitingFor(collector: string | undefined): void;
-}
-
 type Answer = ClaudeCallOutput | { failure: BatchedCallFailure };
 
-export class MessageBatchCalls {
+export class MessageBatchCalls implements ClaudeCalls {
   private readonly outcomes = new Map<string, BatchedCallOutcome>();
   private calls = 0;
+  waitingMessageBatch?: { since: number; collector: string };
+  /** The batch parent was told the turn waits for Message Batches (it left the window for good). */
+  private leftWindow = false;
 
-  /** Registers the result signal's handler: construct before the turn's first await. */
-  constructor() {
+  /**
+   * Registers the result signal's handler (a result that came before is delivered then: Temporal
+   * keeps a signal until its handler is set).
+   */
+  constructor(
+    private readonly opts: {
+      /** A request not answered in this time is withdrawn and counts as expired. */
+      deadlineMs?: number;
+      /** Called when the call starts or stops waiting for a Message Batch. */
+      onWaiting(): void;
+    },
+  ) {
     setHandler(messageBatchResultSignal, (outcome) => {
       if (!this.outcomes.has(outcome.customId)) this.outcomes.set(outcome.customId, outcome);
     });
   }
 
   /** One Claude call of the loop. */
-  async claude(turn: BatchedTurn, request: ClaudeCallInput, segments: TranscriptSegment[], summary: string): Promise<ClaudeCallOutput> {
+  async step(request: ClaudeCallInput, segments: TranscriptSegment[], summary: string): Promise<ClaudeCallOutput> {
     const call = ++this.calls;
     const { stream: _stream, ...unstreamed } = request;
-    const answer = await this.answer(turn, (attempt) =>
+    const answer = await this.answer((attempt) =>
       submitActivity(summary).submitToMessageBatch({ kind: 'step', key: `${call}.${attempt}`, request: unstreamed, ...where() }, ...segments),
     );
     if ('done' in answer) throw failed('a step cannot be done without Claude');
@@ -64,12 +71,12 @@ export class MessageBatchCalls {
   }
 
   /** The response formatter: each of its calls (forced, repair, auto) goes through a Message Batch. */
-  async formatResponse(turn: BatchedTurn, request: FormatResponseInput, segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
+  async formatResponse(request: FormatResponseInput, segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
     const call = ++this.calls;
     const { stream: _stream, ...unstreamed } = request;
     const replies: FormatterReply[] = [];
     for (;;) {
-      const answer = await this.answer(turn, (attempt) =>
+      const answer = await this.answer((attempt) =>
         submitActivity('format response').submitToMessageBatch(
           { kind: 'formatter', key: `${call}.${replies.length}.${attempt}`, request: unstreamed, replies, ...where() },
           ...segments,
@@ -82,14 +89,13 @@ export class MessageBatchCalls {
 
   /** Submits until the request is answered or finally fails. */
   private async answer(
-    turn: BatchedTurn,
     submit: (attempt: number) => Promise<BatchSubmitted | { done: FormatResponseOutput }>,
   ): Promise<Answer | { done: FormatResponseOutput }> {
     let expired = 0;
     for (let attempt = 1; ; attempt++) {
       const submitted = await submit(attempt);
       if ('done' in submitted) return submitted;
-      const outcome = await this.wait(turn, submitted);
+      const outcome = await this.wait(submitted);
       if ('output' in outcome) return outcome.output;
       const failure = outcome.failure;
       if (failure.type === BatchedOutcomeType.Expired) {
@@ -110,10 +116,10 @@ export class MessageBatchCalls {
   }
 
   /** Waits for a submitted request's result, its deadline, or the turn's cancellation. */
-  private async wait(turn: BatchedTurn, submitted: BatchSubmitted): Promise<BatchedCallOutcome> {
+  private async wait(submitted: BatchSubmitted): Promise<BatchedCallOutcome> {
     const { customId, collector } = submitted;
-    const deadlineMs = turn.deadlineMs;
-    turn.waitingFor(collector);
+    const { deadlineMs } = this.opts;
+    this.waitingFor(collector);
     try {
       // Without a deadline of its own, the API's applies: a request not answered in 24 h ends `expired`.
       if (deadlineMs === undefined) await condition(() => this.outcomes.has(customId));
@@ -128,8 +134,18 @@ export class MessageBatchCalls {
       if (isCancellation(err)) await CancellationScope.nonCancellable(() => withdraw(collector, customId));
       throw err;
     } finally {
-      turn.waitingFor(undefined);
+      this.waitingFor(undefined);
     }
+  }
+
+  /** A call waits for a Message Batch of `collector`, or no longer does; the batch parent is told the first time. */
+  private waitingFor(collector: string | undefined): void {
+    this.waitingMessageBatch = collector ? { since: workflowNow(), collector } : undefined;
+    if (collector && !this.leftWindow) {
+      this.leftWindow = true;
+      tellBatchParent({ waiting: true, for: 'message-batch', collector });
+    }
+    this.opts.onWaiting();
   }
 }
 
@@ -160,12 +176,3 @@ function submitActivity(summary: string): MessageBatchSubmitActivities {
   });
 }
 
-/**
- * Tells a batch parent, once, that the turn waits for a Message Batch: from then on it holds no
- * place in the batch's window. It does not come back between its Message Batches: its tool rounds
- * are short, and what bounds them is the workers' activity slots, so a signal each way on every step
- * (two more events per step in the turn, and a workflow task of the parent's) would buy nothing.
- */
-export function publishBatchWaiting(collector: string): void {
-  tellBatchParent({ waiting: true, for: 'message-batch', collector });
-}

@@ -10,7 +10,6 @@ import { buildResponse, textOutput } from '../src/core/response';
 import type { FormatterOutput } from '../src/schemas/response-formatter-tool';
 import { lastAssistantText } from '../src/core/transcript';
 import type { TurnStopReason } from '../src/core/turn-result';
-import { claudeActivities } from './turn-activities';
 import type { Turn, TurnAnswer } from './turn-state';
 
 export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<TurnAnswer> {
@@ -30,9 +29,7 @@ async function answerOutput(turn: Turn, stopReason: TurnStopReason): Promise<{ o
   }
   turn.enter('formatting');
   const segments = turn.transcript.segments({ withTools: false });
-  const formatted = turn.batched
-    ? await turn.batched.formatResponse(turn, turn.formatRequest, segments)
-    : await claudeActivities('format response', turn).formatResponse(turn.formatRequest, ...segments);
+  const formatted = await turn.claudeCalls.formatResponse(turn.formatRequest, segments);
   turn.addUsage(formatted);
   return { output: formatted.output, formatMode: formatted.mode };
 }

@@ -27,11 +27,12 @@ import type { ChatTurnResult, TurnProgress, TurnStopReason } from '../src/core/t
 import { addUsage, totalTokens, ZERO_USAGE, type TokenUsage } from '../src/core/usage';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { publishWaitingApprovals } from './approval-status';
-import { publishBatchWaiting, type BatchedTurn, type MessageBatchCalls } from './message-batch-call';
+import { MessageBatchCalls } from './message-batch-call';
+import { InteractiveCalls, type ClaudeCalls } from './claude-calls';
 import type { ApprovalRequest, Approvals } from './approvals';
 import { ToolCalls } from './tool-round';
 import { TurnTranscript } from './turn-transcript';
-import { workflowNow, workflowTime } from './workflow-clock';
+import { workflowTime } from './workflow-clock';
 
 /** What every Claude call of the loop is asked with, besides the transcript and the step. */
 export type ClaudeStepRequest = Omit<ClaudeCallInput, 'step'>;
@@ -52,7 +53,7 @@ export const STARTING_PROGRESS: TurnProgress = {
   costUsd: 0,
 };
 
-export class Turn implements BatchedTurn {
+export class Turn {
   readonly input: ResolvedTurnInput;
   /** The loop's Claude calls' request, besides the transcript. */
   readonly request: ClaudeStepRequest;
@@ -75,12 +76,8 @@ export class Turn implements BatchedTurn {
   private costUsd = 0;
   /** Whether any call waited for approval when that was last published. */
   private waitingPublished = false;
-  /** Every Claude call goes through Message Batches (`input.messageBatches`). */
-  readonly batched?: MessageBatchCalls;
-  readonly deadlineMs?: number;
-  private waitingMessageBatch?: { since: number; collector: string };
-  /** The batch parent was told the turn waits for Message Batches (it left the window for good). */
-  private leftWindow = false;
+  /** How the turn calls Claude: each call an activity, or every call through Message Batches (`input.messageBatches`). */
+  readonly claudeCalls: ClaudeCalls;
 
   /**
    * A turn from its input and what its start recorded (the tool listing and the worker's
@@ -92,14 +89,10 @@ export class Turn implements BatchedTurn {
     prepared: PreparedTurn,
     private readonly approvals: Approvals,
     history: TranscriptSegment[] = [],
-    batchCalls?: MessageBatchCalls,
   ) {
     this.input = resolveTurn(input, prepared.workerDefaults);
     this.claudeOnTurnQueue = prepared.workerDefaults.claudeOnTurnQueue === true;
-    if (this.input.messageBatches && batchCalls) {
-      this.batched = batchCalls;
-      this.deadlineMs = this.input.messageBatches.deadlineMs;
-    }
+    const batches = this.input.messageBatches;
     const catalog = buildToolCatalog(prepared.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest, prepared.unusableTools);
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
@@ -123,8 +116,11 @@ export class Turn implements BatchedTurn {
     const loopSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'loop' });
     const formatterSystem = turnSystemPrompt(this.input, this.unavailable, { for: 'formatter' });
     // A Message Batch does not stream.
-    const stream = this.batched ? undefined : streamRequest(this.input.stream);
+    const stream = batches ? undefined : streamRequest(this.input.stream);
     this.streamed = stream !== undefined;
+    this.claudeCalls = batches
+      ? new MessageBatchCalls({ ...(batches.deadlineMs !== undefined ? { deadlineMs: batches.deadlineMs } : {}), onWaiting: () => this.refreshDetails() })
+      : new InteractiveCalls({ streamed: this.streamed, claudeOnTurnQueue: this.claudeOnTurnQueue });
     const streaming = stream ? { stream } : {};
     this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
     this.formatRequest = { model, maxTokens, ...(formatterSystem !== undefined ? { system: formatterSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
@@ -169,18 +165,8 @@ export class Turn implements BatchedTurn {
       approvals: this.approvals.records,
       usage: this.usage,
       costUsd: this.costUsd,
-      ...(this.waitingMessageBatch ? { waitingMessageBatch: this.waitingMessageBatch } : {}),
+      ...(this.claudeCalls.waitingMessageBatch ? { waitingMessageBatch: this.claudeCalls.waitingMessageBatch } : {}),
     };
-  }
-
-  /** The Claude call waits for a Message Batch of `collector`, or no longer does; the batch parent is told the first time. */
-  waitingFor(collector: string | undefined): void {
-    this.waitingMessageBatch = collector ? { since: workflowNow(), collector } : undefined;
-    if (collector && !this.leftWindow) {
-      this.leftWindow = true;
-      publishBatchWaiting(collector);
-    }
-    this.refreshDetails();
   }
 
   /** The Temporal UI's current details follow the state. */
