@@ -5,7 +5,7 @@
  * which plays the server (and the authorization server), runs the client and judges every check.
  * A scenario passes when the CLI exits 0 and none of its checks is a failure or a warning.
  *
- * Out of scope (docs/testing.md, "MCP conformance"): elicitation (a worker is headless and offers no
+ * Out of scope (test/README.md, "MCP conformance"): elicitation (a worker is headless and offers no
  * elicitation), private_key_jwt and other extension grants (only client_secret client credentials
  * are configurable), and the draft revision's scenarios (stateless lifecycle, issuer checks,
  * offline access: the v1 SDK speaks 2025-11-25).

@@ -1,7 +1,7 @@
 /**
  * Every recorded history of a real turn in histories/ must replay against the current workflow code,
  * and an incompatible change must be caught. When a change alters history, the histories are
- * re-recorded: docs/testing.md, "Changing workflow code that alters history". Histories are replayed with
+ * re-recorded: test/README.md, "Changing workflow code that alters history". Histories are replayed with
  * the converter of a process that encrypts under the test keyring (test-keyring.json, a key for tests
  * only): `encrypted-two-round` was recorded under its key k1, the others in plaintext, which it reads too.
  */

@@ -7,6 +7,7 @@ import { FileTokenStore, defaultTokenFile } from '../../src/mcp/oauth-token-stor
 import { McpOAuthProvider, unionScopes } from '../../src/mcp/oauth-provider';
 import { runtimeSecrets, serverRedactors } from '../../src/mcp/redaction';
 import { stateDir } from '../../src/temporal/project-paths';
+import { docBlock } from '../support/doc-blocks';
 
 const env = { CC_SECRET: 'cc-secret-5e1f0a9b' };
 const dir = stateDir(process.env);
@@ -83,11 +84,9 @@ mcp_servers:
   });
 
   it('accepts the OAuth example in docs/configuration.md', () => {
-    const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
-    const section = doc.slice(doc.indexOf('## OAuth for remote servers'));
-    const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    const yaml = docBlock('docs/configuration.md', 'oauth-example').body;
     const servers = parseConfig(
-      yaml!,
+      yaml,
       'yaml',
       { BILLING_CLIENT_SECRET: 'b-secret-123' },
       'docs/configuration.md',

@@ -1,17 +1,13 @@
 /** The example config in docs/configuration.md is real: it parses, and its claude section is valid. */
-import fs from 'node:fs';
-import path from 'node:path';
 import { parseConfig } from '../../src/config/config-file';
 import { resolveClaudeConfig } from '../../src/claude/config';
 import { resolveWorkerTuning } from '../../src/config/worker-tuning';
 import { testStateDir } from '../support/settings';
+import { docBlock } from '../support/doc-blocks';
 
 it('accepts the configuration example in docs/configuration.md', () => {
-  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
-  const section = doc.slice(doc.indexOf('## Configuration'));
-  const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
-  expect(yaml).toBeDefined();
-  const config = parseConfig(yaml!, 'yaml', { SEARCH_TOKEN: 'tok', TENANT: 't1' }, 'docs/configuration.md', testStateDir());
+  const yaml = docBlock('docs/configuration.md', 'config-example').body;
+  const config = parseConfig(yaml, 'yaml', { SEARCH_TOKEN: 'tok', TENANT: 't1' }, 'docs/configuration.md', testStateDir());
   expect(config.servers.map((s) => [s.name, s.transport])).toEqual([
     ['files', 'stdio'],
     ['search', 'streamable-http'],
