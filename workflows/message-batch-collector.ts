@@ -49,120 +49,190 @@ const EVENTS_PER_RUN = 4000;
 const ANSWERED_KEPT = 20_000;
 
 export async function messageBatchCollector(input: CollectorInput): Promise<CollectorTotals> {
-  const { settings } = input;
-  const activities = proxyActivities<MessageBatchActivities>({
-    taskQueue: claudeTaskQueue(input.taskQueue),
-    startToCloseTimeout: '10 minutes',
-    heartbeatTimeout: '10 seconds',
-    retry: COLLECTOR_CALL_RETRY,
-  });
-  const pending: CollectorRequest[] = [...input.pending];
-  const pendingIds = new Set(pending.map((p) => p.entry.batchRequest));
-  let pendingBytes = pending.reduce((n, p) => n + p.entry.bytes, 0);
-  let pendingSince: number | undefined = pending.length ? workflowNow() : undefined;
-  const batches = new Map<string, SubmittedBatch>(input.batches.map((b) => [b.id, b]));
-  const totals: CollectorTotals = { ...input.totals };
-  const answered = new Set(input.answered);
-  /** custom_id → the Message Batch that holds it. */
-  const submitted = new Map<string, string>();
-  /** custom_ids of the Message Batch being created, and those of them withdrawn meanwhile. */
-  const creating = new Set<string>();
-  const withdrawnWhileCreating = new Set<string>();
-  for (const b of batches.values()) if (!b.suspectedDuplicateOf) for (const id of Object.keys(b.turns)) submitted.set(id, b.id);
-  let receivedThisRun = 0;
-  let lastWorkAt = workflowNow();
-  let draining = false;
-  let busy = 0;
+  return new Collector(input).run();
+}
 
-  setHandler(messageBatchRequestSignal, (...requests) => {
-    lastWorkAt = workflowNow();
+/** One run of the collector: its handlers' methods first, then its loop (`run`) and what the loop does. */
+class Collector {
+  private readonly activities: MessageBatchActivities;
+  private readonly pending: CollectorRequest[];
+  private readonly pendingIds: Set<string>;
+  private pendingBytes: number;
+  private pendingSince: number | undefined;
+  private readonly batches: Map<string, SubmittedBatch>;
+  private readonly totals: CollectorTotals;
+  private readonly answered: Set<string>;
+  /** custom_id → the Message Batch that holds it. */
+  private readonly submitted = new Map<string, string>();
+  /** custom_ids of the Message Batch being created, and those of them withdrawn meanwhile. */
+  private readonly creating = new Set<string>();
+  private readonly withdrawnWhileCreating = new Set<string>();
+  private receivedThisRun = 0;
+  private lastWorkAt: number;
+  /** The run is about to continue as new: the watchers stop. */
+  private draining = false;
+  /** Activities running now: the run continues as new only when none is. */
+  private busy = 0;
+  /** Bytes one Message Batch may hold: the API's limit, and the create input's when nothing is stored. */
+  private readonly byteCap: number;
+  private readonly requestCap: number;
+
+  constructor(private readonly input: CollectorInput) {
+    const { settings } = input;
+    this.activities = proxyActivities<MessageBatchActivities>({
+      taskQueue: claudeTaskQueue(input.taskQueue),
+      startToCloseTimeout: '10 minutes',
+      heartbeatTimeout: '10 seconds',
+      retry: COLLECTOR_CALL_RETRY,
+    });
+    this.pending = [...input.pending];
+    this.pendingIds = new Set(this.pending.map((p) => p.entry.batchRequest));
+    this.pendingBytes = this.pending.reduce((n, p) => n + p.entry.bytes, 0);
+    this.pendingSince = this.pending.length ? workflowNow() : undefined;
+    this.batches = new Map(input.batches.map((b) => [b.id, b]));
+    this.totals = { ...input.totals };
+    this.answered = new Set(input.answered);
+    for (const b of this.batches.values()) if (!b.suspectedDuplicateOf) for (const id of Object.keys(b.turns)) this.submitted.set(id, b.id);
+    this.lastWorkAt = workflowNow();
+    this.byteCap = Math.min(settings.maxBytes, API_MAX_BYTES, settings.storesPayloads ? Infinity : INLINE_CREATE_BYTES);
+    this.requestCap = Math.min(settings.maxRequests, API_MAX_REQUESTS);
+    // The handlers, once the state they change is there and before anything awaits: a request
+    // signalled with the start is handled at once (setHandler delivers what waited for it).
+    setHandler(messageBatchRequestSignal, (...requests) => this.receive(requests));
+    setHandler(messageBatchWithdrawSignal, ({ customIds }) => this.withdraw(customIds));
+    setHandler(messageBatchesQuery, (): CollectorStatus => this.status());
+  }
+
+  /** Requests signalled by turns: each sent once, whatever a retried submission repeats. */
+  private receive(requests: readonly CollectorRequest[]): void {
+    this.lastWorkAt = workflowNow();
     for (const request of requests) {
-      receivedThisRun++;
+      this.receivedThisRun++;
       const id = request.entry.batchRequest;
       // A submission repeated (a retried activity) is sent, and paid, once.
-      if (answered.has(id) || submitted.has(id) || pendingIds.has(id) || creating.has(id)) continue;
-      pending.push(request);
-      pendingIds.add(id);
-      pendingBytes += request.entry.bytes;
-      pendingSince ??= workflowNow();
+      if (this.answered.has(id) || this.submitted.has(id) || this.pendingIds.has(id) || this.creating.has(id)) continue;
+      this.pending.push(request);
+      this.pendingIds.add(id);
+      this.pendingBytes += request.entry.bytes;
+      this.pendingSince ??= workflowNow();
     }
-    report();
-  });
-  setHandler(messageBatchWithdrawSignal, ({ customIds }) => {
+    this.report();
+  }
+
+  /** Requests their turns no longer want: dropped while pending, else discarded when their results come. */
+  private withdraw(customIds: readonly string[]): void {
     for (const id of customIds) {
-      if (pendingIds.has(id)) {
-        const at = pending.findIndex((p) => p.entry.batchRequest === id);
-        pendingBytes -= pending[at]!.entry.bytes;
-        pending.splice(at, 1); // never sent: nothing to pay
-        pendingIds.delete(id);
+      if (this.pendingIds.has(id)) {
+        const at = this.pending.findIndex((p) => p.entry.batchRequest === id);
+        this.pendingBytes -= this.pending[at]!.entry.bytes;
+        this.pending.splice(at, 1); // never sent: nothing to pay
+        this.pendingIds.delete(id);
         continue;
       }
-      if (creating.has(id)) {
-        withdrawnWhileCreating.add(id); // recorded on its batch once the create answers
+      if (this.creating.has(id)) {
+        this.withdrawnWhileCreating.add(id); // recorded on its batch once the create answers
         continue;
       }
-      const batch = batches.get(submitted.get(id) ?? '');
+      const batch = this.batches.get(this.submitted.get(id) ?? '');
       if (batch && !batch.withdrawn.includes(id)) batch.withdrawn.push(id);
     }
-    if (!pending.length) pendingSince = undefined;
-    report();
-  });
-  setHandler(messageBatchesQuery, (): CollectorStatus => status());
+    if (!this.pending.length) this.pendingSince = undefined;
+    this.report();
+  }
 
-  const byParent = (requests: readonly CollectorRequest[]): Record<string, number> => {
-    const counts: Record<string, number> = {};
-    for (const r of requests) if (r.parent) counts[r.parent] = (counts[r.parent] ?? 0) + 1;
-    return counts;
-  };
-  function status(): CollectorStatus {
+  private status(): CollectorStatus {
+    const { pending, pendingSince } = this;
     return {
-      model: input.model,
-      taskQueue: input.taskQueue,
+      model: this.input.model,
+      taskQueue: this.input.taskQueue,
       pending: { requests: pending.length, byParent: byParent(pending), ...(pendingSince !== undefined ? { since: pendingSince } : {}) },
-      batches: [...batches.values()]
+      batches: [...this.batches.values()]
         .filter((b) => !b.suspectedDuplicateOf)
         .map((b) => ({ id: b.id, requests: b.requests, submittedAt: b.submittedAt, byParent: b.byParent, withdrawn: b.withdrawn.length })),
-      totals,
+      totals: this.totals,
     };
   }
-  function report(): void {
+
+  /** Gathers, sends and watches until the collector has been idle long enough, or continues as new. */
+  async run(): Promise<CollectorTotals> {
+    const { settings } = this.input;
+    for (const b of this.batches.values()) this.watch(b);
+    this.report();
+    for (;;) {
+      const longHistory = (): boolean =>
+        workflowInfo().continueAsNewSuggested || this.receivedThisRun >= REQUESTS_PER_RUN || workflowInfo().historyLength >= EVENTS_PER_RUN;
+      // The first request to wait starts the wait for its batch, and the last batch ended starts the
+      // idle time: the loop wakes for either.
+      const gathering = this.pendingSince !== undefined;
+      const waiting = this.batches.size > 0;
+      const wake = (): boolean =>
+        this.flushDue() || (longHistory() && this.busy === 0) || (this.pendingSince !== undefined) !== gathering || (this.batches.size > 0) !== waiting;
+      if (gathering) await condition(wake, Math.max(0, this.pendingSince! + settings.maxWaitMs - workflowNow()));
+      else if (waiting) await condition(wake);
+      else await condition(wake, Math.max(1, this.lastWorkAt + settings.idleMs - workflowNow()));
+      if (this.flushDue()) {
+        await this.flush();
+        continue;
+      }
+      if (longHistory()) {
+        // Sends what waits, lets every running activity end, then carries the rest to a new run.
+        while (this.pending.length) await this.flush();
+        this.draining = true;
+        await condition(() => this.busy === 0);
+        return makeContinueAsNewFunc<typeof messageBatchCollector>({ workflowTaskTimeout: COLLECTOR_TASK_TIMEOUT })({
+          ...this.input,
+          batches: [...this.batches.values()],
+          pending: [...this.pending],
+          totals: this.totals,
+          answered: [...this.answered],
+        });
+      }
+      if (!this.pending.length && this.batches.size === 0 && workflowNow() - this.lastWorkAt >= settings.idleMs) {
+        log.info('no requests for a while: the collector ends (the next request starts it again)', { totals: this.totals });
+        return this.totals;
+      }
+    }
+  }
+
+  /** The Temporal UI's current details: what waits, what was sent. */
+  private report(): void {
     const now = workflowNow();
-    const lines = [...batches.values()]
+    const lines = [...this.batches.values()]
       .filter((b) => !b.suspectedDuplicateOf)
       .map((b) => `- ${b.id}: ${b.requests} requests, submitted ${Math.round((now - b.submittedAt) / 1000)} s ago`);
     setCurrentDetails(
-      `**Message Batches for ${input.model}** · ${pending.length} requests waiting to be sent · ${totals.batches} batches, ${totals.requests} requests so far\n` +
+      `**Message Batches for ${this.input.model}** · ${this.pending.length} requests waiting to be sent · ${this.totals.batches} batches, ${this.totals.requests} requests so far\n` +
         lines.join('\n'),
     );
   }
 
-  /** Bytes one Message Batch may hold: the API's limit, and the create input's when nothing is stored. */
-  const byteCap = Math.min(settings.maxBytes, API_MAX_BYTES, settings.storesPayloads ? Infinity : INLINE_CREATE_BYTES);
-  const requestCap = Math.min(settings.maxRequests, API_MAX_REQUESTS);
-  const flushDue = (): boolean =>
-    pending.length >= requestCap ||
-    pendingBytes >= byteCap ||
-    (pendingSince !== undefined && workflowNow() - pendingSince >= settings.maxWaitMs);
-  const cancelDue = (b: SubmittedBatch): boolean => !b.cancelRequested && !b.suspectedDuplicateOf && b.withdrawn.length >= b.requests;
+  private flushDue(): boolean {
+    return (
+      this.pending.length >= this.requestCap ||
+      this.pendingBytes >= this.byteCap ||
+      (this.pendingSince !== undefined && workflowNow() - this.pendingSince >= this.input.settings.maxWaitMs)
+    );
+  }
 
   /** Sends the oldest pending requests as one Message Batch. */
-  async function flush(): Promise<void> {
+  private async flush(): Promise<void> {
+    const { activities } = this;
     let bytes = 0;
     let count = 0;
-    while (count < pending.length && count < requestCap) {
-      const next = pending[count]!.entry.bytes;
-      if (count > 0 && bytes + next > byteCap) break;
+    while (count < this.pending.length && count < this.requestCap) {
+      const next = this.pending[count]!.entry.bytes;
+      if (count > 0 && bytes + next > this.byteCap) break;
       bytes += next;
       count++;
     }
-    const taken = pending.splice(0, count);
+    const taken = this.pending.splice(0, count);
     for (const t of taken) {
-      pendingIds.delete(t.entry.batchRequest);
-      creating.add(t.entry.batchRequest);
+      this.pendingIds.delete(t.entry.batchRequest);
+      this.creating.add(t.entry.batchRequest);
     }
-    pendingBytes -= bytes;
-    pendingSince = pending.length ? workflowNow() : undefined;
-    busy++;
+    this.pendingBytes -= bytes;
+    this.pendingSince = this.pending.length ? workflowNow() : undefined;
+    this.busy++;
     try {
       const created = await activities.createMessageBatch({ requests: taken.length }, ...taken.map((t) => t.entry));
       const turns = Object.fromEntries(taken.map((t) => [t.entry.batchRequest, t.turn]));
@@ -172,19 +242,19 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
         requests: taken.length,
         turns,
         byParent: byParent(taken),
-        withdrawn: [...withdrawnWhileCreating],
-        pollDelayMs: settings.pollInitialMs,
+        withdrawn: [...this.withdrawnWhileCreating],
+        pollDelayMs: this.input.settings.pollInitialMs,
       };
-      batches.set(batch.id, batch);
-      for (const id of Object.keys(turns)) submitted.set(id, batch.id);
-      totals.batches++;
-      totals.requests += taken.length;
-      if (created.adopted) totals.adopted++;
-      watch(batch);
+      this.batches.set(batch.id, batch);
+      for (const id of Object.keys(turns)) this.submitted.set(id, batch.id);
+      this.totals.batches++;
+      this.totals.requests += taken.length;
+      if (created.adopted) this.totals.adopted++;
+      this.watch(batch);
       for (const suspect of created.duplicateSuspects) {
         const duplicate: SubmittedBatch = { ...batch, id: suspect, byParent: {}, withdrawn: [], suspectedDuplicateOf: batch.id };
-        batches.set(suspect, duplicate);
-        watch(duplicate);
+        this.batches.set(suspect, duplicate);
+        this.watch(duplicate);
       }
     } catch (err) {
       // The API refused the batch itself (its requests are not retried as they are): each turn is told.
@@ -192,90 +262,94 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
       const turns = Object.fromEntries(taken.map((t) => [t.entry.batchRequest, t.turn]));
       await activities.answerWithFailure({ turns, failure: createFailure(err) });
     } finally {
-      creating.clear();
-      withdrawnWhileCreating.clear();
-      busy--;
-      report();
+      this.creating.clear();
+      this.withdrawnWhileCreating.clear();
+      this.busy--;
+      this.report();
     }
   }
 
   /** Waits for a Message Batch to end (polls with backoff), then hands its results to their turns. */
-  function watch(batch: SubmittedBatch): void {
-    void (async () => {
-      for (;;) {
-        if (cancelDue(batch)) {
-          batch.cancelRequested = true;
-          busy++;
-          try {
-            await activities.cancelMessageBatch(batch.id);
-          } catch (err) {
-            log.warn('a Message Batch could not be cancelled; its results are still discarded', { batchId: batch.id, error: failureMessage(err) });
-          } finally {
-            busy--;
-          }
-        }
-        await condition(() => draining || cancelDue(batch), batch.pollDelayMs);
-        if (draining) return;
-        if (cancelDue(batch)) continue;
-        busy++;
-        try {
-          let ended: boolean;
-          try {
-            ({ ended } = await activities.retrieveMessageBatch(batch.id));
-          } catch (err) {
-            await lost(batch, err);
-            return;
-          }
-          if (!ended) {
-            batch.pollDelayMs = Math.min(Math.round(batch.pollDelayMs * 1.5), settings.pollMaxMs);
-            continue;
-          }
-          let delivered: DeliveryReport;
-          try {
-            delivered = await activities.deliverMessageBatchResults({
-              batchId: batch.id,
-              turns: batch.turns,
-              withdrawn: batch.withdrawn,
-              ...(batch.suspectedDuplicateOf ? { duplicateOf: batch.suspectedDuplicateOf } : {}),
-            });
-          } catch (err) {
-            await lost(batch, err);
-            return;
-          }
-          account(delivered);
-          forget(batch);
-          return;
-        } finally {
-          busy--;
-          report();
-        }
-      }
-    })();
+  private watch(batch: SubmittedBatch): void {
+    void this.watching(batch);
   }
 
-  function forget(batch: SubmittedBatch): void {
-    batches.delete(batch.id);
-    if (!batch.suspectedDuplicateOf) for (const id of Object.keys(batch.turns)) submitted.delete(id);
-    lastWorkAt = workflowNow();
+  private async watching(batch: SubmittedBatch): Promise<void> {
+    const { activities } = this;
+    for (;;) {
+      if (cancelDue(batch)) {
+        batch.cancelRequested = true;
+        this.busy++;
+        try {
+          await activities.cancelMessageBatch(batch.id);
+        } catch (err) {
+          log.warn('a Message Batch could not be cancelled; its results are still discarded', { batchId: batch.id, error: failureMessage(err) });
+        } finally {
+          this.busy--;
+        }
+      }
+      await condition(() => this.draining || cancelDue(batch), batch.pollDelayMs);
+      if (this.draining) return;
+      if (cancelDue(batch)) continue;
+      this.busy++;
+      try {
+        let ended: boolean;
+        try {
+          ({ ended } = await activities.retrieveMessageBatch(batch.id));
+        } catch (err) {
+          await this.lost(batch, err);
+          return;
+        }
+        if (!ended) {
+          batch.pollDelayMs = Math.min(Math.round(batch.pollDelayMs * 1.5), this.input.settings.pollMaxMs);
+          continue;
+        }
+        let delivered: DeliveryReport;
+        try {
+          delivered = await activities.deliverMessageBatchResults({
+            batchId: batch.id,
+            turns: batch.turns,
+            withdrawn: batch.withdrawn,
+            ...(batch.suspectedDuplicateOf ? { duplicateOf: batch.suspectedDuplicateOf } : {}),
+          });
+        } catch (err) {
+          await this.lost(batch, err);
+          return;
+        }
+        this.account(delivered);
+        this.forget(batch);
+        return;
+      } finally {
+        this.busy--;
+        this.report();
+      }
+    }
+  }
+
+  private forget(batch: SubmittedBatch): void {
+    this.batches.delete(batch.id);
+    if (!batch.suspectedDuplicateOf) for (const id of Object.keys(batch.turns)) this.submitted.delete(id);
+    this.lastWorkAt = workflowNow();
   }
 
   /**
    * A Message Batch the API no longer answers for (not found, archived: a final error after the
    * activity's retries): its turns still waiting send their requests again.
    */
-  async function lost(batch: SubmittedBatch, err: unknown): Promise<void> {
+  private async lost(batch: SubmittedBatch, err: unknown): Promise<void> {
     log.error('a Message Batch cannot be read: its requests are sent again', { batchId: batch.id, error: failureMessage(err) });
-    forget(batch);
+    this.forget(batch);
     if (batch.suspectedDuplicateOf) return;
     const withdrawn = new Set(batch.withdrawn);
     const turns = Object.fromEntries(Object.entries(batch.turns).filter(([id]) => !withdrawn.has(id)));
-    await activities.answerWithFailure({
+    await this.activities.answerWithFailure({
       turns,
       failure: { type: BatchedOutcomeType.NotSubmitted, message: `Message Batch ${batch.id} cannot be read (${failureMessage(err)}): sent again`, retryable: true },
     });
   }
 
-  function account(delivered: DeliveryReport): void {
+  private account(delivered: DeliveryReport): void {
+    const { totals, answered } = this;
     totals.succeeded += delivered.succeeded;
     totals.errored += delivered.errored;
     totals.expired += delivered.expired;
@@ -292,43 +366,18 @@ export async function messageBatchCollector(input: CollectorInput): Promise<Coll
       }
     }
   }
+}
 
-  for (const b of batches.values()) watch(b);
-  report();
-  for (;;) {
-    const longHistory = (): boolean =>
-      workflowInfo().continueAsNewSuggested || receivedThisRun >= REQUESTS_PER_RUN || workflowInfo().historyLength >= EVENTS_PER_RUN;
-    // The first request to wait starts the wait for its batch, and the last batch ended starts the
-    // idle time: the loop wakes for either.
-    const gathering = pendingSince !== undefined;
-    const waiting = batches.size > 0;
-    const wake = (): boolean =>
-      flushDue() || (longHistory() && busy === 0) || (pendingSince !== undefined) !== gathering || (batches.size > 0) !== waiting;
-    if (gathering) await condition(wake, Math.max(0, pendingSince! + settings.maxWaitMs - workflowNow()));
-    else if (waiting) await condition(wake);
-    else await condition(wake, Math.max(1, lastWorkAt + settings.idleMs - workflowNow()));
-    if (flushDue()) {
-      await flush();
-      continue;
-    }
-    if (longHistory()) {
-      // Sends what waits, lets every running activity end, then carries the rest to a new run.
-      while (pending.length) await flush();
-      draining = true;
-      await condition(() => busy === 0);
-      return makeContinueAsNewFunc<typeof messageBatchCollector>({ workflowTaskTimeout: COLLECTOR_TASK_TIMEOUT })({
-        ...input,
-        batches: [...batches.values()],
-        pending: [...pending],
-        totals,
-        answered: [...answered],
-      });
-    }
-    if (!pending.length && batches.size === 0 && workflowNow() - lastWorkAt >= settings.idleMs) {
-      log.info('no requests for a while: the collector ends (the next request starts it again)', { totals });
-      return totals;
-    }
-  }
+/** The requests of each batch parent among `requests`. */
+function byParent(requests: readonly CollectorRequest[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of requests) if (r.parent) counts[r.parent] = (counts[r.parent] ?? 0) + 1;
+  return counts;
+}
+
+/** A Message Batch whose every request was withdrawn, not yet asked to cancel. */
+function cancelDue(b: SubmittedBatch): boolean {
+  return !b.cancelRequested && !b.suspectedDuplicateOf && b.withdrawn.length >= b.requests;
 }
 
 /** The failure each turn of a refused Message Batch gets: the API's own, never retried as is. */
