@@ -8,7 +8,6 @@ import {
   WorkflowFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
-  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Client,
   type WorkflowHandle,
@@ -31,10 +30,11 @@ import {
 } from '../core/workflow-handlers';
 import { parseTurnOptions } from '../schemas/turn-options';
 import { checkId, ConversationIdSchema, MessageIdSchema } from '../schemas/ids';
-import { kindOfWorkflowType, WorkflowKindError } from './workflow-kind';
+import { WorkflowKindError } from './workflow-kind';
 import { streamedInput, type StreamOption } from './chat-turn-client';
 import { subscribeTurn } from './subscribe';
 import type { TurnStreamEvent } from '../core/stream-events';
+import { describeId } from './describe-id';
 
 export type ConversationHandle = WorkflowHandle<typeof conversation>;
 
@@ -77,9 +77,10 @@ export class ConversationEndedError extends Error {
   override name = 'ConversationEndedError';
   constructor(
     readonly conversationId: string,
+    /** In the one vocabulary (src/core/run-status.ts): completed, timed_out, … */
     readonly status: string,
   ) {
-    super(`conversation ${conversationId} has ended (${status.toLowerCase()}) and takes no more messages: start a new one (another id)`);
+    super(`conversation ${conversationId} has ended (${status}) and takes no more messages: start a new one (another id)`);
   }
 }
 
@@ -89,15 +90,10 @@ export class ConversationEndedError extends Error {
  * ({@link ConversationEndedError}). Undefined for a running conversation or a free id.
  */
 async function refusalAt(client: Client, conversationId: string): Promise<Error | undefined> {
-  let described;
-  try {
-    described = await client.workflow.getHandle(conversationId).describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return undefined;
-    throw err;
-  }
-  if (kindOfWorkflowType(described.type) !== 'conversation') return new WorkflowKindError(conversationId, 'conversation', described.type);
-  if (described.status.name !== 'RUNNING') return new ConversationEndedError(conversationId, described.status.name);
+  const named = await describeId(client, conversationId);
+  if (!named) return undefined;
+  if (named.kind !== 'conversation') return new WorkflowKindError(conversationId, 'conversation', named.type);
+  if (!named.running) return new ConversationEndedError(conversationId, named.status);
   return undefined;
 }
 
