@@ -61,7 +61,7 @@ function staticDetails(checked: ChatTurnInput): string {
 }
 
 /**
- * Starts one chat turn. The input is validated first: a bad field throws `ChatTurnInputError`
+ * Starts one chat turn with its input as checked: a bad field throws `ChatTurnInputError`
  * naming it, and an id that cannot be a turn's (too long, or a conversation's turn id form
  * `…-turn-<n>`) `InvalidIdError`, before anything is started.
  */
@@ -76,7 +76,8 @@ export async function startChatTurn(
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId,
     ...(options.workflowIdReusePolicy ? { workflowIdReusePolicy: options.workflowIdReusePolicy } : {}),
-    args: [input],
+    // The checked input (its question trimmed) is what starts the turn.
+    args: [params],
     staticSummary: oneLine(params.question, 120),
     staticDetails: staticDetails(params),
     typedSearchAttributes: turnStartSearchAttributes({ model: params.model, batch: options.batch }),

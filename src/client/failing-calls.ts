@@ -79,8 +79,11 @@ export function failingCallLine(activity: PendingActivity, now = Date.now()): st
   return `${whatFails(activity, failure)}, attempt ${failedAttemptOf(activity)}, ${nextAttempt(activity, now)}`;
 }
 
-/** How often `run` and `chat` ask the turn they follow for its failing calls (a describe each time). */
-export const FOLLOWED_TURN_EVERY_MS = 1000;
+/**
+ * How often `run` and `chat` ask the turn they follow for its failing calls (a describe each time):
+ * half a Claude call's first retry interval (1 s), so each failed attempt is seen before the next.
+ */
+export const FOLLOWED_TURN_EVERY_MS = 500;
 
 export class FailingCalls {
   /** `runId/activityId/attempt` of every failed attempt reported. */

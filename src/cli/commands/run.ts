@@ -81,6 +81,8 @@ interface ProgressFollowing {
  * calls (as often as `failingCalls` describes the turn).
  */
 async function followProgress({ handle, done, print, approvals, pollMs, failingCalls, warn }: ProgressFollowing): Promise<void> {
+  // On their own pace: a progress query waits for the worker, a describe does not.
+  const failing = followFailingCalls(handle.workflowId, failingCalls, done, warn);
   const lines = new ProgressLines();
   while (!done()) {
     let p: TurnProgress | undefined;
@@ -90,11 +92,19 @@ async function followProgress({ handle, done, print, approvals, pollMs, failingC
       // The first workflow task may not have run yet.
     }
     if (p && print) for (const line of lines.next(handle.workflowId, p)) say(line);
-    // A describe that fails now (the turn just closed, the server restarts) is asked again later.
-    const failing = await failingCalls.lines(handle.workflowId).catch(() => []);
-    if (!done()) for (const line of failing) warn(line);
     if (p?.pendingApprovals.length) await approvals.handle(p.pendingApprovals);
     await new Promise((r) => setTimeout(r, pollMs));
+  }
+  await failing;
+}
+
+/** Prints the turn's failing calls every {@link FOLLOWED_TURN_EVERY_MS} until it ends. */
+async function followFailingCalls(workflowId: string, failingCalls: FailingCalls, done: () => boolean, warn: (line: string) => void): Promise<void> {
+  while (!done()) {
+    // A describe that fails now (the turn just closed, the server restarts) is asked again later.
+    const failing = await failingCalls.lines(workflowId).catch(() => []);
+    if (!done()) for (const line of failing) warn(line);
+    await new Promise((r) => setTimeout(r, FOLLOWED_TURN_EVERY_MS));
   }
 }
 
