@@ -133,30 +133,24 @@ function readParts(file) {
 // name, nor from files of a part named with "(only these files)" other than those files.
 function partZones(parts) {
   const byName = new Map(parts.map((p) => [p.name, p]));
-  return parts.flatMap((part) =>
-    part.folders.map((target) => ({
-      target,
-      from: parts.flatMap((other) => {
-        if (other === part) return [];
-        const allowed = part.imports.find((i) => i.part === other.name);
-        if (allowed && !allowed.only.length) return [];
-        return other.folders;
-      }),
-      message: `${part.name} may import only ${part.imports.map((i) => (i.only.length ? `${i.part} (${i.only.join(', ')})` : i.part)).join(', ') || 'within itself'} (docs/architecture.md, "Parts").`,
-    })).flatMap((zone) => {
-      // A part named with its only files: one zone for its folder, those files excepted.
-      const limited = part.imports.filter((i) => i.only.length && byName.has(i.part));
-      return [
-        { ...zone, from: zone.from.filter((f) => !limited.some((i) => byName.get(i.part).folders.includes(f))) },
-        ...limited.map((i) => ({
-          target: zone.target,
-          from: byName.get(i.part).folders[0],
-          except: i.only.map((file) => path.relative(byName.get(i.part).folders[0], file)).map((f) => `./${f}`),
-          message: `${part.name} may import ${i.part} only through ${i.only.join(', ')} (docs/architecture.md, "Parts").`,
-        })),
-      ];
-    }),
-  );
+  const NOTE = '(docs/architecture.md, "Parts").';
+  return parts.flatMap((part) => {
+    const named = new Map(part.imports.map((i) => [i.part, i.only]));
+    const unnamed = parts.filter((other) => other !== part && !named.has(other.name)).flatMap((other) => other.folders);
+    const allowed = part.imports.map((i) => (i.only.length ? `${i.part} (${i.only.join(', ')})` : i.part)).join(', ') || 'within itself';
+    // A part named with its only files: the part's folders, those files excepted.
+    const limited = [...named].filter(([, only]) => only.length).flatMap(([name, only]) =>
+      byName.get(name).folders.map((folder) => ({
+        from: folder,
+        except: only.filter((file) => file.startsWith(`${folder}/`)).map((file) => `./${path.relative(folder, file)}`),
+        message: `${part.name} may import ${name} only through ${only.join(', ')} ${NOTE}`,
+      })),
+    );
+    return part.folders.flatMap((target) => [
+      { target, from: unnamed, message: `${part.name} may import only ${allowed} ${NOTE}` },
+      ...limited.map((zone) => ({ target, ...zone })),
+    ]);
+  });
 }
 
 export const PARTS = readParts(new URL('./docs/architecture.md', import.meta.url));

@@ -33,7 +33,7 @@ import { clientStorageOptions } from '../src/data-converter/client-storage-optio
 import { createDataConverter } from '../src/data-converter/data-converter';
 import { addNewKey } from '../src/encryption/keyring';
 import type { EncryptionSettings } from '../src/encryption/encryption-settings';
-import { formatBytes } from '../src/storage/stored-payload';
+import { formatBytes } from '../src/core/text';
 import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { newConversationId, sendMessage } from '../src/client/conversation-client';

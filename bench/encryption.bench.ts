@@ -32,7 +32,7 @@ import { describeEncryption, type EncryptionSettings } from '../src/encryption/e
 import { addNewKey, loadKeyring } from '../src/encryption/keyring';
 import { clientStorageOptions } from '../src/data-converter/client-storage-options';
 import { createDataConverter } from '../src/data-converter/data-converter';
-import { formatBytes } from '../src/storage/stored-payload';
+import { formatBytes } from '../src/core/text';
 import { startStubModel } from '../src/stub';
 import { freePort, startDevServer } from '../src/temporal/dev-server';
 import { encodedSize, rawHistoryEvents } from '../test/support/history-payloads';

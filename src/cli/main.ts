@@ -4,7 +4,7 @@ import { packageVersion } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
 import { InvalidIdError } from '../schemas/ids';
-import { isSettingsError } from '../config/settings';
+import type * as SettingsErrors from '../config/settings-errors';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import type * as Approvals from './commands/approvals';
 import type * as Auth from './commands/auth';
@@ -91,6 +91,9 @@ export function buildProgram(argv?: string[]): Command {
  */
 function badInput(err: unknown): CliError | undefined {
   if (err instanceof InvalidIdError) return new CliError(err.message, EXIT.badInput);
+  // Loaded only now: it loads every section's module, which a command that succeeds may not need.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { isSettingsError } = require('../config/settings-errors') as typeof SettingsErrors;
   if (isSettingsError(err)) return new CliError(err.message, EXIT.badInput, (err.problems ?? []).filter((p) => !err.message.includes(p)));
   return undefined;
 }

@@ -17,7 +17,8 @@ import { WAITING_APPROVAL_STATUS } from '../core/run-status';
 import { SA_BATCH, SA_STATUS } from '../core/search-attributes';
 import { decideUpdate, pendingApprovalsQuery } from '../core/workflow-handlers';
 import { quoted } from './visibility-query';
-import { kindOfWorkflowType, kindPhrase } from './workflow-kind';
+import { kindPhrase } from './workflow-kind';
+import { describeId } from './describe-id';
 
 /**
  * One call waiting for approval, as {@link listPendingApprovals} lists it: `input` is the object
@@ -160,15 +161,10 @@ async function decide(
 
 /** Why turn `turnId` takes no decision: it does not exist, is no turn, or has ended; undefined while it runs. */
 async function refusalAt(client: Client, turnId: string): Promise<string | undefined> {
-  let described;
-  try {
-    described = await client.workflow.getHandle(turnId).describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return `no turn ${turnId}`;
-    throw err;
-  }
-  if (kindOfWorkflowType(described.type) !== 'turn') return `no turn ${turnId}: it is ${kindPhrase(described.type)}`;
-  if (described.status.name !== 'RUNNING') return `turn ${turnId} has ended (${described.status.name.toLowerCase()}): nothing waits for approval`;
+  const named = await describeId(client, turnId);
+  if (!named) return `no turn ${turnId}`;
+  if (named.kind !== 'turn') return `no turn ${turnId}: it is ${kindPhrase(named.type)}`;
+  if (!named.running) return `turn ${turnId} has ended (${named.status}): nothing waits for approval`;
   return undefined;
 }
 

@@ -65,7 +65,12 @@ export function parseConfig(
   sourceName: string,
   stateDir: string,
 ): ConfigFile {
-  let raw = parseConfigText(text, format, sourceName);
+  return checkConfig(parseConfigText(text, format, sourceName), env, sourceName, stateDir);
+}
+
+/** {@link parseConfig} of config text already parsed (`raw`, JSON's or YAML's value). */
+export function checkConfig(parsedText: unknown, env: NodeJS.ProcessEnv, sourceName: string, stateDir: string): ConfigFile {
+  let raw = parsedText;
   if (raw === null || raw === undefined) raw = {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(sourceName, ['(file): must be an object with mcpServers or mcp_servers']);

@@ -3,65 +3,71 @@
  * entry such as the worker plugin) from its flags, the environment and the config file, and passed
  * down as one value. No other module reads the environment or the config file.
  *
- * Every section is checked here, at load. A section that cannot be used keeps its error, thrown
- * when the section is used (`settings.worker.get()`): a command fails on what it needs and only on
- * that, so `mcp-turns ls` runs without the secrets only the MCP servers' section names, while a
- * worker refuses to start without them.
+ * The environment is read here, once; the config file is read and parsed once, on the first section
+ * that needs it. Each section is checked the first time it is used (`settings.worker.get()`), once,
+ * and keeps its value or its error: a command fails on what it needs and only on that, so
+ * `mcp-turns ls` runs without the secrets only the MCP servers' section names (and without loading
+ * the modules that check them), while a worker refuses to start without them. A section's error is
+ * its module's own class; src/config/settings-errors.ts lists them.
  */
 import path from 'node:path';
-import { checkClaudeApi, ClaudeClientConfigError, type ClaudeApiSettings } from '../claude/api-settings';
-import { encryptionSettingsOf, EncryptionConfigError, type EncryptionSettings } from '../encryption/encryption-settings';
-import { storageConfigFromEnv, StorageConfigError, type StorageConfig } from '../storage/storage-config';
-import { KeyringError } from '../encryption/keyring';
-import { TracingConfigError, tracingSettingsFromEnv, type TracingSettings } from '../tracing/tracing-settings';
+import type { ClientConnectConfig } from '@temporalio/envconfig';
+import { checkClaudeApi, type ClaudeApiSettings } from '../claude/api-settings';
+import type * as EncryptionSettingsModule from '../encryption/encryption-settings';
+import type { EncryptionSettings } from '../encryption/encryption-settings';
+import type * as StorageConfigModule from '../storage/storage-config';
+import type { StorageConfig } from '../storage/storage-config';
+import { tracingSettingsFromEnv, type TracingSettings } from '../tracing/tracing-settings';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { stateDir as defaultStateDir } from '../temporal/project-paths';
 import { temporalEnvConfig } from '../temporal/connection';
-import type { ClientConnectConfig } from '@temporalio/envconfig';
-import { ConfigError, parseConfigText, readConfigDocument, substitutedSection, type ConfigDocument } from './config-text';
-import { parseConfig } from './config-file';
-import { resolveServeSettings, ServeSettingsError, tokenProblems, tokensFromEnv, type ServeFlags, type ServeSettings, type ServeToken } from './serve-settings';
-import { workerConfigOf, WorkerConfigError, type WorkerConfig } from './worker-config';
+import type * as ConfigTextModule from './config-text';
+import type { ConfigDocument } from './config-text';
+import type * as ConfigFileModule from './config-file';
+import type * as ServeSettingsModule from './serve-settings';
+import type { ServeFlags, ServeSettings, ServeToken } from './serve-settings';
+import type * as WorkerConfigModule from './worker-config';
+import type { WorkerConfig } from './worker-config';
 
-/**
- * The errors of a setting that cannot be used: bad input the person fixes in a flag, the environment
- * or the config file. Each message is one line naming the variable, key or file; an error listing
- * several problems has them in `problems`.
+/*
+ * The section modules, loaded on their section's first use: with zod schemas, the Claude and MCP
+ * config and payload storage they take ~0.1 s to load, which a command that uses none of them (`ls`
+ * on a server it cannot reach) has no use for.
  */
-const SETTINGS_ERRORS = [
-  ConfigError,
-  WorkerConfigError,
-  ServeSettingsError,
-  StorageConfigError,
-  EncryptionConfigError,
-  KeyringError,
-  TracingConfigError,
-  ClaudeClientConfigError,
-];
+/* eslint-disable @typescript-eslint/no-require-imports */
+const configText = (): typeof ConfigTextModule => require('./config-text') as typeof ConfigTextModule;
+const configFile = (): typeof ConfigFileModule => require('./config-file') as typeof ConfigFileModule;
+const serveSettings = (): typeof ServeSettingsModule => require('./serve-settings') as typeof ServeSettingsModule;
+const workerConfig = (): typeof WorkerConfigModule => require('./worker-config') as typeof WorkerConfigModule;
+const storageConfig = (): typeof StorageConfigModule => require('../storage/storage-config') as typeof StorageConfigModule;
+const encryptionSettings = (): typeof EncryptionSettingsModule => require('../encryption/encryption-settings') as typeof EncryptionSettingsModule;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
-/** Whether `err` says a setting cannot be used (see {@link SETTINGS_ERRORS}). */
-export function isSettingsError(err: unknown): err is Error & { problems?: string[] } {
-  return SETTINGS_ERRORS.some((kind) => err instanceof kind);
-}
-
-/** A checked section: its value, or the error that says why it cannot be used. */
+/** A section: its value, checked on first use, or the error that says why it cannot be used. */
 export interface Checked<T> {
-  /** The value; throws the section's error (one {@link isSettingsError} knows) when it has one. */
+  /** The value; throws the section's error (src/config/settings-errors.ts) when it has one. */
   get(): T;
 }
 
-/** `resolve()`'s value, or its error kept and thrown at each `get()`. */
-export function checked<T>(resolve: () => T): Checked<T> {
-  try {
-    const value = resolve();
-    return { get: () => value };
-  } catch (err) {
-    return {
-      get: () => {
-        throw err;
-      },
-    };
-  }
+/** `resolve`, run at most once: its value, or its error thrown again at every call. */
+function once<T>(resolve: () => T): () => T {
+  let result: { value: T } | { error: unknown } | undefined;
+  return () => {
+    if (!result) {
+      try {
+        result = { value: resolve() };
+      } catch (error) {
+        result = { error };
+      }
+    }
+    if ('error' in result) throw result.error;
+    return result.value;
+  };
+}
+
+/** A section resolved by `resolve` on its first use. */
+function section<T>(resolve: () => T): Checked<T> {
+  return { get: once(resolve) };
 }
 
 /** What settings are loaded from. */
@@ -121,22 +127,6 @@ export interface Settings {
 /** The service name of spans when OTEL_SERVICE_NAME is unset. */
 export const DEFAULT_TRACING_SERVICE = 'mcp-turns-worker';
 
-/** `resolve`, run at most once: its value, or its error thrown again at every call. */
-function once<T>(resolve: () => T): () => T {
-  let result: { value: T } | { error: unknown } | undefined;
-  return () => {
-    if (!result) {
-      try {
-        result = { value: resolve() };
-      } catch (error) {
-        result = { error };
-      }
-    }
-    if ('error' in result) throw result.error;
-    return result.value;
-  };
-}
-
 function nonEmpty(value: string | undefined): string | undefined {
   const v = value?.trim();
   return v ? v : undefined;
@@ -146,57 +136,58 @@ function nonEmpty(value: string | undefined): string | undefined {
 export function loadSettings(sources: SettingsSources): Settings {
   const { env, flags = {} } = sources;
   const stateDir = sources.stateDir ? path.resolve(sources.stateDir) : defaultStateDir(env);
-  const configFile = sources.configDocument ? undefined : (sources.configFile ?? nonEmpty(env.MCP_TURNS_CONFIG));
-  const document = once(() => sources.configDocument ?? (configFile ? readConfigDocument(configFile) : undefined));
-  // The file's top level, parsed once for the sections read alone (variables substituted per section).
-  const raw = once(() => {
+  const configFilePath = sources.configDocument ? undefined : (sources.configFile ?? nonEmpty(env.MCP_TURNS_CONFIG));
+  const source = sources.configDocument?.source ?? configFilePath;
+  // The file, read once; its text parsed once; its whole-file check (servers and sections) once.
+  const document = once(() => sources.configDocument ?? (configFilePath ? configText().readConfigDocument(configFilePath) : undefined));
+  const parsed = once(() => {
     const doc = document();
-    return doc ? parseConfigText(doc.text, doc.format, doc.source) : undefined;
+    return doc ? configText().parseConfigText(doc.text, doc.format, doc.source) : undefined;
   });
+  const checkedFile = once(() => configFile().checkConfig(parsed() ?? { mcpServers: {} }, env, source ?? '(none)', stateDir));
   const metricsAddress = flags.metricsAddress ?? nonEmpty(env.MCP_TURNS_METRICS);
   const uiUrl = nonEmpty(env.MCP_TURNS_UI_URL);
   const temporalCliPath = nonEmpty(env.TEMPORAL_CLI_PATH);
   return {
     stateDir,
-    ...(configFile ? { configFile: path.resolve(configFile) } : {}),
+    ...(configFilePath ? { configFile: path.resolve(configFilePath) } : {}),
     taskQueue: flags.taskQueue ?? nonEmpty(env.MCP_TURNS_TASK_QUEUE) ?? DEFAULT_TASK_QUEUE,
     color: !nonEmpty(env.NO_COLOR),
-    temporal: checked(() => temporalEnvConfig(env)),
+    temporal: section(() => temporalEnvConfig(env)),
     ...(uiUrl ? { uiUrl } : {}),
     ...(metricsAddress ? { metricsAddress } : {}),
     ...(temporalCliPath ? { temporalCliPath } : {}),
-    claudeApi: checked(() => checkClaudeApi({ apiKey: env.ANTHROPIC_API_KEY, authToken: env.ANTHROPIC_AUTH_TOKEN, baseURL: env.ANTHROPIC_BASE_URL })),
-    storage: checked(() => storageConfigFromEnv(env, stateDir)),
-    encryption: checked(() => {
+    claudeApi: section(() => checkClaudeApi({ apiKey: env.ANTHROPIC_API_KEY, authToken: env.ANTHROPIC_AUTH_TOKEN, baseURL: env.ANTHROPIC_BASE_URL })),
+    storage: section(() => storageConfig().storageConfigFromEnv(env, stateDir)),
+    encryption: section(() => {
+      const { encryptionSettingsOf, EncryptionConfigError } = encryptionSettings();
       // MCP_TURNS_KEYRING wins: the file is not consulted for it.
       if (nonEmpty(env.MCP_TURNS_KEYRING)) return encryptionSettingsOf(env, undefined, undefined);
-      const source = sources.configDocument?.source ?? configFile;
-      let section: unknown;
+      const { ConfigError, substitutedSection } = configText();
+      let encryption: unknown;
       try {
-        section = substitutedSection(raw(), 'encryption', env, source ?? '(config)');
+        encryption = substitutedSection(parsed(), 'encryption', env, source ?? '(config)');
       } catch (err) {
         if (err instanceof ConfigError) throw new EncryptionConfigError(`config ${source}: ${err.problems.join('; ')}`);
         throw err;
       }
-      return encryptionSettingsOf(env, section, source && path.resolve(source));
+      return encryptionSettingsOf(env, encryption, source && path.resolve(source));
     }),
-    tracing: checked(() => tracingSettingsFromEnv(DEFAULT_TRACING_SERVICE, env)),
-    worker: checked(() => {
-      let doc: ConfigDocument | undefined;
+    tracing: section(() => tracingSettingsFromEnv(DEFAULT_TRACING_SERVICE, env)),
+    worker: section(() => {
+      const { workerConfigFrom, WorkerConfigError } = workerConfig();
+      const { ConfigError } = configText();
       try {
-        doc = document();
+        document();
       } catch (err) {
         if (err instanceof ConfigError) throw new WorkerConfigError(err.source, err.problems);
         throw err;
       }
-      return workerConfigOf(doc, env, stateDir);
+      return workerConfigFrom(checkedFile, source ?? '(none)');
     }),
-    serve: checked(() => {
-      const doc = document();
-      const section = doc ? parseConfig(doc.text, doc.format, env, doc.source, stateDir).serve : undefined;
-      return resolveServeSettings(section, flags.serve ?? {}, env);
-    }),
-    codecTokens: checked(() => {
+    serve: section(() => serveSettings().resolveServeSettings(document() ? checkedFile().serve : undefined, flags.serve ?? {}, env)),
+    codecTokens: section(() => {
+      const { ServeSettingsError, tokenProblems, tokensFromEnv } = serveSettings();
       const problems: string[] = [];
       const tokens = tokensFromEnv(env.MCP_TURNS_CODEC_TOKENS, problems, 'MCP_TURNS_CODEC_TOKENS');
       problems.push(...tokenProblems(tokens, 'MCP_TURNS_CODEC_TOKENS'));

@@ -35,30 +35,38 @@ export class WorkerConfigError extends Error {
  * listing every problem.
  */
 export function workerConfigOf(document: ConfigDocument | undefined, env: NodeJS.ProcessEnv, stateDir: string): WorkerConfig {
-  const source = document?.source ?? '(none)';
+  return workerConfigFrom(
+    () => (document ? parseConfig(document.text, document.format, env, document.source, stateDir) : parseConfig('{"mcpServers":{}}', 'json', env, '(none)', stateDir)),
+    document?.source ?? '(none)',
+  );
+}
+
+/**
+ * The worker's config from the whole file as `file()` checks it (throwing {@link ConfigError}),
+ * its `claude:`, `worker:` and `encryption:` sections checked too. Throws {@link WorkerConfigError}.
+ */
+export function workerConfigFrom(file: () => ConfigFile, source: string): WorkerConfig {
   const problems: string[] = [];
-  let file: ConfigFile | undefined;
+  let checked: ConfigFile | undefined;
   try {
-    file = document
-      ? parseConfig(document.text, document.format, env, document.source, stateDir)
-      : parseConfig('{"mcpServers":{}}', 'json', env, '(none)', stateDir);
+    checked = file();
   } catch (err) {
     if (err instanceof ConfigError) problems.push(...err.problems);
     else throw err;
   }
   let claude: ClaudeConfig | undefined;
   try {
-    claude = resolveClaudeConfig(file?.claude);
+    claude = resolveClaudeConfig(checked?.claude);
   } catch (err) {
     if (err instanceof ClaudeConfigError) problems.push(...err.problems);
     else throw err;
   }
-  const { tuning, problems: tuningProblems } = resolveWorkerTuning(file?.worker);
+  const { tuning, problems: tuningProblems } = resolveWorkerTuning(checked?.worker);
   problems.push(...tuningProblems);
   // The section is applied by encryption-settings.ts; checked here with the rest of the file.
-  if (file) problems.push(...resolveEncryptionSection(file.encryption, file.source).problems);
-  if (problems.length || !file || !claude || !tuning) throw new WorkerConfigError(source, problems);
-  return { servers: file.servers, claude, worker: tuning, source };
+  if (checked) problems.push(...resolveEncryptionSection(checked.encryption, checked.source).problems);
+  if (problems.length || !checked || !claude || !tuning) throw new WorkerConfigError(source, problems);
+  return { servers: checked.servers, claude, worker: tuning, source };
 }
 
 /**

@@ -7,7 +7,8 @@
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { PAYLOAD_STORAGE_FIX, PAYLOAD_TOO_LARGE, payloadTooLargeMessage } from './payload-limit';
-import { formatBytes, payloadSize } from './stored-payload';
+import { formatBytes } from '../core/text';
+import { payloadSize } from './stored-payload';
 
 /**
  * A payload refused for its size. `message` is the whole story in one line; the gRPC error it

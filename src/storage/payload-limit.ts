@@ -11,7 +11,8 @@ import {
   type StorageDriverSelector,
   type StorageDriverTargetInfo,
 } from '@temporalio/common';
-import { formatBytes, payloadSize } from './stored-payload';
+import { formatBytes } from '../core/text';
+import { payloadSize } from './stored-payload';
 
 /** The largest payload Temporal accepts by default. */
 export const TEMPORAL_PAYLOAD_LIMIT = 2 * 1024 * 1024;

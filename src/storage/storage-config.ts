@@ -14,7 +14,7 @@ import path from 'node:path';
 import { TEMPORAL_PAYLOAD_LIMIT } from './payload-limit';
 import type { StorageThresholds } from './payload-selector';
 import type { S3StorageOptions } from './s3-storage-driver';
-import { formatBytes } from './stored-payload';
+import { formatBytes } from '../core/text';
 
 /** Where stored payloads live. */
 export type StorageLocation =

@@ -39,7 +39,6 @@ export function payloadSize(payload: Payload): number {
   return PayloadProto.encode(payload).len;
 }
 
-export { formatBytes } from '../core/text';
 
 /** A payload ready for a store: its bytes and their content key. */
 export interface EncodedPayload {

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolveServeSettings } from '../../src/config/serve-settings';
 import { sendMessageUpdate } from '../../src/core/workflow-handlers';
 import { MAX_ID_LENGTH, TURN_SUFFIX_ROOM } from '../../src/core/input-limits';
-import { startServeApp } from '../support/serve-app';
+import { startServeApp, words } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 
@@ -24,8 +24,6 @@ let h: TurnHarness;
 let app: FastifyInstance;
 let base: string;
 let port: number;
-
-const words = (n: number, w: string): string => Array.from({ length: n }, (_, i) => `${w}${i}`).join(' ');
 
 beforeAll(async () => {
   h = await startTurnHarness({

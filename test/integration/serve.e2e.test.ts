@@ -12,7 +12,7 @@ import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessa
 import type { FastifyInstance } from 'fastify';
 import { resolveServeSettings } from '../../src/config/serve-settings';
 import type { TurnStreamEvent } from '../../src/core/stream-events';
-import { startServeApp } from '../support/serve-app';
+import { startServeApp, words } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 import { payloadsIn } from '../support/history-payloads';
@@ -27,8 +27,6 @@ const RUN = Date.now().toString(36);
 let h: TurnHarness;
 let app: FastifyInstance;
 let base: string;
-
-const words = (n: number, w: string): string => Array.from({ length: n }, (_, i) => `${w}${i}`).join(' ');
 
 beforeAll(async () => {
   h = await startTurnHarness({

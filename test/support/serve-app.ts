@@ -28,3 +28,8 @@ export async function startServeApp(h: TurnHarness, settings: ServeSettings, uiU
   await app.listen({ host: settings.host, port: 0 });
   return { app, base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
+
+/** `n` numbered words (`w0 w1 …`): a reply long enough to be seen arriving. */
+export function words(n: number, w: string): string {
+  return Array.from({ length: n }, (_, i) => `${w}${i}`).join(' ');
+}

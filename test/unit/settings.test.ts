@@ -1,12 +1,13 @@
 /**
  * The settings (src/config/settings.ts): the config file and the environment read once into one
- * value; each section checked at load, its error thrown where it is used, so a command fails on
- * what it needs and only on that.
+ * value; each section checked on its first use, once, its error thrown there, so a command fails
+ * on what it needs and only on that.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isSettingsError, loadSettings } from '../../src/config/settings';
+import { loadSettings } from '../../src/config/settings';
+import { isSettingsError } from '../../src/config/settings-errors';
 import { WorkerConfigError } from '../../src/config/worker-config';
 import { StorageConfigError } from '../../src/storage/storage-config';
 
