@@ -9,11 +9,10 @@
 import { isCancellation } from '@temporalio/workflow';
 import { canonicalJson } from '../src/core/canonical-json';
 import { denialText, type ApprovalRecord, type ApprovalRule } from '../src/core/approvals';
-import type { ContentBlock, ServerCallPolicy, ToolApproval, ToolResultContent } from '../src/core/contracts';
+import type { ContentBlock, ServerCallPolicy, ToolApproval, ToolCatalog, ToolResultContent, ToolTarget } from '../src/core/contracts';
 import type { Artifact } from '../src/core/response';
 import { failedAttempt } from '../src/core/tool-call-attempt';
 import { DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
-import type { ToolCatalog, ToolTarget } from '../src/core/tool-naming';
 import { errorText, textOf, type ToolResultEntry, type ToolUseBlock } from '../src/core/transcript';
 import type { ToolCallRecord } from '../src/core/turn-result';
 import type { ApprovalRequest } from './approvals';

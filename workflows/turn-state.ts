@@ -5,10 +5,11 @@
  */
 import { condition, log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { SA_BATCH } from '../src/core/search-attributes';
-import { approvalRule, type ApprovalRecord } from '../src/core/approvals';
+import type { ApprovalRecord } from '../src/core/approvals';
 import type {
   ClaudeCallInput,
   ClaudeCallOutput,
+  DroppedTool,
   FormatMode,
   FormatResponseInput,
   PreparedTurn,
@@ -20,7 +21,6 @@ import { turnSystemPrompt } from '../src/core/prompts';
 import { streamRequest } from '../src/core/stream-record';
 import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
 import type { TurnResponse } from '../src/core/response';
-import { buildToolCatalog, type DroppedTool } from '../src/core/tool-naming';
 import { segment, type TranscriptSegment } from '../src/core/transcript-segment';
 import { progressDetails, type TurnProgressState } from '../src/core/turn-progress';
 import type { ChatTurnResult, TurnProgress, TurnStopReason } from '../src/core/turn-result';
@@ -80,7 +80,7 @@ export class Turn {
   readonly claudeCalls: ClaudeCalls;
 
   /**
-   * A turn from its input and what its start recorded (the tool listing and the worker's
+   * A turn from its input and what its start decided and recorded (its toolset and the worker's
    * defaults); `history` is prior conversation passed as segments (a conversation's turns), after
    * `input.history`.
    */
@@ -93,7 +93,7 @@ export class Turn {
     this.input = resolveTurn(input, prepared.workerDefaults);
     this.claudeOnTurnQueue = prepared.workerDefaults.claudeOnTurnQueue === true;
     const batches = this.input.messageBatches;
-    const catalog = buildToolCatalog(prepared.tools, this.input.tools ?? {}, this.input.maxToolsPerRequest, prepared.unusableTools);
+    const { catalog } = prepared;
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
     this.hadTools = catalog.tools.length > 0;
@@ -107,7 +107,7 @@ export class Turn {
       catalog,
       policies: prepared.policies,
       budget: this.input.maxToolCalls,
-      approvalFor: approvalRule(prepared.tools, catalog.targets, this.input.approval),
+      approvalFor: (name) => prepared.approvals[name],
       waitForApproval: (call, approval) => this.waitForApproval(call, approval),
       inBatch: workflowInfo().typedSearchAttributes.get(SA_BATCH) !== undefined,
     });

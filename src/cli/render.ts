@@ -2,7 +2,7 @@
 import { oneLine } from '../core/text';
 import type { Artifact } from '../core/response';
 import type { ChatTurnResult, ToolCallRecord } from '../core/turn-result';
-import type { DroppedTool } from '../core/tool-naming';
+import type { DroppedTool } from '../core/contracts';
 
 const OVER_LIMIT = /^over maxToolsPerRequest \((\d+)\)$/;
 

@@ -4,8 +4,7 @@
  * (recorded with the tool list, so replay never reads live config); a turn's input may add
  * requirements, never remove the worker's.
  */
-import type { McpToolDescriptor, ToolApproval } from './contracts';
-import type { ToolTarget } from './tool-naming';
+import type { McpToolDescriptor, ToolApproval, ToolTarget } from './contracts';
 import { matchesToolPattern } from './tool-patterns';
 import { oneLine } from './text';
 
@@ -95,25 +94,26 @@ export interface ApprovalDecision {
 export type ApprovalRule = (name: string) => ToolApproval | undefined;
 
 /**
- * A turn's one approval rule, merged once from the worker's requirement of each offered tool (as
- * the tool listing the turn recorded carries it, never live config) and the turn's own: a call
- * needs approval when either asks for it, with the stricter timeout (the shorter; none means none).
+ * The approval each offered tool's calls need, merged once from the worker's requirement (as the
+ * tool listing carries it, never live config) and the turn's own: a call needs approval when either
+ * asks for it, with the stricter timeout (the shorter; none means none). Tools that need none are
+ * absent.
  */
-export function approvalRule(
+export function toolApprovals(
   listed: readonly McpToolDescriptor[],
   targets: Readonly<Record<string, ToolTarget>>,
   turn: TurnApprovalInput | undefined,
-): ApprovalRule {
-  const rules = new Map<string, ToolApproval>();
+): Record<string, ToolApproval> {
+  const approvals: Record<string, ToolApproval> = {};
   for (const [name, target] of Object.entries(targets)) {
     const byWorker = listed.find((d) => d.server === target.server && d.name === target.tool)?.approval;
     const byTurn = turn?.tools.some((p) => matchesToolPattern(p, target.server, target.tool, name))
       ? { ...(turn.timeoutMs !== undefined ? { timeoutMs: turn.timeoutMs } : {}) }
       : undefined;
     const merged = stricter(byWorker, byTurn);
-    if (merged) rules.set(name, merged);
+    if (merged) approvals[name] = merged;
   }
-  return (name) => rules.get(name);
+  return approvals;
 }
 
 function stricter(a: ToolApproval | undefined, b: ToolApproval | undefined): ToolApproval | undefined {

@@ -120,11 +120,38 @@ export interface WorkerTurnDefaults {
   claudeOnTurnQueue?: boolean;
 }
 
+/** What a Claude tool name calls. */
+export interface ToolTarget {
+  server: string;
+  tool: string;
+}
+
+export interface DroppedTool {
+  name: string;
+  reason: string;
+}
+
+/** The tools a turn offers Claude (src/core/tool-naming.ts builds it). */
+export interface ToolCatalog {
+  /** Tool definitions for the Claude request, in a stable order. */
+  tools: Tool[];
+  /** Claude tool name → the MCP server and tool it calls. */
+  targets: Record<string, ToolTarget>;
+  /** Tools not offered to Claude, and why. */
+  dropped: DroppedTool[];
+}
+
 /**
- * What the turn's start (`prepareTurn`) records: the input was checked, the turn's tools listed,
- * and the worker's defaults for what the input leaves unset, so replay never reads live config.
+ * What the turn's start (`prepareTurn`) decides and records, so neither replay nor a reader of the
+ * history decides it again: the input was checked, the tools Claude is offered (under which names,
+ * calling what) and those left out, the approval each needs, the listed servers' call policies,
+ * and the worker's defaults for what the input leaves unset. Made by `prepareTurnOf`
+ * (src/core/turn-toolset.ts).
  */
-export interface PreparedTurn extends ToolListing {
+export interface PreparedTurn extends Omit<ToolListing, 'tools' | 'unusableTools'> {
+  catalog: ToolCatalog;
+  /** Claude tool name → the approval its calls wait for; a tool absent here runs at once. */
+  approvals: Record<string, ToolApproval>;
   workerDefaults: WorkerTurnDefaults;
 }
 

@@ -3,7 +3,7 @@
  * allows 128 characters and dots, so names are sanitised and, when anything had to change, given a
  * hash suffix of the original name: two different MCP tools never collapse into one Claude name.
  */
-import type { McpToolDescriptor, Tool, UnusableTool } from './contracts';
+import type { DroppedTool, McpToolDescriptor, Tool, ToolCatalog, ToolTarget, UnusableTool } from './contracts';
 import { shortHash } from './hash';
 import { matchesToolPattern, serverToolName } from './tool-patterns';
 
@@ -16,25 +16,6 @@ export function claudeToolName(server: string, tool: string): string {
   const suffix = `_${shortHash(raw)}`;
   const sanitized = raw.replace(/[^a-zA-Z0-9_-]/g, '_');
   return sanitized.slice(0, MAX - suffix.length) + suffix;
-}
-
-export interface ToolTarget {
-  server: string;
-  tool: string;
-}
-
-export interface DroppedTool {
-  name: string;
-  reason: string;
-}
-
-export interface ToolCatalog {
-  /** Tool definitions for the Claude request, in a stable order. */
-  tools: Tool[];
-  /** Claude tool name → the MCP server and tool it calls. */
-  targets: Record<string, ToolTarget>;
-  /** Tools not offered to Claude, and why. */
-  dropped: DroppedTool[];
 }
 
 export interface ToolFilter {

@@ -1,10 +1,9 @@
 /** The result of one chat turn: the answer plus what operators need to trust and bill it. */
-import type { FormatMode, MessageParam, ServerUnavailable } from './contracts';
+import type { DroppedTool, FormatMode, MessageParam, ServerUnavailable } from './contracts';
 import type { ApprovalRecord } from './approvals';
 import type { WAITING_APPROVAL_STATUS } from './run-status';
 import type { CompactionReport } from './compaction';
 import type { TurnResponse } from './response';
-import type { DroppedTool } from './tool-naming';
 import type { TokenUsage } from './usage';
 
 export type TurnStopReason =

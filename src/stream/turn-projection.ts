@@ -24,9 +24,9 @@ import type {
   ClaudeCallInput,
   ClaudeCallOutput,
   FormatResponseOutput,
+  ToolTarget,
 } from '../core/contracts';
 import { buildResponse } from '../core/response';
-import { resolveTurn } from '../core/resolve-turn';
 import {
   ANSWER_TEXT_ID,
   finishOf,
@@ -42,9 +42,7 @@ import {
   type FinalTexts,
   type StreamRecord,
 } from '../core/stream-record';
-import { buildToolCatalog, type ToolCatalog } from '../core/tool-naming';
 import { toolUses, type ToolUseBlock } from '../core/transcript';
-import type { ChatTurnInput } from '../schemas/turn-input';
 import { runningClaudeCalls, type TurnFact, type TurnFacts } from './turn-facts';
 
 type ClaudeCall = { kind: 'step'; step: number } | { kind: 'formatter' };
@@ -61,8 +59,8 @@ export function projectTurn({ facts, live }: TurnFacts): UnnumberedEvent[] {
 
 class Projection {
   private readonly out: UnnumberedEvent[] = [];
-  private input: ChatTurnInput | undefined;
-  private catalog: ToolCatalog | undefined;
+  /** Claude tool name → what it calls, as the turn's start recorded it. */
+  private targets: Readonly<Record<string, ToolTarget>> = {};
   private reasoning = false;
   private openStep: number | undefined;
   /** Why the open step's next call asks again, when its last call ended without going on. */
@@ -92,20 +90,11 @@ class Projection {
   private apply(fact: TurnFact): void {
     switch (fact.kind) {
       case 'started':
-        this.input = fact.input;
         this.reasoning = typeof fact.input.stream === 'object' && fact.input.stream.reasoning === true;
         this.out.push({ type: 'start', question: fact.input.question });
         return;
       case 'prepared':
-        if (this.input) {
-          const resolved = resolveTurn(this.input, fact.prepared.workerDefaults);
-          this.catalog = buildToolCatalog(
-            fact.prepared.tools,
-            resolved.tools ?? {},
-            resolved.maxToolsPerRequest,
-            fact.prepared.unusableTools,
-          );
-        }
+        this.targets = fact.prepared.catalog.targets;
         return;
       case 'scheduled':
         return this.scheduled(fact.activityId, fact.activityType, fact.input, fact.timeMs);
@@ -301,7 +290,7 @@ class Projection {
   private announce(): void {
     for (const u of this.unannounced) {
       this.uses.set(u.use.id, u);
-      const target = this.catalog?.targets[u.use.name];
+      const target = this.targets[u.use.name];
       this.out.push({
         type: 'tool-input-available',
         toolCallId: u.use.id,

@@ -37,10 +37,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-it('prepareTurn returns the tools, the call policy of each listed server and the worker\'s turn defaults', async () => {
+it('prepareTurn returns the tools offered and what each calls, the call policy of each listed server and the worker\'s turn defaults', async () => {
   const { prepareTurn } = makeTurnStartActivities({ pool, workerDefaults: { model: 'worker-model' } });
   const out: PreparedTurn = await new MockActivityEnvironment().run(prepareTurn, { question: 'q' });
-  expect(out.tools.map((t) => t.name)).toContain('slow');
+  expect(out.catalog.tools.map((t) => t.name)).toContain('api__slow');
+  expect(out.catalog.targets.api__slow).toEqual({ server: 'api', tool: 'slow' });
   expect(out.policies.api).toMatchObject({ startToCloseTimeoutMs: 40_000, heartbeatTimeoutMs: 1500 });
   expect(out.workerDefaults).toEqual({ model: 'worker-model' });
 });

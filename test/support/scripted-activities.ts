@@ -38,6 +38,7 @@ import type {
   FormatResponseOutput,
   JsonSchemaObject,
   PreparedTurn,
+  ToolListing,
   MessageParam,
   ServerCallPolicy,
   ServerUnavailable,
@@ -47,6 +48,7 @@ import type {
 import type { ToolApproval } from '../../src/core/contracts';
 import type { WorkerTurnDefaults } from '../../src/core/contracts';
 import { INVALID_TURN_INPUT } from '../../src/core/failure-types';
+import { prepareTurnOf } from '../../src/core/turn-toolset';
 import { joinSegments, type TranscriptSegment } from '../../src/core/transcript-segment';
 import { claudeTaskQueue } from '../../src/core/task-queues';
 import {
@@ -375,9 +377,9 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
     async prepareTurn(raw: unknown): Promise<PreparedTurn> {
       const state = stateOf(workflowIdOf(Context.current()));
       state.records.prepared++;
-      let servers: string[] | undefined;
+      let input: ChatTurnInput;
       try {
-        servers = parseChatTurnInput(raw).servers;
+        input = parseChatTurnInput(raw);
       } catch (err) {
         if (!(err instanceof ChatTurnInputError)) throw err;
         throw ApplicationFailure.create({
@@ -388,10 +390,11 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
         });
       }
       const { script } = state;
+      const { servers } = input;
       const tools = (script.tools ?? []).filter((t) => !servers || servers.includes(t.server));
       const policies: Record<string, ServerCallPolicy> = {};
       for (const t of tools) policies[t.server] = script.policies?.[t.server] ?? FAST_TOOL_POLICY;
-      return {
+      const listing: ToolListing = {
         tools: tools.map((t) => ({
           server: t.server,
           name: t.name,
@@ -402,8 +405,8 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
         policies,
         unavailable: script.unavailable ?? [],
         unknownServers: script.unknownServers ?? [],
-        workerDefaults: script.workerDefaults ?? {},
       };
+      return prepareTurnOf(input, listing, script.workerDefaults ?? {});
     },
 
     async callTool(input: CallToolInput): Promise<CallToolOutput> {
