@@ -18,12 +18,12 @@ function shellWord(value: string): string {
 }
 
 /** The question for a waiting call. */
-export function approvalQuestion(call: Pick<ApprovalRecord, 'name' | 'input'>): string {
+export function approvalQuestion(call: Pick<ApprovalRecord, 'name'> & { input?: unknown }): string {
   return `run ${call.name} ${oneLine(JSON.stringify(call.input ?? {}), INPUT_CHARS)}? [y/N] `;
 }
 
 /** The lines telling how to decide a waiting call from another shell. */
-export function approvalHint(turnId: string, call: Pick<ApprovalRecord, 'name' | 'input' | 'callId'>, connectionArgs: string[] = []): string {
+export function approvalHint(turnId: string, call: Pick<ApprovalRecord, 'name' | 'callId'> & { input?: unknown }, connectionArgs: string[] = []): string {
   const tail = [turnId, call.callId, ...connectionArgs].map(shellWord).join(' ');
   return [
     `waiting for approval: ${call.name} ${oneLine(JSON.stringify(call.input ?? {}), INPUT_CHARS)} (call ${call.callId})`,
@@ -60,35 +60,64 @@ export interface ApprovalPromptOptions {
   ask?: (question: string, signal: AbortSignal) => Promise<string | undefined>;
 }
 
-/** Handles each waiting call once: asks and decides it, or prints how to. */
+/** A call waiting for approval, as the turn's stream announces it. */
+export type WaitingCall = Pick<ApprovalRecord, 'callId' | 'name'> & { input?: unknown };
+
+/** Handles each waiting call once, one at a time in the order they came: asks and decides it, or prints how to. */
 export class ApprovalPrompt {
   private readonly handled = new Set<string>();
+  private queue: Promise<void> = Promise.resolve();
+  /** The call whose question is open now. */
+  private open: { callId: string; question: AbortController } | undefined;
 
   constructor(private readonly opts: ApprovalPromptOptions) {}
 
-  /** Called with the turn's waiting calls on every poll. */
-  async handle(pending: readonly ApprovalRecord[]): Promise<void> {
-    for (const call of pending) {
-      if (this.handled.has(call.callId) || this.opts.signal.aborted) continue;
-      this.handled.add(call.callId);
-      const answer = this.opts.interactive ? await (this.opts.ask ?? ask)(approvalQuestion(call), this.opts.signal).catch(() => undefined) : undefined;
-      if (this.opts.signal.aborted) return;
-      if (answer === undefined) {
-        // Not a terminal (or it closed): the turn keeps waiting for a decision made elsewhere.
-        process.stderr.write(`${approvalHint(this.opts.turnId, call, this.opts.connectionArgs)}\n`);
-        continue;
-      }
-      const approve = /^y(es)?$/i.test(answer.trim());
-      const decide = approve ? approveToolCall : denyToolCall;
-      try {
-        await decide(this.opts.client, this.opts.turnId, call.callId, { identity: this.opts.identity });
-        process.stderr.write(`${approve ? 'approved' : 'denied'} ${call.name} (call ${call.callId})\n`);
-      } catch (err) {
-        // Decided elsewhere, timed out while the question was open, or not sent: the turn goes on
-        // waiting (or without this answer), and the run keeps following it.
-        const why = err instanceof ApprovalDecisionError ? err.message : `could not send the decision: ${(err as Error).message}`;
-        process.stderr.write(`not applied: ${why}\n`);
-      }
+  /** Hands on a call waiting for approval; its question waits for those before it. */
+  waiting(call: WaitingCall): void {
+    this.queue = this.queue.then(() => this.handle(call));
+  }
+
+  /** Resolves once every call handed on has been asked about, or given up when the turn ended. */
+  settled(): Promise<void> {
+    return this.queue;
+  }
+
+  /** A call decided (here or elsewhere) or no longer waiting: not asked about, its open question dropped. */
+  decided(callId: string): void {
+    this.handled.add(callId);
+    if (this.open?.callId === callId) this.open.question.abort();
+  }
+
+  private async handle(call: WaitingCall): Promise<void> {
+    if (this.handled.has(call.callId) || this.opts.signal.aborted) return;
+    this.handled.add(call.callId);
+    const question = new AbortController();
+    const ended = (): void => question.abort();
+    this.opts.signal.addEventListener('abort', ended, { once: true });
+    this.open = { callId: call.callId, question };
+    let answer: string | undefined;
+    try {
+      answer = this.opts.interactive ? await (this.opts.ask ?? ask)(approvalQuestion(call), question.signal).catch(() => undefined) : undefined;
+    } finally {
+      this.open = undefined;
+      this.opts.signal.removeEventListener('abort', ended);
+    }
+    if (question.signal.aborted) return;
+    if (answer === undefined) {
+      // Not a terminal (or it closed): the turn keeps waiting for a decision made elsewhere.
+      process.stderr.write(`${approvalHint(this.opts.turnId, call, this.opts.connectionArgs)}\n`);
+      return;
+    }
+    const approve = /^y(es)?$/i.test(answer.trim());
+    const decide = approve ? approveToolCall : denyToolCall;
+    try {
+      await decide(this.opts.client, this.opts.turnId, call.callId, { identity: this.opts.identity });
+      process.stderr.write(`${approve ? 'approved' : 'denied'} ${call.name} (call ${call.callId})\n`);
+    } catch (err) {
+      // Decided elsewhere, timed out while the question was open, or not sent: the turn goes on
+      // waiting (or without this answer), and the run keeps following it.
+      const why = err instanceof ApprovalDecisionError ? err.message : `could not send the decision: ${(err as Error).message}`;
+      process.stderr.write(`not applied: ${why}\n`);
     }
   }
 }

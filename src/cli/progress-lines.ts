@@ -1,35 +1,52 @@
 /**
- * The progress lines `mcp-turns run` and `chat` print while a turn runs, from its progress query
- * asked again and again: each tool call once it has ended, then a line when Claude is asked for a
- * new step or the answer is being formatted. A tool call's line comes before the next step's.
+ * The progress lines `mcp-turns run` and `chat` print while a turn runs, when its text is not
+ * printed as it streams: a line when Claude is asked for a step, each tool call once it has ended,
+ * and a line when the answer starts to be written. Made from the turn's stream, in its order.
  */
-import type { TurnProgress } from '../core/turn-result';
-import { WAITING_APPROVAL_STATUS } from '../core/run-status';
+import { ANSWER_TEXT_ID, type TurnStreamEvent } from '../core/stream-events';
 import { toolCallLine } from './render';
 
 export class ProgressLines {
   /** The tool calls printed so far, as `<turn id>:<call id>`. */
   readonly printedCalls = new Set<string>();
-  private lastPhase = '';
+  /** Each announced call's step and arguments, by `<turn id>:<call id>`. */
+  private readonly announced = new Map<string, { step: number; input: unknown }>();
+  private readonly formatting = new Set<string>();
 
   /** @param phaseIndent goes before the step and formatting lines (a tool call's line is indented already). */
   constructor(private readonly phaseIndent = '') {}
 
-  /** The lines the progress `p` of turn `turnId` adds to those returned before. */
-  next(turnId: string, p: TurnProgress): string[] {
-    const lines: string[] = [];
-    for (const c of p.toolCalls) {
-      const key = `${turnId}:${c.id}`;
-      if (c.status === 'running' || c.status === WAITING_APPROVAL_STATUS || this.printedCalls.has(key)) continue;
-      this.printedCalls.add(key);
-      lines.push(toolCallLine(c));
+  /** The lines `event` adds. */
+  next(event: TurnStreamEvent): string[] {
+    switch (event.type) {
+      case 'start-step':
+        return [`${this.phaseIndent}Claude · step ${event.step}`];
+      case 'tool-input-available':
+        this.announced.set(`${event.turnId}:${event.toolCallId}`, { step: event.step, input: event.input });
+        return [];
+      case 'tool-output-available': {
+        const key = `${event.turnId}:${event.toolCallId}`;
+        const call = this.announced.get(key);
+        if (!call || this.printedCalls.has(key)) return [];
+        this.printedCalls.add(key);
+        return [
+          toolCallLine({
+            name: event.toolName,
+            step: call.step,
+            input: call.input,
+            isError: event.isError,
+            durationMs: event.durationMs,
+            repeated: event.notRun === 'repeated',
+            ...(event.isError && event.output ? { error: event.output } : {}),
+          }),
+        ];
+      }
+      case 'text-delta':
+        if (event.id !== ANSWER_TEXT_ID || this.formatting.has(event.turnId)) return [];
+        this.formatting.add(event.turnId);
+        return [`${this.phaseIndent}formatting the answer`];
+      default:
+        return [];
     }
-    const phase = `${turnId}:${p.phase}:${p.step}`;
-    if (phase !== this.lastPhase) {
-      this.lastPhase = phase;
-      if (p.phase === 'asking-claude') lines.push(`${this.phaseIndent}Claude · step ${p.step}`);
-      else if (p.phase === 'formatting') lines.push(`${this.phaseIndent}formatting the answer`);
-    }
-    return lines;
   }
 }

@@ -217,9 +217,9 @@ export interface FollowedStream {
  * Hands each event of the stream `subscribe` opens to `onEvent` until the stream ends or is
  * stopped; `subscribe` gets the signal that stops it.
  */
-export function followStream(
-  subscribe: (signal: AbortSignal) => Promise<AsyncIterable<TurnStreamEvent> | undefined>,
-  onEvent: (event: TurnStreamEvent) => void,
+export function followStream<E>(
+  subscribe: (signal: AbortSignal) => Promise<AsyncIterable<E> | undefined>,
+  onEvent: (event: E) => void,
 ): FollowedStream {
   const controller = new AbortController();
   let failure: unknown;

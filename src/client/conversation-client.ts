@@ -32,7 +32,7 @@ import { parseTurnOptions } from '../schemas/turn-options';
 import { checkId, ConversationIdSchema, MessageIdSchema } from '../schemas/ids';
 import { WorkflowKindError } from './workflow-kind';
 import { streamedInput, type StreamOption } from './chat-turn-client';
-import { subscribeTurn } from './subscribe';
+import { followTurn, subscribeTurn, type FollowedEvent, type SubscribeOptions } from './subscribe';
 import type { TurnStreamEvent } from '../core/stream-events';
 import { describeId } from './describe-id';
 
@@ -266,13 +266,35 @@ export async function sendMessage(client: Client, conversationId: string, text: 
  * once it takes it), else the message's `outcome` does; a queued message's turn is waited for. Ends
  * without events when `signal` aborts first, or when the outcome is in and names no turn.
  */
-export async function* messageTurnEvents(
+export function messageTurnEvents(
   client: Client,
   conversationId: string,
   messageId: string,
   outcome: Promise<MessageOutcome>,
   signal?: AbortSignal,
 ): AsyncGenerator<TurnStreamEvent> {
+  return messageTurn(client, conversationId, messageId, outcome, signal, subscribeTurn);
+}
+
+/** `messageTurnEvents`, followed: with the turn's failed attempts (`followTurn`). */
+export function followMessageTurn(
+  client: Client,
+  conversationId: string,
+  messageId: string,
+  outcome: Promise<MessageOutcome>,
+  signal?: AbortSignal,
+): AsyncGenerator<FollowedEvent> {
+  return messageTurn(client, conversationId, messageId, outcome, signal, followTurn);
+}
+
+async function* messageTurn<E>(
+  client: Client,
+  conversationId: string,
+  messageId: string,
+  outcome: Promise<MessageOutcome>,
+  signal: AbortSignal | undefined,
+  open: (client: Client, turnId: string, options: SubscribeOptions) => AsyncIterable<E>,
+): AsyncGenerator<E> {
   let known: string | undefined;
   let settled = false;
   const settling = outcome.then(
@@ -287,7 +309,7 @@ export async function* messageTurnEvents(
   for (let wait = 50; !signal?.aborted; wait = Math.min(1000, wait * 2)) {
     const turnId = (await messageTurnId(client, conversationId, messageId).catch(() => undefined)) ?? known;
     if (turnId) {
-      yield* subscribeTurn(client, turnId, { waitForStart: true, ...(signal ? { signal } : {}) });
+      yield* open(client, turnId, { waitForStart: true, ...(signal ? { signal } : {}) });
       return;
     }
     if (settled) return;

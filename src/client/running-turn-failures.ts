@@ -6,7 +6,7 @@
  * so every running turn is asked in turn however many run.
  */
 import { batchChildId } from '../core/batch';
-import type { FailingCalls } from '../client/failing-calls';
+import type { FailingCalls } from './failing-calls';
 
 /** How often the running turns are asked for failing calls. */
 export const ASK_EVERY_MS = 3_000;

@@ -7,6 +7,10 @@
  * The subscribers of a turn on one client share one reader (./turn-feed.ts): one long poll on the
  * history and, while a Claude call of the turn runs, a `describe` every `pollMs` for the call's
  * heartbeat details. Subscribing writes nothing anywhere.
+ *
+ * Following a turn (`followTurn`) is subscribing to it with its failed attempts as they are retried
+ * (`failing-call`, unnumbered): what `run` and `chat` show while a turn runs, approvals included
+ * (`data-approval` events), with no query and no polling of their own.
  */
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { conversationTurnId } from '../core/conversation';
@@ -28,12 +32,35 @@ export interface SubscribeOptions {
   waitForStart?: boolean;
 }
 
+/**
+ * A failed attempt of one of the turn's running activities, retried: not a stream event (no
+ * offset; a later subscriber does not see it), e.g. `Claude unreachable: connection refused
+ * (http://…), attempt 4, next in 8 s`.
+ */
+export interface FailingCallEvent {
+  type: 'failing-call';
+  turnId: string;
+  line: string;
+}
+
+/** What following a turn hands on: its stream's events and its failed attempts. */
+export type FollowedEvent = TurnStreamEvent | FailingCallEvent;
+
 /** The events of turn `workflowId` from `fromOffset`, until its `finish`; an id of another kind of workflow throws `WorkflowKindError`. */
 export function subscribeTurn(
   client: Client,
   workflowId: string,
   options: SubscribeOptions = {},
 ): AsyncIterable<TurnStreamEvent> {
+  return turnOf(client, workflowId, options, false) as AsyncIterable<TurnStreamEvent>;
+}
+
+/** `subscribeTurn`, with the turn's failed attempts handed on as they are read (see the module comment). */
+export function followTurn(client: Client, workflowId: string, options: SubscribeOptions = {}): AsyncIterable<FollowedEvent> {
+  return turnOf(client, workflowId, options, true);
+}
+
+function turnOf(client: Client, workflowId: string, options: SubscribeOptions, failingCalls: boolean): AsyncIterable<FollowedEvent> {
   return {
     [Symbol.asyncIterator]: async function* () {
       const described = options.waitForStart
@@ -41,7 +68,7 @@ export function subscribeTurn(
         : await client.workflow.getHandle(workflowId).describe();
       if (described) expectKind(workflowId, described.type, 'turn');
       const runId = described?.runId;
-      if (runId !== undefined) yield* turnEvents(client, workflowId, runId, options.fromOffset ?? 0, options);
+      if (runId !== undefined) yield* turnEvents(client, workflowId, runId, options.fromOffset ?? 0, options, 0, failingCalls);
     },
   };
 }
@@ -72,10 +99,13 @@ export async function subscribe(
   if (described.type === 'conversation') return subscribeConversation(client, id, options);
   expectKind(id, described.type, 'turn');
   // The run just described is the one followed: no second describe.
-  return { [Symbol.asyncIterator]: () => turnEvents(client, id, described.runId, options.fromOffset ?? 0, options) };
+  return { [Symbol.asyncIterator]: () => turnEvents(client, id, described.runId, options.fromOffset ?? 0, options) as AsyncGenerator<TurnStreamEvent, number> };
 }
 
-/** Run `runId` of turn `workflowId`'s events from `fromOffset`, numbered from `base`; answers the next number. */
+/**
+ * Run `runId` of turn `workflowId`'s events from `fromOffset`, numbered from `base` (and with
+ * `failingCalls`, its failed attempts); answers the next number.
+ */
 async function* turnEvents(
   client: Client,
   workflowId: string,
@@ -83,12 +113,14 @@ async function* turnEvents(
   fromOffset: number,
   options: SubscribeOptions,
   base = 0,
-): AsyncGenerator<TurnStreamEvent, number> {
+  failingCalls = false,
+): AsyncGenerator<FollowedEvent, number> {
   const feed = feedOf(client, workflowId, runId, options.pollMs ?? DEFAULT_POLL_MS);
-  const leave = feed.join();
+  const leave = feed.join({ failingCalls });
   const aborted = new Promise<void>((resolve) => options.signal?.addEventListener('abort', () => resolve(), { once: true }));
   try {
-    for (let i = 0; ; ) {
+    for (let i = 0, failing = feed.failing.length; ; ) {
+      for (; failingCalls && failing < feed.failing.length; failing++) yield { type: 'failing-call', turnId: workflowId, line: feed.failing[failing]! };
       for (; i < feed.events.length; i++) {
         const offset = base + i;
         if (offset >= fromOffset) yield { ...feed.events[i]!, offset, turnId: workflowId } as TurnStreamEvent;
@@ -141,7 +173,7 @@ async function* conversationEvents(
         base = next.value;
         break;
       }
-      yield next.value;
+      yield next.value as TurnStreamEvent;
     }
     if (options.signal?.aborted) return;
   }

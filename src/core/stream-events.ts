@@ -64,6 +64,8 @@ export type TurnStreamEvent = Base &
         toolCallId: string;
         state: 'waiting' | 'approved' | 'denied' | 'timed_out';
         toolName: string;
+        /** The call's arguments, with `waiting`: what the person decides on. */
+        input?: unknown;
         by?: string;
         reason?: string;
         timeoutMs?: number;

@@ -46,12 +46,30 @@ export interface TurnFacts {
   live: ReadonlyMap<string, StreamRecord>;
 }
 
+/** A scheduled activity of the turn that has not ended. */
+export interface RunningActivity {
+  activityType: string;
+  /** A Claude call of a streamed turn: it publishes what it writes in its heartbeats. */
+  streams: boolean;
+}
+
+/** The turn's activities scheduled and not ended, by activity id. */
+export function runningActivities(facts: readonly TurnFact[]): Map<string, RunningActivity> {
+  const open = new Map<string, RunningActivity>();
+  for (const f of facts) {
+    if (f.kind === 'scheduled') {
+      const claude = f.activityType === ACTIVITY_TYPES.claude || f.activityType === ACTIVITY_TYPES.formatResponse;
+      const streams = claude && (f.input as { stream?: unknown } | undefined)?.stream !== undefined;
+      open.set(f.activityId, { activityType: f.activityType, streams });
+    } else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
+  }
+  return open;
+}
+
 /** The activity ids of the turn's Claude calls (loop steps and the formatter) scheduled and not ended. */
 export function runningClaudeCalls(facts: readonly TurnFact[]): Set<string> {
   const open = new Set<string>();
-  for (const f of facts) {
-    if (f.kind === 'scheduled' && (f.activityType === ACTIVITY_TYPES.claude || f.activityType === ACTIVITY_TYPES.formatResponse)) open.add(f.activityId);
-    else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
-  }
+  for (const [id, { activityType }] of runningActivities(facts))
+    if (activityType === ACTIVITY_TYPES.claude || activityType === ACTIVITY_TYPES.formatResponse) open.add(id);
   return open;
 }

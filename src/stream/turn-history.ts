@@ -20,6 +20,13 @@ import type { TurnFact } from './turn-facts';
 import type { CallToolOutput } from '../core/contracts';
 import { isStreamRecord, type StreamRecord } from '../core/stream-record';
 import { ACTIVITY_TYPES } from '../core/activity-types';
+import { failingAttempts, type FailingAttempt } from './failing-call-line';
+
+/** A run's running activities, as one describe sees them. */
+export interface RunningActivities {
+  records: Map<string, StreamRecord>;
+  failing: FailingAttempt[];
+}
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type IFailure = temporal.api.failure.v1.IFailure;
@@ -102,9 +109,12 @@ export class TurnHistory {
     }
   }
 
-  /** The stream records of the run's running Claude calls (their last heartbeat details), by activity id. */
-  async liveRecords(): Promise<Map<string, StreamRecord>> {
-    const live = new Map<string, StreamRecord>();
+  /**
+   * The run's running activities as described now: the stream records of its Claude calls (their
+   * last heartbeat details) by activity id, and the failed attempts being retried.
+   */
+  async running(): Promise<RunningActivities> {
+    const running: RunningActivities = { records: new Map(), failing: [] };
     let described: temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse;
     try {
       described = await this.client.workflowService.describeWorkflowExecution({
@@ -112,18 +122,20 @@ export class TurnHistory {
         execution: { workflowId: this.workflowId, ...(this.runId ? { runId: this.runId } : {}) },
       });
     } catch {
-      return live; // a restarting server: the next look sees them
+      return running; // a restarting server: the next look sees them
     }
     await visit(
       described,
       walkDescribeWorkflowExecutionResponse,
       extstoreInboundOptions(this.client.options.loadedDataConverter.externalStorage),
     );
-    for (const activity of described.pendingActivities ?? []) {
+    const pending = described.pendingActivities ?? [];
+    for (const activity of pending) {
       const record = await this.first(activity.heartbeatDetails?.payloads);
-      if (activity.activityId && isStreamRecord(record)) live.set(activity.activityId, record);
+      if (activity.activityId && isStreamRecord(record)) running.records.set(activity.activityId, record);
     }
-    return live;
+    running.failing = failingAttempts(described.workflowExecutionInfo?.execution?.runId ?? this.runId ?? '', pending);
+    return running;
   }
 
   private async first(payloads: Payload[] | null | undefined): Promise<unknown> {

@@ -263,7 +263,7 @@ class Projection {
       });
   }
 
-  private pendingApprovals(pending: readonly { callId: string; name: string; timeoutMs?: number }[]): void {
+  private pendingApprovals(pending: readonly { callId: string; name: string; input?: unknown; timeoutMs?: number }[]): void {
     this.announce();
     const now = new Set(pending.map((p) => p.callId));
     for (const [callId, toolName] of this.waiting) {
@@ -276,11 +276,13 @@ class Projection {
     for (const p of pending) {
       if (this.waiting.has(p.callId) || this.denied.has(p.callId) || this.uses.get(p.callId)?.ended) continue;
       this.waiting.set(p.callId, p.name);
+      const input = this.uses.get(p.callId)?.use.input ?? p.input;
       this.out.push({
         type: 'data-approval',
         toolCallId: p.callId,
         toolName: p.name,
         state: 'waiting',
+        ...(input !== undefined ? { input } : {}),
         ...(p.timeoutMs !== undefined ? { timeoutMs: p.timeoutMs } : {}),
       });
     }

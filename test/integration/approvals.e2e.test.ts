@@ -20,7 +20,7 @@ import { cancelTurn, getTurnProgress, startChatTurn } from '../../src/client/cha
 import { MEMO_INPUT_BYTES } from '../../src/core/approvals';
 import { SA_STATUS } from '../../src/core/search-attributes';
 import { oneLine } from '../../src/core/text';
-import type { McpToolDescriptor } from '../../src/core/contracts';
+import type { PreparedTurn } from '../../src/core/contracts';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import type { Scenario } from '../../src/stub';
 import type { ChatTurnInput } from '../../src/schemas/turn-input';
@@ -161,28 +161,21 @@ function toolActivities(history: temporal.api.history.v1.IHistory): Array<{ tool
 }
 
 /** The tool descriptors the turn's start recorded (its local activity's marker). */
-function listedTools(history: temporal.api.history.v1.IHistory): McpToolDescriptor[] {
-  const found: McpToolDescriptor[] = [];
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if (typeof o.server === 'string' && typeof o.name === 'string' && o.inputSchema) found.push(o as unknown as McpToolDescriptor);
-      else Object.values(o).forEach(walk);
-    }
-  };
+/** The approvals the turn's start recorded (prepareTurn's marker): Claude tool name → approval. */
+function recordedApprovals(history: temporal.api.history.v1.IHistory): PreparedTurn['approvals'] | undefined {
   for (const e of history.events ?? []) {
     for (const payloads of Object.values(e.markerRecordedEventAttributes?.details ?? {})) {
       for (const p of payloads.payloads ?? []) {
         try {
-          walk(JSON.parse(Buffer.from(p.data!).toString()));
+          const data = JSON.parse(Buffer.from(p.data!).toString()) as Partial<PreparedTurn> | null;
+          if (data?.approvals && data.catalog) return data.approvals;
         } catch {
-          // not JSON: not the listing
+          // not JSON: not the turn's start
         }
       }
     }
   }
-  return found;
+  return undefined;
 }
 
 const common = ['--address', address];
@@ -223,13 +216,13 @@ it('lists a waiting write_file with its arguments as given, runs it once `mcp-tu
   // The write is timed from the decision: the time the CLI runs above took is the approval's wait.
   const [approval] = result.approvals;
   expect(result.toolCalls[0]!.durationMs).toBeLessThan(Date.parse(approval!.decidedAt!) - Date.parse(approval!.requestedAt));
-  // Written once: one callTool activity, one attempt. The listing the turn recorded carries the policy.
+  // Written once: one callTool activity, one attempt. The turn's start recorded each tool's approval.
   const history = await handle.fetchHistory();
   expect(toolActivities(history)).toEqual([{ tool: 'write_file', attempts: 1 }]);
-  const tools = listedTools(history);
-  expect(tools.find((t) => t.server === 'files' && t.name === 'write_file')?.approval).toEqual({});
-  expect(tools.find((t) => t.server === 'files' && t.name === 'read_text_file')).not.toHaveProperty('approval');
-  expect(tools.find((t) => t.server === 'counting' && t.name === 'count')?.approval).toEqual({});
+  const approvals = recordedApprovals(history);
+  expect(approvals?.files__write_file).toEqual({});
+  expect(approvals).not.toHaveProperty('files__read_text_file');
+  expect(approvals?.counting__count).toEqual({});
   expect((await handle.describe()).typedSearchAttributes.get(SA_STATUS)).toBe('completed');
 });
 

@@ -9,7 +9,8 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { callClaude } from '../../src/claude/call-claude';
 import { createClaudeClient } from '../../src/claude/client';
-import { FailingCalls, failingCallLine, type PendingActivity } from '../../src/client/failing-calls';
+import { FailingCalls } from '../../src/client/failing-calls';
+import { failingCallLine, type PendingActivity } from '../../src/stream/failing-call-line';
 import { freePort } from '../support/ports';
 
 const State = temporal.api.enums.v1.PendingActivityState;

@@ -11,7 +11,7 @@ import { BatchProgressView } from '../batch-progress';
 import { EXIT } from '../exit-codes';
 import { messageBatchesOf } from '../message-batch-flags';
 import { FailingCalls } from '../../client/failing-calls';
-import { RunningTurnFailures } from '../running-turn-failures';
+import { RunningTurnFailures } from '../../client/running-turn-failures';
 import { openTurnStack } from '../turn-stack';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';

@@ -14,7 +14,7 @@ import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import {
   answeringTurnOfResend,
   closeConversation,
-  messageTurnEvents,
+  followMessageTurn,
   newConversationId,
   sendOrFindMessage,
   withTurnResult,
@@ -27,10 +27,10 @@ import { conversationTurnIndex, type MessageOutcome, type TurnOptions } from '..
 import { oneLine } from '../../core/text';
 import { ApprovalPrompt } from '../approval-prompt';
 import { CliError } from '../cli-error';
-import { followConversation } from '../conversation-progress';
+import { ProgressLines } from '../progress-lines';
+import { TurnFollower } from '../turn-follower';
 import { deciderIdentity } from '../decider-identity';
 import { EXIT } from '../exit-codes';
-import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../../client/failing-calls';
 import { InputLines } from '../input-lines';
 import { conversationsDir, PendingMessages, type PendingMessage } from '../pending-messages';
 import { cliSettings } from '../cli-settings';
@@ -38,8 +38,7 @@ import { withSearchAttributeFix } from '../search-attribute-fix';
 import { openTurnStack, type TurnStack } from '../turn-stack';
 import { droppedToolsLine, toolCallLine } from '../render';
 import { addTurnFlags, turnOptionsOf, type TurnFlags } from '../turn-flags';
-import type { TurnStreamEvent } from '../../core/stream-events';
-import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
+import { followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
 
 interface ChatOptions extends TurnFlags {
   id?: string;
@@ -67,7 +66,6 @@ class Chat {
   private readonly pending: PendingMessages;
   /** On a terminal (and not --json / --events): the turns' text and tool calls as they are written. */
   private readonly printer: StreamPrinter | undefined;
-  private readonly failingCalls: FailingCalls;
   /** The dropped-tools lines printed so far: each once a session, not once a message. */
   private readonly droppedShown = new Set<string>();
 
@@ -82,42 +80,36 @@ class Chat {
     pending: PendingMessages,
   ) {
     this.pending = pending;
-    this.failingCalls = new FailingCalls(stack.client, FOLLOWED_TURN_EVERY_MS);
     if (!opts.json && !opts.events && process.stdout.isTTY === true)
       this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format && stack.settings.color });
   }
 
-  /** Each event of a followed turn: printed, or (--events) written as a JSON line. */
-  private readonly onEvent = (event: TurnStreamEvent): void => {
-    if (this.printer) this.printer.print(event);
-    else process.stdout.write(eventLine(event));
-  };
-
   /**
-   * Follows the turn that answers message `messageId` (`messageTurnEvents`). `named` resolves with
-   * the turn's first event (or once the stream has stopped).
-   *
-   * One query at a time, each answered before the next: while the conversation's task that took the
-   * message is open the server keeps one query for it and refuses a second one (the client retries
-   * that a second or two later, and a retry pending when the connection closes would throw).
+   * Follows the turn that answers message `messageId` (`followMessageTurn`): its events go to a
+   * {@link TurnFollower}, whose approval prompts end with `ended`.
    */
-  private followTurn(messageId: string, outcome: Promise<MessageOutcome>): { stream: FollowedStream; named: Promise<void> } {
-    let setNamed!: () => void;
-    const named = new Promise<void>((resolve) => (setNamed = resolve));
+  private followTurn(messageId: string, outcome: Promise<MessageOutcome>, ended: AbortSignal): { stream: FollowedStream; follower: TurnFollower; progress: ProgressLines } {
     const { client, conversationId } = this;
-    const stream = followStream(async (signal) =>
-      (async function* () {
-        try {
-          for await (const event of messageTurnEvents(client, conversationId, messageId, outcome, signal)) {
-            setNamed();
-            yield event;
-          }
-        } finally {
-          setNamed();
-        }
-      })(),
-    this.onEvent);
-    return { stream, named };
+    const progress = new ProgressLines('  ');
+    const follower = new TurnFollower({
+      printer: this.printer,
+      events: this.opts.events === true,
+      // On a terminal the stream's lines replace the progress lines.
+      progress: { lines: progress, write: say },
+      warn: (line) => say(`  ${line}`),
+      approvalsFor: (turnId) =>
+        new ApprovalPrompt({
+          client,
+          turnId,
+          identity: deciderIdentity(this.opts.as),
+          interactive: this.lines.terminal,
+          connectionArgs: [...(this.opts.address ? ['--address', this.opts.address] : []), ...(this.opts.namespace ? ['--namespace', this.opts.namespace] : [])],
+          signal: ended,
+          ask: (question, asked) => this.lines.question(question, asked),
+        }),
+    });
+    const stream = followStream(async (signal) => followMessageTurn(client, conversationId, messageId, outcome, signal), follower.onEvent);
+    return { stream, follower, progress };
   }
 
   get client(): Client {
@@ -157,38 +149,8 @@ class Chat {
     }
     const ended = new AbortController();
     const outcomeOf = this.stack.whileWorking(sent.outcome());
-    const followed = this.printer || this.opts.events ? this.followTurn(message.messageId, outcomeOf) : undefined;
-    const stream = followed?.stream;
-    // The progress (and approvals) after the stream's turn is named: not two queries at once (see followTurn).
-    const named = followed
-      ? Promise.race([followed.named, new Promise<void>((r) => ended.signal.addEventListener('abort', () => r(), { once: true }))])
-      : Promise.resolve();
-    const progress = named.then(() =>
-      followConversation({
-        client: this.client,
-        conversationId: this.conversationId,
-        // On a terminal the stream's lines replace the progress lines.
-        write: this.printer ? () => undefined : say,
-        failingCalls: this.failingCalls,
-        warn: (line) => {
-          this.printer?.endLine();
-          say(line);
-        },
-        signal: ended.signal,
-        approvalsFor: (turnId, signal) =>
-          new ApprovalPrompt({
-            client: this.client,
-            turnId,
-            identity: deciderIdentity(this.opts.as),
-            interactive: this.lines.terminal,
-            connectionArgs: [...(this.opts.address ? ['--address', this.opts.address] : []), ...(this.opts.namespace ? ['--namespace', this.opts.namespace] : [])],
-            signal,
-            ask: (question, asked) => this.lines.question(question, asked),
-          }),
-      }),
-    );
+    const { stream, follower, progress } = this.followTurn(message.messageId, outcomeOf, ended.signal);
     let outcome: MessageOutcome;
-    let printedCalls: Set<string>;
     let answered = false;
     try {
       outcome = await outcomeOf;
@@ -200,14 +162,14 @@ class Chat {
       else throw err;
     } finally {
       ended.abort();
-      printedCalls = await progress;
       // The stream ends with the turn: its last events (the answer, the finish) are printed first.
-      await stream?.stop(answered ? STREAM_END_GRACE_MS : 0);
+      await stream.stop(answered ? STREAM_END_GRACE_MS : 0);
+      await follower.settled();
       this.printer?.endLine();
     }
-    // A turn quicker than the polling: its tool calls from the result (the stream printed them on a terminal).
-    if (!this.printer)
-      for (const c of outcome.result?.toolCalls ?? []) if (!printedCalls.has(`${outcome.turnId}:${c.id}`)) say(toolCallLine(c));
+    // Tool calls the stream did not show (it stopped before them): from the result (the printer showed them on a terminal).
+    if (!this.printer && !this.opts.events)
+      for (const c of outcome.result?.toolCalls ?? []) if (!progress.printedCalls.has(`${outcome.turnId}:${c.id}`)) say(toolCallLine(c));
     this.print(message, outcome);
   }
 

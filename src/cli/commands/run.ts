@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
-import { startChatTurn, getTurnProgress, type ChatTurnHandle } from '../../client/chat-turn-client';
+import { startChatTurn, type ChatTurnHandle } from '../../client/chat-turn-client';
 import { workflowUrl } from '../../client/ui-link';
-import type { ChatTurnResult, TurnProgress } from '../../core/turn-result';
+import type { ChatTurnResult } from '../../core/turn-result';
 import { CliError } from '../cli-error';
 import { droppedToolsLine, renderResult } from '../render';
 import { describeFailure } from '../../client/describe-failure';
@@ -12,14 +12,14 @@ import { withSearchAttributeFix } from '../search-attribute-fix';
 import { ApprovalPrompt } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
 import { EXIT, exitCodeOf } from '../exit-codes';
-import { FailingCalls, FOLLOWED_TURN_EVERY_MS } from '../../client/failing-calls';
 import { InputLines } from '../input-lines';
 import { ProgressLines } from '../progress-lines';
 import { readQuestion } from '../question-source';
 import { takenIdError } from '../taken-workflow-id';
 import { addTurnFlags, listFlagsGiven, turnInputOf, turnOptionsOf, type TurnFlags } from '../turn-flags';
-import { subscribeTurn } from '../../client/subscribe';
-import { eventLine, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
+import { followTurn } from '../../client/subscribe';
+import { TurnFollower } from '../turn-follower';
+import { followStream, StreamPrinter } from '../stream-printer';
 
 interface RunOptions extends TurnFlags {
   file?: string;
@@ -60,51 +60,6 @@ async function askOnTerminal(question: string, signal: AbortSignal, onInterrupt:
     return await lines.question(question, signal);
   } finally {
     lines.close();
-  }
-}
-
-interface ProgressFollowing {
-  handle: ChatTurnHandle;
-  done: () => boolean;
-  /** Print each step and tool call (on stderr) as it happens. */
-  print: boolean;
-  approvals: ApprovalPrompt;
-  pollMs: number;
-  failingCalls: FailingCalls;
-  /** Where a failing call's lines go (stderr, whatever else is printed). */
-  warn: (line: string) => void;
-}
-
-/**
- * Polls the turn's progress query until it ends: prints each step and tool call as it happens,
- * hands calls waiting for approval to `approvals` (every `pollMs`), and prints the turn's failing
- * calls (as often as `failingCalls` describes the turn).
- */
-async function followProgress({ handle, done, print, approvals, pollMs, failingCalls, warn }: ProgressFollowing): Promise<void> {
-  // On their own pace: a progress query waits for the worker, a describe does not.
-  const failing = followFailingCalls(handle.workflowId, failingCalls, done, warn);
-  const lines = new ProgressLines();
-  while (!done()) {
-    let p: TurnProgress | undefined;
-    try {
-      p = await getTurnProgress(handle);
-    } catch {
-      // The first workflow task may not have run yet.
-    }
-    if (p && print) for (const line of lines.next(handle.workflowId, p)) say(line);
-    if (p?.pendingApprovals.length) await approvals.handle(p.pendingApprovals);
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
-  await failing;
-}
-
-/** Prints the turn's failing calls every {@link FOLLOWED_TURN_EVERY_MS} until it ends. */
-async function followFailingCalls(workflowId: string, failingCalls: FailingCalls, done: () => boolean, warn: (line: string) => void): Promise<void> {
-  while (!done()) {
-    // A describe that fails now (the turn just closed, the server restarts) is asked again later.
-    const failing = await failingCalls.lines(workflowId).catch(() => []);
-    if (!done()) for (const line of failing) warn(line);
-    await new Promise((r) => setTimeout(r, FOLLOWED_TURN_EVERY_MS));
   }
 }
 
@@ -157,39 +112,26 @@ export function runCommand(): Command {
           process.exit(EXIT.interrupted);
         };
         process.once('SIGINT', interrupted);
-        let finished = false;
         // A call waiting for approval is asked about on a terminal, else the commands to decide it are printed.
         const ended = new AbortController();
-        const approvals = new ApprovalPrompt({
-          client,
-          turnId: handle.workflowId,
-          identity: deciderIdentity(opts.as),
-          interactive: process.stdin.isTTY === true,
-          connectionArgs: [...(opts.address ? ['--address', opts.address] : []), ...(opts.namespace ? ['--namespace', opts.namespace] : [])],
-          signal: ended.signal,
-          ask: (question, signal) => askOnTerminal(question, signal, interrupted),
+        const follower = new TurnFollower({
+          printer,
+          events: opts.events === true,
+          progress: !opts.json && !live && process.stderr.isTTY === true ? { lines: new ProgressLines(), write: say } : undefined,
+          warn: say,
+          approvalsFor: (turnId) =>
+            new ApprovalPrompt({
+              client,
+              turnId,
+              identity: deciderIdentity(opts.as),
+              interactive: process.stdin.isTTY === true,
+              connectionArgs: [...(opts.address ? ['--address', opts.address] : []), ...(opts.namespace ? ['--namespace', opts.namespace] : [])],
+              signal: ended.signal,
+              ask: (question, signal) => askOnTerminal(question, signal, interrupted),
+            }),
         });
-        let stream: FollowedStream | undefined;
-        if (opts.events || printer) {
-          const id = handle.workflowId;
-          stream = followStream(
-            async (signal) => subscribeTurn(client, id, { signal }),
-            (event) => (printer ? printer.print(event) : process.stdout.write(eventLine(event))),
-          );
-        }
-        const printProgress = !opts.json && !live && process.stderr.isTTY === true;
-        const follow = followProgress({
-          handle,
-          done: () => finished,
-          print: printProgress,
-          approvals,
-          pollMs: printProgress || live ? 300 : 1000,
-          failingCalls: new FailingCalls(client, FOLLOWED_TURN_EVERY_MS),
-          warn: (line) => {
-            printer?.endLine();
-            say(line);
-          },
-        });
+        const id = handle.workflowId;
+        const stream = followStream(async (signal) => followTurn(client, id, { signal }), follower.onEvent);
         let result: ChatTurnResult;
         let turnEnded = false;
         try {
@@ -202,11 +144,10 @@ export function runCommand(): Command {
           }
           throw err;
         } finally {
-          finished = true;
           ended.abort();
-          await follow;
           // The stream ends with the turn: its last events (the answer, the finish) are printed first.
-          await stream?.stop(turnEnded ? STREAM_END_GRACE_MS : 0);
+          await stream.stop(turnEnded ? STREAM_END_GRACE_MS : 0);
+          await follower.settled();
           printer?.endLine();
         }
         process.exitCode = exitCodeOf(result);
