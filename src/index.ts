@@ -14,7 +14,7 @@ export {
   type ExecuteChatTurnOptions,
   type StreamOption,
 } from './client/chat-turn-client';
-export { followTurn, subscribe, subscribeTurn, subscribeConversation, type FailingCallEvent, type FollowedEvent, type SubscribeOptions } from './client/subscribe';
+export { follow, followConversation, followTurn, subscribe, subscribeTurn, subscribeConversation, type FailingCallEvent, type FollowedEvent, type SubscribeOptions } from './client/subscribe';
 export {
   ANSWER_TEXT_ID,
   stepTextId,

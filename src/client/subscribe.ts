@@ -83,7 +83,12 @@ export function subscribeConversation(
   conversationId: string,
   options: SubscribeOptions = {},
 ): AsyncIterable<TurnStreamEvent> {
-  return { [Symbol.asyncIterator]: () => conversationEvents(client, conversationId, options) };
+  return { [Symbol.asyncIterator]: () => conversationEvents(client, conversationId, options, false) as AsyncGenerator<TurnStreamEvent> };
+}
+
+/** `subscribeConversation`, with each turn's failed attempts handed on as they are read. */
+export function followConversation(client: Client, conversationId: string, options: SubscribeOptions = {}): AsyncIterable<FollowedEvent> {
+  return { [Symbol.asyncIterator]: () => conversationEvents(client, conversationId, options, true) };
 }
 
 /**
@@ -95,11 +100,20 @@ export async function subscribe(
   id: string,
   options: SubscribeOptions = {},
 ): Promise<AsyncIterable<TurnStreamEvent>> {
+  return (await streamOf(client, id, options, false)) as AsyncIterable<TurnStreamEvent>;
+}
+
+/** `followTurn` or `followConversation`, by what `id` names; an id of another kind of workflow throws `WorkflowKindError`. */
+export function follow(client: Client, id: string, options: SubscribeOptions = {}): Promise<AsyncIterable<FollowedEvent>> {
+  return streamOf(client, id, options, true);
+}
+
+async function streamOf(client: Client, id: string, options: SubscribeOptions, failingCalls: boolean): Promise<AsyncIterable<FollowedEvent>> {
   const described = await client.workflow.getHandle(id).describe();
-  if (described.type === 'conversation') return subscribeConversation(client, id, options);
+  if (described.type === 'conversation') return { [Symbol.asyncIterator]: () => conversationEvents(client, id, options, failingCalls) };
   expectKind(id, described.type, 'turn');
   // The run just described is the one followed: no second describe.
-  return { [Symbol.asyncIterator]: () => turnEvents(client, id, described.runId, options.fromOffset ?? 0, options) as AsyncGenerator<TurnStreamEvent, number> };
+  return { [Symbol.asyncIterator]: () => turnEvents(client, id, described.runId, options.fromOffset ?? 0, options, 0, failingCalls) };
 }
 
 /**
@@ -157,7 +171,8 @@ async function* conversationEvents(
   client: Client,
   conversationId: string,
   options: SubscribeOptions,
-): AsyncGenerator<TurnStreamEvent> {
+  failingCalls: boolean,
+): AsyncGenerator<FollowedEvent> {
   const fromOffset = options.fromOffset ?? 0;
   let base = 0;
   for (let index = 0; ; index++) {
@@ -166,14 +181,14 @@ async function* conversationEvents(
     if (described === undefined) return;
     expectKind(turnId, described.type, 'turn');
     const runId = described.runId;
-    const turn = turnEvents(client, turnId, runId, fromOffset, options, base);
+    const turn = turnEvents(client, turnId, runId, fromOffset, options, base, failingCalls);
     for (;;) {
       const next = await turn.next();
       if (next.done) {
         base = next.value;
         break;
       }
-      yield next.value as TurnStreamEvent;
+      yield next.value;
     }
     if (options.signal?.aborted) return;
   }

@@ -59,8 +59,8 @@ afterAll(async () => {
 });
 
 /** `mcp-turns run …` started in the background, stdin a pipe (no terminal). */
-function startRun(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, [BIN, 'run', ...args], { env: { ...process.env, ...env } });
+function startRun(args: string[], env: NodeJS.ProcessEnv = {}, command = 'run') {
+  const child = spawn(process.execPath, [BIN, command, ...args], { env: { ...process.env, ...env } });
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -183,7 +183,7 @@ it('--require-approval without a terminal prints how to decide; a denial exits 4
   );
 });
 
-it('a failing Claude call is a line on stderr while it is retried; SIGINT leaves the turn running and says how to follow it (exit 130)', async () => {
+it('a failing Claude call is a line on stderr while it is retried (run, then watch); SIGINT leaves the turn running and says how to follow it (exit 130)', async () => {
   const closed = REFUSING_PORT;
   const config = path.join(dir, 'no-servers.json');
   fs.writeFileSync(config, JSON.stringify({ mcp_servers: {} }));
@@ -203,6 +203,11 @@ it('a failing Claude call is a line on stderr while it is retried; SIGINT leaves
   expect(turnId).toBeDefined();
   const turn = client.workflow.getHandle(turnId!);
   expect((await turn.describe()).status.name).toBe('RUNNING');
+  // `watch` says why the turn waits, on stderr: its call's last failed attempt.
+  const watch = startRun([turnId!, '--address', address], {}, 'watch');
+  await until('the failing call line', () => (/^Claude unreachable: connection refused \(http:\/\/127\.0\.0\.1:\d+\/v1\/messages\), attempt \d+, (next in \d+ s|retrying now)$/m.test(watch.stderr()) ? true : undefined), 30_000, watch.stderr);
+  watch.child.kill('SIGINT');
+  expect(await watch.exited).toBe(130);
   await turn.terminate('test over');
 });
 

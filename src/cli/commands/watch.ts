@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { cliSettings } from '../cli-settings';
 import { CliError } from '../cli-error';
-import { subscribeConversation, subscribeTurn } from '../../client/subscribe';
+import { followConversation, followTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { describeId } from '../../client/describe-id';
@@ -72,7 +72,7 @@ async function kindOf(client: Client, id: string): Promise<'turn' | 'conversatio
 export function watchCommand(): Command {
   return new Command('watch')
     .description(
-      "follow a turn's or a conversation's stream: its text as it is written, its tool calls and approvals",
+      "follow a turn's or a conversation's stream: its text as it is written, its tool calls and approvals, and (on stderr) calls failing and retried",
     )
     .argument('<id>', 'a turn or a conversation')
     .option('--from <offset>', 'start at this offset of the stream (default 0: from the start)')
@@ -98,10 +98,16 @@ export function watchCommand(): Command {
       try {
         const kind = await kindOf(client, id);
         const events =
-          kind === 'conversation' ? subscribeConversation(client, id, { fromOffset }) : subscribeTurn(client, id, { fromOffset });
+          kind === 'conversation' ? followConversation(client, id, { fromOffset }) : followTurn(client, id, { fromOffset });
         let finish: Extract<TurnStreamEvent, { type: 'finish' }> | undefined;
         let error: string | undefined;
         for await (const event of events) {
+          if (event.type === 'failing-call') {
+            // Why the turn is waiting: on stderr, whatever stdout has.
+            printer?.endLine();
+            say(kind === 'conversation' ? `  ${event.line}` : event.line);
+            continue;
+          }
           if (printer) printer.print(event);
           else process.stdout.write(eventLine(event));
           if (event.type === 'error') error = event.errorText;
