@@ -17,6 +17,11 @@ function shellWord(value: string): string {
   return /^[A-Za-z0-9_./:@=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The `--address`/`--namespace` flags a command was given, to repeat in the printed commands. */
+export function connectionArgs(flags: { address?: string | undefined; namespace?: string | undefined }): string[] {
+  return [...(flags.address ? ['--address', flags.address] : []), ...(flags.namespace ? ['--namespace', flags.namespace] : [])];
+}
+
 /** The question for a waiting call. */
 export function approvalQuestion(call: Pick<ApprovalRecord, 'name'> & { input?: unknown }): string {
   return `run ${call.name} ${oneLine(JSON.stringify(call.input ?? {}), INPUT_CHARS)}? [y/N] `;

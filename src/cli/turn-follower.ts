@@ -6,7 +6,7 @@
  * {@link ApprovalPrompt}.
  */
 import type { FollowedEvent } from '../client/subscribe';
-import type { ApprovalPrompt } from './approval-prompt';
+import { ApprovalPrompt, type ApprovalPromptOptions } from './approval-prompt';
 import type { ProgressLines } from './progress-lines';
 import { eventLine, type StreamPrinter } from './stream-printer';
 
@@ -17,11 +17,14 @@ export interface TurnFollowerOptions {
   events?: boolean;
   /** Progress lines, and where they go (when neither of the above prints the turn). */
   progress?: { lines: ProgressLines; write: (line: string) => void } | undefined;
-  /** A turn's approval prompt, made on its first waiting call. */
-  approvalsFor: (turnId: string) => ApprovalPrompt;
+  /** How a turn's waiting calls are asked about (its prompt is made on its first waiting call). */
+  approvals: Omit<ApprovalPromptOptions, 'turnId'>;
   /** Where a failed attempt's line goes. */
   warn: (line: string) => void;
 }
+
+/** How long a followed turn's stream may take to reach its end after the turn's result is in. */
+export const STREAM_END_GRACE_MS = 10_000;
 
 export class TurnFollower {
   private readonly prompts = new Map<string, ApprovalPrompt>();
@@ -52,7 +55,7 @@ export class TurnFollower {
 
   private promptOf(turnId: string): ApprovalPrompt {
     let prompt = this.prompts.get(turnId);
-    if (!prompt) this.prompts.set(turnId, (prompt = this.opts.approvalsFor(turnId)));
+    if (!prompt) this.prompts.set(turnId, (prompt = new ApprovalPrompt({ ...this.opts.approvals, turnId })));
     return prompt;
   }
 }

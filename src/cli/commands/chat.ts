@@ -25,10 +25,10 @@ import { describeId, endedPhrase } from '../../client/describe-id';
 import { newId } from '../../client/ids';
 import { conversationTurnIndex, type MessageOutcome, type TurnOptions } from '../../core/conversation';
 import { oneLine } from '../../core/text';
-import { ApprovalPrompt } from '../approval-prompt';
+import { connectionArgs } from '../approval-prompt';
 import { CliError } from '../cli-error';
 import { ProgressLines } from '../progress-lines';
-import { TurnFollower } from '../turn-follower';
+import { STREAM_END_GRACE_MS, TurnFollower } from '../turn-follower';
 import { deciderIdentity } from '../decider-identity';
 import { EXIT } from '../exit-codes';
 import { InputLines } from '../input-lines';
@@ -50,9 +50,6 @@ interface ChatOptions extends TurnFlags {
   as?: string;
   config?: string;
 }
-
-/** How long a turn's stream may take to reach its end after the message's outcome is in. */
-const STREAM_END_GRACE_MS = 10_000;
 
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -97,16 +94,14 @@ class Chat {
       // On a terminal the stream's lines replace the progress lines.
       progress: { lines: progress, write: say },
       warn: (line) => say(`  ${line}`),
-      approvalsFor: (turnId) =>
-        new ApprovalPrompt({
-          client,
-          turnId,
-          identity: deciderIdentity(this.opts.as),
-          interactive: this.lines.terminal,
-          connectionArgs: [...(this.opts.address ? ['--address', this.opts.address] : []), ...(this.opts.namespace ? ['--namespace', this.opts.namespace] : [])],
-          signal: ended,
-          ask: (question, asked) => this.lines.question(question, asked),
-        }),
+      approvals: {
+        client,
+        identity: deciderIdentity(this.opts.as),
+        interactive: this.lines.terminal,
+        connectionArgs: connectionArgs(this.opts),
+        signal: ended,
+        ask: (question, asked) => this.lines.question(question, asked),
+      },
     });
     const stream = followStream(async (signal) => followMessageTurn(client, conversationId, messageId, outcome, signal), follower.onEvent);
     return { stream, follower, progress };

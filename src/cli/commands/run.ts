@@ -9,7 +9,7 @@ import { describeFailure } from '../../client/describe-failure';
 import { openTurnStack } from '../turn-stack';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
-import { ApprovalPrompt } from '../approval-prompt';
+import { connectionArgs } from '../approval-prompt';
 import { deciderIdentity } from '../decider-identity';
 import { EXIT, exitCodeOf } from '../exit-codes';
 import { InputLines } from '../input-lines';
@@ -18,7 +18,7 @@ import { readQuestion } from '../question-source';
 import { takenIdError } from '../taken-workflow-id';
 import { addTurnFlags, listFlagsGiven, turnInputOf, turnOptionsOf, type TurnFlags } from '../turn-flags';
 import { followTurn } from '../../client/subscribe';
-import { TurnFollower } from '../turn-follower';
+import { STREAM_END_GRACE_MS, TurnFollower } from '../turn-follower';
 import { followStream, StreamPrinter } from '../stream-printer';
 
 interface RunOptions extends TurnFlags {
@@ -33,9 +33,6 @@ interface RunOptions extends TurnFlags {
   as?: string;
   config?: string;
 }
-
-/** How long a turn's stream may take to reach its end after the turn's result is in. */
-const STREAM_END_GRACE_MS = 10_000;
 
 const say = (line: string): void => void process.stderr.write(`${line}\n`);
 
@@ -119,16 +116,14 @@ export function runCommand(): Command {
           events: opts.events === true,
           progress: !opts.json && !live && process.stderr.isTTY === true ? { lines: new ProgressLines(), write: say } : undefined,
           warn: say,
-          approvalsFor: (turnId) =>
-            new ApprovalPrompt({
-              client,
-              turnId,
-              identity: deciderIdentity(opts.as),
-              interactive: process.stdin.isTTY === true,
-              connectionArgs: [...(opts.address ? ['--address', opts.address] : []), ...(opts.namespace ? ['--namespace', opts.namespace] : [])],
-              signal: ended.signal,
-              ask: (question, signal) => askOnTerminal(question, signal, interrupted),
-            }),
+          approvals: {
+            client,
+            identity: deciderIdentity(opts.as),
+            interactive: process.stdin.isTTY === true,
+            connectionArgs: connectionArgs(opts),
+            signal: ended.signal,
+            ask: (question, signal) => askOnTerminal(question, signal, interrupted),
+          },
         });
         const id = handle.workflowId;
         const stream = followStream(async (signal) => followTurn(client, id, { signal }), follower.onEvent);
