@@ -14,6 +14,11 @@ export const ACTIVITY_TYPES = {
   prepareTurn: 'prepareTurn',
 } as const;
 
+/** Whether activities of `activityType` are Claude calls (a loop step's or the formatter's). */
+export function isClaudeCall(activityType: string): boolean {
+  return activityType === ACTIVITY_TYPES.claude || activityType === ACTIVITY_TYPES.formatResponse;
+}
+
 /** Why a step's Claude call is asked again, its reply (or failure) not used: the workflow's decision. */
 export const ASKED_AGAIN = {
   'cut-inside-tool-use': { reason: 'the reply was cut inside a tool call: asked again with more tokens', compacted: false },

@@ -52,7 +52,7 @@ export function errorReply(bodyLimitBytes: number, log: (line: string) => void) 
     if (error instanceof HttpError) return send(reply, error.statusCode, error.message);
     if (hasZodFastifySchemaValidationErrors(error)) {
       const problems = error.validation.map((v) => {
-        const where = `${error.validationContext ?? 'body'}${v.instancePath.replace(/\//g, '.')}`;
+        const where = [error.validationContext ?? 'body', ...v.instancePath.split('/').filter(Boolean)].join('.');
         return `${where}: ${v.message}`;
       });
       return send(reply, 400, problems.join('; '));

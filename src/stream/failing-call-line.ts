@@ -8,13 +8,10 @@ import { temporal } from '@temporalio/proto';
 import { ClaudeFailureType } from '../core/failure-types';
 import { oneLine } from '../core/text';
 import { claudeToolName } from '../core/tool-naming';
-import { ACTIVITY_TYPES } from '../core/activity-types';
+import { ACTIVITY_TYPES, isClaudeCall } from '../core/activity-types';
 
 export type PendingActivity = temporal.api.workflow.v1.IPendingActivityInfo;
 
-/** The activity types of Claude calls (activities/claude.ts) and of MCP tool calls (activities/mcp.ts). */
-const CLAUDE_ACTIVITIES: ReadonlySet<string> = new Set([ACTIVITY_TYPES.claude, ACTIVITY_TYPES.formatResponse]);
-const TOOL_ACTIVITY = ACTIVITY_TYPES.callTool;
 
 const PENDING_ACTIVITY_STATE = temporal.api.enums.v1.PendingActivityState;
 
@@ -45,13 +42,13 @@ function failureText(failure: temporal.api.failure.v1.IFailure): string {
 function whatFails(activity: PendingActivity, failure: temporal.api.failure.v1.IFailure): string {
   const type = activity.activityType?.name ?? 'activity';
   const text = failureText(failure);
-  if (CLAUDE_ACTIVITIES.has(type)) {
+  if (isClaudeCall(type)) {
     if (failure.applicationFailureInfo?.type === ClaudeFailureType.Connection) {
       return `Claude unreachable: ${oneLine(text.replace(/^Claude API (connection error: )?/, ''), REASON_CHARS)}`;
     }
     return `Claude call failing: ${oneLine(text.replace(/^Claude API /, ''), REASON_CHARS)}`;
   }
-  if (type === TOOL_ACTIVITY) {
+  if (type === ACTIVITY_TYPES.callTool) {
     const call = TOOL_CALL_PREFIX.exec(text);
     return call
       ? `tool ${claudeToolName(call[1]!, call[2]!)} failing: ${oneLine(call[3]!, REASON_CHARS)}`

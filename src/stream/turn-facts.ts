@@ -7,7 +7,7 @@ import type { CallToolOutput, PreparedTurn } from '../core/contracts';
 import type { StreamRecord } from '../core/stream-record';
 import type { ChatTurnResult } from '../core/turn-result';
 import type { ChatTurnInput } from '../schemas/turn-input';
-import { ACTIVITY_TYPES } from '../core/activity-types';
+import { isClaudeCall } from '../core/activity-types';
 
 /** How a run closed, besides completing. */
 export type RunEnd = 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'continued';
@@ -58,8 +58,7 @@ export function runningActivities(facts: readonly TurnFact[]): Map<string, Runni
   const open = new Map<string, RunningActivity>();
   for (const f of facts) {
     if (f.kind === 'scheduled') {
-      const claude = f.activityType === ACTIVITY_TYPES.claude || f.activityType === ACTIVITY_TYPES.formatResponse;
-      const streams = claude && (f.input as { stream?: unknown } | undefined)?.stream !== undefined;
+      const streams = isClaudeCall(f.activityType) && (f.input as { stream?: unknown } | undefined)?.stream !== undefined;
       open.set(f.activityId, { activityType: f.activityType, streams });
     } else if (f.kind === 'activity-completed' || f.kind === 'activity-ended') open.delete(f.activityId);
   }
@@ -69,7 +68,6 @@ export function runningActivities(facts: readonly TurnFact[]): Map<string, Runni
 /** The activity ids of the turn's Claude calls (loop steps and the formatter) scheduled and not ended. */
 export function runningClaudeCalls(facts: readonly TurnFact[]): Set<string> {
   const open = new Set<string>();
-  for (const [id, { activityType }] of runningActivities(facts))
-    if (activityType === ACTIVITY_TYPES.claude || activityType === ACTIVITY_TYPES.formatResponse) open.add(id);
+  for (const [id, { activityType }] of runningActivities(facts)) if (isClaudeCall(activityType)) open.add(id);
   return open;
 }

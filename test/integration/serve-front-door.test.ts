@@ -204,6 +204,9 @@ describe('what a caller sends cannot end a conversation', () => {
     expect([refused.status, json(refused)]).toEqual([400, { error: 'body.options.model: at most 256 characters' }]);
     const turn = await call('POST', '/v1/turns', { question: 'q', model: long });
     expect([turn.status, json(turn)]).toEqual([400, { error: 'body.model: at most 256 characters' }]);
+    // A key the body does not have is named at the body itself.
+    const unknown = await call('POST', '/v1/turns', { question: 'q', options: { model: 'm' } });
+    expect([unknown.status, json(unknown)]).toEqual([400, { error: 'body: Unrecognized key: "options"' }]);
     const chat = await call('POST', '/api/chat', { id: conversation, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }], options: { model: long } });
     expect([chat.status, json(chat)]).toEqual([400, { error: 'body.options.model: at most 256 characters' }]);
 
