@@ -206,9 +206,10 @@ async function within(work: Promise<unknown>, ms: number): Promise<void> {
 /** A stream followed alongside the turn, ended once the turn has ended. */
 export interface FollowedStream {
   /**
-   * Waits for the stream's end (its `finish`) for at most `graceMs`, then stops it; with 0, stops it
-   * at once. Nothing is handed on after it has returned. A stream that broke says so on stderr: the
-   * command goes on with its result.
+   * Waits for the stream's end (its `finish`) for at most `graceMs`, then stops it; a stream that
+   * broke says so on stderr, and the command goes on with its result. With 0 (the turn did not end:
+   * the command stops for a reason it reports itself), stops it at once and says nothing of it.
+   * Nothing is handed on after it has returned.
    */
   stop(graceMs: number): Promise<void>;
 }
@@ -239,7 +240,7 @@ export function followStream<E>(
       controller.abort();
       // A call under way when it was stopped (a describe, a query) is not waited for long.
       await within(done, STOP_WAIT_MS);
-      if (failure)
+      if (failure && graceMs > 0)
         process.stderr.write(
           `mcp-turns: the turn's stream stopped: ${(failure as Error).message ?? String(failure)}\n`,
         );
