@@ -9,7 +9,8 @@ import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { temporalTarget, type ConnectOverrides } from '../temporal/connection';
 import { openClient } from '../client/connect-client';
-import { connectionRefused } from '../temporal/dev-server';
+import { connectionRefused, DevServerError } from '../temporal/dev-server';
+import { databaseHolder, DatabaseHeldError } from '../temporal/database-holder';
 import {
   isLoopbackAddress,
   lastDevServerRecord,
@@ -83,19 +84,43 @@ export async function failIfNothingListens(address: string, stateDir: string): P
 }
 
 /**
+ * The line for a dev server that cannot start at `address` because another live server holds the
+ * database it would use: that server, its address, and how to stop it (`mcp-turns server --stop` when
+ * mcp-turns recorded it in `stateDir`, else its process id). `orElse` adds the command's own way out.
+ */
+export function databaseHeldLine(err: DatabaseHeldError, address: string, stateDir: string, orElse?: string): string {
+  const { holder } = err;
+  const port = holder.address ? splitAddress(holder.address)?.port : undefined;
+  const recorded = holder.address && lastDevServerRecord(holder.address, stateDir)?.pid === holder.pid;
+  const stop = recorded && port !== undefined ? `mcp-turns server --stop --port ${port}` : `kill ${holder.pid}`;
+  const use = holder.address ? `use that server (--address ${holder.address})` : 'use that server';
+  return `cannot start a Temporal dev server on ${address}: ${err.message}; ${use}${orElse ? `, ${orElse}` : ''}, or stop it first (\`${stop}\`)`;
+}
+
+/** A failure to start a dev server at `address` as the CLI's one line (exit 1). */
+export function devServerStartFailure(err: unknown, address: string, stateDir: string): unknown {
+  if (err instanceof DatabaseHeldError) return new CliError(databaseHeldLine(err, address, stateDir), EXIT.failed);
+  if (err instanceof DevServerError) return new CliError(err.message, EXIT.failed);
+  return err;
+}
+
+/**
  * Whether a command may start a dev server with database `dbFile` at `address`, where no Temporal
- * answers. The rule: never on top of another database. The server mcp-turns last recorded there
- * holds its workflows (and any batch under way) in its own database; one started on another would
- * find none of them and run that work again. So when the recorded server used another database, or
- * runs but does not answer yet, the command fails with the line that names it and how to start it.
- * With no record, or a record of a server on the same database, starting here loses nothing.
- * Records are those in `dir` (the state directory).
+ * answers. The rules: a database is one live server's at a time (database-holder.ts), so one another
+ * server holds is refused with the line naming that server and its address; and never on top of
+ * another database: the server mcp-turns last recorded at `address` holds its workflows (and any
+ * batch under way) in its own database, and one started on another would find none of them and run
+ * that work again. So when the recorded server used another database, or runs but does not answer
+ * yet, the command fails with the line that names it and how to start it. With no record, or a
+ * record of a server on the same database, starting here loses nothing. Records are those in `dir`
+ * (the state directory). Returns the record of the server that ran here, to start it again.
  */
 export function assertMayStartDevServer(address: string, dbFile: string, dir: string): DevServerRecord | undefined {
   const record = lastDevServerRecord(address, dir);
-  if (!record) return undefined;
-  const sameDatabase = !!record.dbFile && path.resolve(record.dbFile) === path.resolve(dbFile);
-  if (!sameDatabase || recordedServerRuns(record)) throw new CliError(recordedServerDownLine(record), EXIT.failed);
+  const sameDatabase = !!record?.dbFile && path.resolve(record.dbFile) === path.resolve(dbFile);
+  if (record && (!sameDatabase || recordedServerRuns(record))) throw new CliError(recordedServerDownLine(record), EXIT.failed);
+  const holder = databaseHolder(dbFile);
+  if (holder) throw new CliError(databaseHeldLine(new DatabaseHeldError(path.resolve(dbFile), holder), address, dir), EXIT.failed);
   return record;
 }
 

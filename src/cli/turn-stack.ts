@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { liveWorkflowPollers } from '../client/task-queue-pollers';
 import { temporalTarget, type ConnectOverrides } from '../temporal/connection';
 import type { Settings } from '../config/settings';
-import { DevServerError, portIsOpen, startDevServer, temporalAnswers } from '../temporal/dev-server';
+import { portIsOpen, startDevServer, temporalAnswers } from '../temporal/dev-server';
 import {
   isLoopbackAddress,
   readDevServerRecord,
@@ -23,7 +23,7 @@ import {
 } from '../temporal/dev-server-record';
 import { defaultDevServerDb } from '../temporal/project-paths';
 import { CliError } from './cli-error';
-import { assertMayStartDevServer, connectOrFail, nothingListensAt } from './connect';
+import { assertMayStartDevServer, connectOrFail, devServerStartFailure, nothingListensAt } from './connect';
 import type * as InProcessWorkerModule from './in-process-worker';
 import type { InProcessWorker, InProcessWorkerSetup } from './in-process-worker';
 
@@ -103,8 +103,7 @@ async function startBackgroundDevServer(
       ...(temporalCliPath ? { configuredCliPath: temporalCliPath } : {}),
     });
   } catch (err) {
-    if (err instanceof DevServerError) throw new CliError(err.message);
-    throw err;
+    throw devServerStartFailure(err, address, stateDir);
   }
   writeDevServerRecord({
     pid: server.pid!,

@@ -11,6 +11,7 @@ import { Connection } from '@temporalio/client';
 import { searchAttributeCliArgs } from '../core/search-attributes';
 import { resolveTemporalCli } from './temporal-cli';
 import { devServerDynamicConfigArgs, devServerEnv } from './dev-server-tuning';
+import { claimDatabase, type DatabaseClaim } from './database-holder';
 
 export interface DevServerOptions {
   /** gRPC port. @default 7233 */
@@ -199,7 +200,10 @@ function stateDirOf(opts: DevServerOptions): string {
   return opts.stateDir;
 }
 
-/** Starts the dev server and waits until it answers. Fails clearly if a port is taken. */
+/**
+ * Starts the dev server and waits until it answers. Fails clearly if a port is taken, and with
+ * DatabaseHeldError (database-holder.ts) when another live server holds the database.
+ */
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
   const ip = opts.ip ?? '127.0.0.1';
   const port = opts.port ?? 7233;
@@ -209,6 +213,21 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   for (const [what, p] of [['gRPC', port], ['UI', uiPort]] as const) {
     if (await portIsOpen(ip, p)) throw new DevServerError(`${what} port ${p} on ${ip} is already in use`);
   }
+  // A database is one server's at a time: claimed before anything is spawned, else DatabaseHeldError.
+  const claim = opts.dbFile ? claimDatabase(opts.dbFile, address) : undefined;
+  try {
+    return await startClaimed(opts, { ip, port, uiPort, address }, claim);
+  } catch (err) {
+    claim?.release();
+    throw err;
+  }
+}
+
+async function startClaimed(
+  opts: DevServerOptions,
+  { ip, port, uiPort, address }: { ip: string; port: number; uiPort: number; address: string },
+  claim: DatabaseClaim | undefined,
+): Promise<DevServer> {
   const cli = opts.cliPath ?? resolveTemporalCli({ ...(opts.onLog ? { log: opts.onLog } : {}), stateDir: stateDirOf(opts), ...(opts.configuredCliPath ? { cliPath: opts.configuredCliPath } : {}) }).path;
   const args = [
     'server', 'start-dev',
@@ -231,6 +250,8 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     if ('exitedWith' in launched) throw new DevServerError(`temporal server exited during start-up: ${launched.exitedWith}`);
   }
   const { child, exited } = launched;
+  if (child.pid !== undefined) claim?.heldBy(child.pid);
+  void exited.then(() => claim?.release());
   return {
     address,
     uiUrl: `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${uiPort}`,

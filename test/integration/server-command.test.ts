@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../support/ports';
-import { runCli, startCli } from '../support/cli';
+import { ownStateEnv, runCli, startCli } from '../support/cli';
+import { connectionRefused } from '../../src/temporal/dev-server';
 
 jest.setTimeout(120_000);
 
@@ -46,6 +47,41 @@ describe('mcp-turns server', () => {
     await connection2.close();
     server.child.kill('SIGINT');
     expect(await server.exited).toBe(0);
+  });
+
+  it('holds a database for one server: a second one on it, at any port and from any command, is refused', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-twin-'));
+    const env = ownStateEnv(home, 'http://127.0.0.1:2'); // Claude is never reached
+    const [port, typo, other] = [await freePort(), await freePort(), await freePort()];
+    const server = await startCli(['server', '--port', String(port), '--ui-port', String(await freePort())], /Temporal Web UI:/, { env });
+    const { pid } = JSON.parse(fs.readFileSync(path.join(home, 'state', 'dev-servers', `${port}.json`), 'utf8')) as { pid: number };
+    try {
+      const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+      const workflowId = `twin-${Date.now()}`;
+      await new Client({ connection }).workflow.start('chatTurn', { taskQueue: 'nobody-serves-this', workflowId, args: [{ question: 'kept?' }] });
+      const held = `database ${path.join(home, 'state', 'temporal.db')} is held by the Temporal dev server on 127.0.0.1:${port} (pid ${pid}); ` +
+        `use that server (--address 127.0.0.1:${port})`;
+
+      // A typo'd address: no second server on the same database.
+      const run = await runCli(['run', 'hi', '--address', `localhost:${typo}`], { env });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim()).toBe(`mcp-turns: cannot start a Temporal dev server on localhost:${typo}: ${held}, or stop it first (\`mcp-turns server --stop --port ${port}\`)`);
+      // `server` on another port with the same database.
+      const twin = await runCli(['server', '--port', String(other)], { env });
+      expect(twin.code).toBe(1);
+      expect(twin.stderr.trim()).toBe(`mcp-turns: cannot start a Temporal dev server on 127.0.0.1:${other}: ${held}, pass another --db, or stop it first (\`mcp-turns server --stop --port ${port}\`)`);
+
+      expect(await connectionRefused('127.0.0.1', typo)).toBe(true);
+      expect(await connectionRefused('127.0.0.1', other)).toBe(true);
+      // The first server goes on, on its database, with its work.
+      expect((await new Client({ connection }).workflow.getHandle(workflowId).describe()).status.name).toBe('RUNNING');
+      await connection.close();
+    } finally {
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    }
+    // Stopped: the database is free again, and its claim is gone.
+    expect(fs.existsSync(path.join(home, 'state', 'temporal.db.server.json'))).toBe(false);
   });
 
   it('refuses an unknown flag with one line', async () => {

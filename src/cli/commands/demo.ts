@@ -8,7 +8,7 @@
  */
 import { Command } from 'commander';
 import { Client } from '@temporalio/client';
-import { startDevServer, portIsOpen, temporalAnswers, DevServerError, type DevServer } from '../../temporal/dev-server';
+import { startDevServer, portIsOpen, temporalAnswers, type DevServer } from '../../temporal/dev-server';
 import { readDevServerRecord, removeDevServerRecord, writeDevServerRecord } from '../../temporal/dev-server-record';
 import { defaultDevServerDb } from '../../temporal/project-paths';
 import { startStubModel, demoScenario } from '../../stub';
@@ -23,7 +23,7 @@ import { workflowUrl } from '../../client/ui-link';
 import { DEFAULT_MODEL } from '../../core/resolve-turn';
 import { CliError, parsePort } from '../cli-error';
 import { cliSettings } from '../cli-settings';
-import { assertMayStartDevServer, restartCommand } from '../connect';
+import { assertMayStartDevServer, devServerStartFailure, restartCommand } from '../connect';
 import { renderResult } from '../render';
 import { StreamPrinter } from '../stream-printer';
 import { subscribeTurn } from '../../client/subscribe';
@@ -87,8 +87,7 @@ export function demoCommand(): Command {
             onLog: (line) => (line.startsWith('installing') || line.startsWith('temporal CLI') ? say(line) : undefined),
           });
         } catch (err) {
-          if (err instanceof DevServerError) throw new CliError(err.message);
-          throw err;
+          throw devServerStartFailure(err, address, settings.stateDir);
         }
         uiUrl = server.uiUrl;
         writeDevServerRecord({ pid: server.pid!, address, uiUrl, dbFile, startedAt: new Date().toISOString() }, settings.stateDir);

@@ -6,7 +6,9 @@
  */
 import path from 'node:path';
 import { Command } from 'commander';
-import { startDevServer, portIsOpen, temporalAnswers, DevServerError } from '../../temporal/dev-server';
+import { startDevServer, portIsOpen, temporalAnswers } from '../../temporal/dev-server';
+import { databaseHolder, DatabaseHeldError } from '../../temporal/database-holder';
+import { databaseHeldLine, devServerStartFailure } from '../connect';
 import { defaultDevServerDb } from '../../temporal/project-paths';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 import {
@@ -99,6 +101,8 @@ export function serverCommand(): Command {
         }
         throw new CliError(`port ${port} on ${opts.ip} is in use by something that is not a Temporal server`);
       }
+      const holder = databaseHolder(dbFile);
+      if (holder) throw new CliError(databaseHeldLine(new DatabaseHeldError(dbFile, holder), address, stateDir, 'pass another --db'));
       const previous = lastDevServerRecord(address, stateDir);
       if (previous?.dbFile && path.resolve(previous.dbFile) !== dbFile)
         console.error(`Note: the dev server mcp-turns last started on ${address} used another database, ${previous.dbFile}.`);
@@ -114,8 +118,7 @@ export function serverCommand(): Command {
           onLog: (line) => (opts.verbose || line.startsWith('installing') || line.startsWith('temporal CLI') ? console.error(line) : undefined),
         });
       } catch (err) {
-        if (err instanceof DevServerError) throw new CliError(err.message);
-        throw err;
+        throw devServerStartFailure(err, address, stateDir);
       }
       writeDevServerRecord({ pid: server.pid!, address: server.address, uiUrl: server.uiUrl, dbFile, startedAt: new Date().toISOString() }, stateDir);
       console.log(`Temporal dev server on ${server.address} (db ${dbFile})`);
