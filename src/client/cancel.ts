@@ -3,13 +3,16 @@
  * name (its workflow, or its shards when the batch was split). Cancel is Temporal's cancellation:
  * a turn ends `cancelled` with its Claude or tool call cancelled; a conversation and a batch cancel
  * their running turns and end `cancelled` too. The cancel waits, bounded, until each workflow has
- * closed, since only a worker can carry a cancellation out. Names are looked up with describe, never
- * visibility, so a workflow started a moment ago is found.
+ * closed, since only a worker can carry a cancellation out; one no worker can run now (none polls its
+ * task queue, or its workflow task fails) is not waited for and says why. `terminate` ends them at
+ * once instead, without their cleanup. Names are looked up with describe, never visibility, so a
+ * workflow started a moment ago is found.
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { batchShardWorkflowId, batchWorkflowId, MAX_BATCH_SHARDS } from '../core/batch';
 import { runStatusOf, type RunStatus } from './run-status';
 import { kindOfWorkflowType, type WorkflowKind } from './workflow-kind';
+import { runHealth, type RunHealth } from './run-health';
 
 /** How long {@link cancelByName} waits for the workflows to close by default. */
 export const DEFAULT_CANCEL_WAIT_MS = 30_000;
@@ -21,9 +24,13 @@ export interface CancelOutcome {
   /**
    * `cancelled`: it ran and ended cancelled; `already-ended`: it had closed before the cancel, which
    * left it alone; `ended-otherwise`: it closed another way after the request (it finished first);
-   * `still-running`: it had not closed when the wait ran out (no worker carried the cancel out).
+   * `still-running`: it had not closed when the wait ran out (no worker carried the cancel out);
+   * `blocked`: no worker can run it now (`health` says why), so the cancel, recorded, waits for one
+   * and is not waited for; `terminated`: ended at once with `terminate`, no worker needed.
    */
-  outcome: 'cancelled' | 'already-ended' | 'ended-otherwise' | 'still-running';
+  outcome: 'cancelled' | 'already-ended' | 'ended-otherwise' | 'still-running' | 'blocked' | 'terminated';
+  /** Why no worker can run it (`blocked`), from what Temporal records. */
+  health?: RunHealth;
   status: RunStatus | string;
   /** Start to close; to now for one still running. */
   ranForMs: number;
@@ -89,15 +96,19 @@ async function closedWithin(client: Client, id: string, ms: number): Promise<voi
   clearTimeout(timer);
 }
 
-function outcomeOf(d: WorkflowExecutionDescription, wasRunning: boolean, parent?: string): CancelOutcome {
+function outcomeOf(d: WorkflowExecutionDescription, wasRunning: boolean, parent?: string, health?: RunHealth): CancelOutcome {
   const status = runStatusOf(d.status.name);
   const outcome: CancelOutcome['outcome'] = !wasRunning
     ? 'already-ended'
     : status === 'running'
-      ? 'still-running'
+      ? health
+        ? 'blocked'
+        : 'still-running'
       : status === 'cancelled'
         ? 'cancelled'
-        : 'ended-otherwise';
+        : status === 'terminated'
+          ? 'terminated'
+          : 'ended-otherwise';
   return {
     id: d.workflowId,
     type: kindOfWorkflowType(d.type)!,
@@ -106,7 +117,14 @@ function outcomeOf(d: WorkflowExecutionDescription, wasRunning: boolean, parent?
     ranForMs: (d.closeTime?.getTime() ?? Date.now()) - d.startTime.getTime(),
     ...(parent !== undefined ? { parent } : {}),
     taskQueue: d.taskQueue,
+    ...(outcome === 'blocked' && health ? { health } : {}),
   };
+}
+
+/** The health of a running workflow that no worker can run now; undefined when one can. */
+async function blockedHealth(client: Client, d: WorkflowExecutionDescription): Promise<RunHealth | undefined> {
+  const health = await runHealth(client, d);
+  return health.noWorker || health.failingTask ? health : undefined;
 }
 
 /**
@@ -119,7 +137,7 @@ function outcomeOf(d: WorkflowExecutionDescription, wasRunning: boolean, parent?
 export async function cancelByName(
   client: Client,
   name: string,
-  { waitMs = DEFAULT_CANCEL_WAIT_MS } = {},
+  { waitMs = DEFAULT_CANCEL_WAIT_MS, terminate = false }: { waitMs?: number; terminate?: boolean } = {},
 ): Promise<CancelOutcome[]> {
   const found = await findByName(client, name);
   if (!found.length)
@@ -139,18 +157,25 @@ export async function cancelByName(
       .filter((c) => c.workflowId && kindOfWorkflowType(c.workflowTypeName ?? '') === 'turn')
       .map((c) => ({ id: c.workflowId!, parent: d.workflowId })),
   );
+  // Terminate ends a run at once; a cancel is carried out by a worker, and waited for only where one can.
+  const blocked = new Map<string, RunHealth>();
   await Promise.all(
-    running.map((d) =>
-      client.workflow
-        .getHandle(d.workflowId)
-        .cancel()
-        .catch((err: unknown) => {
-          if (!(err instanceof WorkflowNotFoundError)) throw err; // closed since it was described
-        }),
-    ),
+    running.map(async (d) => {
+      const handle = client.workflow.getHandle(d.workflowId);
+      try {
+        if (terminate) await handle.terminate('terminated by mcp-turns cancel --terminate');
+        else {
+          await handle.cancel();
+          const health = await blockedHealth(client, d);
+          if (health) blocked.set(d.workflowId, health);
+        }
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err; // closed since it was described
+      }
+    }),
   );
   const cancelled = [...running.map((d) => d.workflowId), ...children.map((c) => c.id)];
-  await Promise.all(cancelled.map((id) => closedWithin(client, id, waitMs)));
+  await Promise.all(cancelled.filter((id) => !blocked.has(id)).map((id) => closedWithin(client, id, terminate ? 5_000 : waitMs)));
 
   const ended = new Map(
     await Promise.all(cancelled.map(async (id) => [id, await describeIfAny(client, id)] as const)),
@@ -158,7 +183,7 @@ export async function cancelByName(
   const outcomes: CancelOutcome[] = [];
   for (const d of found) {
     const wasRunning = d.status.name === 'RUNNING';
-    outcomes.push(outcomeOf((wasRunning && ended.get(d.workflowId)) || d, wasRunning));
+    outcomes.push(outcomeOf((wasRunning && ended.get(d.workflowId)) || d, wasRunning, undefined, blocked.get(d.workflowId)));
     for (const child of children.filter((c) => c.parent === d.workflowId)) {
       const described = ended.get(child.id);
       if (described) outcomes.push(outcomeOf(described, true, d.workflowId));

@@ -14,6 +14,7 @@ import type { TokenUsage } from '../core/usage';
 import { conversationStatusQuery } from '../core/workflow-handlers';
 import { getTurnView } from './turn-view';
 import { runStatusOf } from './run-status';
+import { runHealth, type RunHealth } from './run-health';
 
 /** Turns read at once. */
 const CONCURRENCY = 8;
@@ -49,8 +50,10 @@ export interface ConversationSummary {
   status: string;
   startTime: string;
   closeTime?: string;
-  /** The status query's answer while it runs (absent when no worker answered it). */
+  /** The status query's answer while it runs (absent when no worker answered it, or none can). */
   live?: ConversationStatus;
+  /** While it runs: whether a worker polls its task queue and whether its workflow task fails. */
+  health?: RunHealth;
   turns: ConversationTurnSummary[];
   /** Every turn's own messages together: the conversation as it was asked, before any compaction. */
   transcript: { messages: number; toolResults: number; bytes: number };
@@ -120,11 +123,15 @@ export async function getConversationSummary(client: Client, conversationId: str
   if (d.closeTime) summary.closeTime = d.closeTime.toISOString();
   let known: number | undefined;
   if (d.status.name === 'RUNNING') {
-    try {
-      summary.live = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(conversationStatusQuery));
-      known = summary.live.turns + (summary.live.currentTurnId ? 1 : 0);
-    } catch {
-      // no worker answered: the turns are found by their ids
+    summary.health = await runHealth(client, d);
+    // A query needs a worker that can run the conversation: not asked when none can.
+    if (!summary.health.noWorker && !summary.health.failingTask) {
+      try {
+        summary.live = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle.query(conversationStatusQuery));
+        known = summary.live.turns + (summary.live.currentTurnId ? 1 : 0);
+      } catch {
+        // no worker answered: the turns are found by their ids
+      }
     }
   } else if (d.status.name === 'COMPLETED') {
     known = ((await handle.result()) as { turns?: number }).turns;

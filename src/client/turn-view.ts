@@ -10,7 +10,9 @@ import {
   walkGetWorkflowExecutionHistoryResponse,
 } from '@temporalio/common/lib/internal-non-workflow';
 import type { ChatTurnInput } from '../schemas/turn-input';
-import { turnProgressQuery } from '../core/workflow-handlers';
+import { TurnHistory } from '../stream/turn-history';
+import { recordedProgress } from '../stream/recorded-progress';
+import { runHealth, type RunHealth } from './run-health';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { describeFailure } from './describe-failure';
 import { expectKind } from './workflow-kind';
@@ -28,12 +30,16 @@ export interface TurnView {
   closeTime?: string;
   result?: ChatTurnResult;
   progress?: TurnProgress;
+  /** While it runs: whether a worker polls its task queue and whether its workflow task fails. */
+  health?: RunHealth;
   error?: string;
 }
 
 /**
  * Looks up the turn `workflowId`: its input, status and, by its status, its result, progress or
- * failure. An id of another kind of workflow throws `WorkflowKindError`.
+ * failure. Everything comes from what Temporal records (describe, history), never from a query, so
+ * a turn no worker can run is answered at once, with why (its health). An id of another kind of
+ * workflow throws `WorkflowKindError`.
  */
 export async function getTurnView(client: Client, workflowId: string): Promise<TurnView> {
   const handle = client.workflow.getHandle(workflowId);
@@ -47,7 +53,11 @@ export async function getTurnView(client: Client, workflowId: string): Promise<T
     view.question = input.question;
   }
   if (d.status.name === 'COMPLETED') view.result = (await handle.result()) as ChatTurnResult;
-  else if (d.status.name === 'RUNNING') view.progress = await handle.query(turnProgressQuery);
+  else if (d.status.name === 'RUNNING') {
+    const [facts, health] = await Promise.all([new TurnHistory(client, workflowId, d.runId).upToNow(), runHealth(client, d)]);
+    view.progress = recordedProgress(facts);
+    view.health = health;
+  }
   else {
     try {
       await handle.result();

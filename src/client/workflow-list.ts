@@ -17,6 +17,8 @@ import {
   type WorkflowKind,
 } from './workflow-kind';
 import { quoted } from './visibility-query';
+import { runHealth, runHealthLines } from './run-health';
+import { liveWorkflowPollers } from './task-queue-pollers';
 
 /** What {@link listWorkflows} lists; every field narrows the list. */
 export interface WorkflowListFilter {
@@ -42,6 +44,8 @@ export interface ListedWorkflow {
   batch?: string;
   /** The workflow's one-line summary: a turn's question, a batch's size; absent when it has none. */
   summary?: string;
+  /** While it runs: why it cannot make progress (no worker polls its queue, its workflow task fails). */
+  blocked?: string[];
 }
 
 export const DEFAULT_LIST_LIMIT = 20;
@@ -67,7 +71,7 @@ export function workflowListQuery(filter: Omit<WorkflowListFilter, 'limit'> = {}
   return clauses.join(' AND ');
 }
 
-function listed(execution: WorkflowExecutionInfo, summary: string | undefined): ListedWorkflow {
+function listed(execution: WorkflowExecutionInfo, summary: string | undefined, blocked: string[]): ListedWorkflow {
   const batch = execution.typedSearchAttributes.get(SA_BATCH);
   return {
     id: execution.workflowId,
@@ -77,26 +81,32 @@ function listed(execution: WorkflowExecutionInfo, summary: string | undefined): 
     ...(execution.closeTime ? { closeTime: execution.closeTime.toISOString() } : {}),
     ...(batch !== undefined ? { batch } : {}),
     ...(summary ? { summary } : {}),
+    ...(blocked.length ? { blocked } : {}),
   };
 }
 
-/** The workflow's static summary, unless it only repeats the id (a conversation's does). */
-async function summaryOf(client: Client, execution: WorkflowExecutionInfo): Promise<string | undefined> {
+/**
+ * What describe tells of a listed workflow: its summary (absent for a conversation's default one),
+ * and while it runs, why it cannot make progress (run-health.ts). A workflow gone since it was
+ * listed (retention) is listed without either.
+ */
+async function describedOf(
+  client: Client,
+  execution: WorkflowExecutionInfo,
+  pollersOf: (taskQueue: string) => Promise<readonly unknown[]>,
+): Promise<{ summary?: string; blocked: string[] }> {
+  let described;
   try {
-    const summary = await (
-      await client.workflow.getHandle(execution.workflowId, execution.runId).describe()
-    ).staticSummary();
-    return summary === `conversation ${execution.workflowId}` ? undefined : summary;
+    described = await client.workflow.getHandle(execution.workflowId, execution.runId).describe();
   } catch {
-    return undefined; // gone since it was listed (retention): listed without a summary
+    return { blocked: [] };
   }
+  // A summary this process cannot decode (encrypted under a key it lacks) is left out; the rest is not.
+  const summary = await described.staticSummary().catch(() => undefined);
+  const blocked = described.status.name === 'RUNNING' ? runHealthLines(await runHealth(client, described, pollersOf), execution.workflowId) : [];
+  return { ...(summary && summary !== `conversation ${execution.workflowId}` ? { summary } : {}), blocked };
 }
 
-/**
- * The turns, conversations and batches `filter` selects, newest first. The list takes the first
- * `limit` visibility answers with (running ones first, then the most recently closed), so a
- * long-running workflow is never crowded out by many short ones that ended after it started.
- */
 export async function listWorkflows(
   client: Client,
   filter: WorkflowListFilter = {},
@@ -111,6 +121,16 @@ export async function listWorkflows(
     executions.push(execution);
     if (executions.length >= limit) break;
   }
-  const rows = await Promise.all(executions.map(async (e) => listed(e, await summaryOf(client, e))));
+  const pollers = new Map<string, Promise<readonly unknown[]>>();
+  const pollersOf = (taskQueue: string): Promise<readonly unknown[]> => {
+    if (!pollers.has(taskQueue)) pollers.set(taskQueue, liveWorkflowPollers(client, taskQueue));
+    return pollers.get(taskQueue)!;
+  };
+  const rows = await Promise.all(
+    executions.map(async (e) => {
+      const { summary, blocked } = await describedOf(client, e, pollersOf);
+      return listed(e, summary, blocked);
+    }),
+  );
   return rows.sort((a, b) => b.startTime.localeCompare(a.startTime) || a.id.localeCompare(b.id));
 }

@@ -38,6 +38,8 @@ export type TurnFact =
   | { kind: 'pending-approvals'; pending: PendingApprovalMemo[] }
   | { kind: 'decision'; decision: ApprovalDecision }
   | { kind: 'completed'; result: ChatTurnResult }
+  /** The worker could not run a workflow task (./workflow-task-failure.ts); not an event of the stream. */
+  | { kind: 'task-failed'; message: string }
   | { kind: 'closed'; how: RunEnd; message?: string };
 
 /** A turn's facts so far, and the records of its running Claude calls by activity id. */

@@ -111,13 +111,14 @@ export class TurnFeed {
   /**
    * When the running activities are described next: a streamed Claude call soon after it starts
    * (its first delta is published at once), then at the pace it publishes; any running activity
-   * every {@link FAILING_CALLS_EVERY_MS} while failed attempts are wanted; else not at all.
+   * (and a failing workflow task) every {@link FAILING_CALLS_EVERY_MS} while failed attempts are
+   * wanted; else not at all.
    */
   private nextLookMs(running: ReadonlyMap<string, RunningActivity>): number | undefined {
     const looks: number[] = [];
     const streaming = [...running].filter(([, a]) => a.streams);
     if (streaming.length) looks.push(streaming.some(([id]) => this.live.has(id)) ? this.pollMs : FIRST_LOOK_MS);
-    if (running.size && this.failureWatchers > 0) looks.push(FAILING_CALLS_EVERY_MS);
+    if ((running.size || this.history.taskFailure !== undefined) && this.failureWatchers > 0) looks.push(FAILING_CALLS_EVERY_MS);
     return looks.length ? Math.min(...looks) : undefined;
   }
 

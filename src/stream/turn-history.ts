@@ -21,6 +21,7 @@ import type { CallToolOutput } from '../core/contracts';
 import { isStreamRecord, type StreamRecord } from '../core/stream-record';
 import { ACTIVITY_TYPES } from '../core/activity-types';
 import { failingAttempts, type FailingAttempt } from './failing-call-line';
+import { failingTaskLine, isWorkerTaskFailure } from './workflow-task-failure';
 
 /** A run's running activities, as one describe sees them. */
 export interface RunningActivities {
@@ -48,6 +49,8 @@ export class TurnHistory {
   private taskStartedMs = 0;
   /** Set once the run's last event has been read. */
   closed = false;
+  /** Why the worker could not run the run's last workflow task, until a later one completes. */
+  taskFailure: string | undefined;
 
   constructor(
     private readonly client: Client,
@@ -109,6 +112,29 @@ export class TurnHistory {
     }
   }
 
+  /** Every fact recorded so far, read without waiting for more: what a lookup (not a follower) reads. */
+  async upToNow(): Promise<TurnFact[]> {
+    const facts: TurnFact[] = [];
+    let nextPageToken: Uint8Array | undefined;
+    do {
+      const page = await this.client.workflowService.getWorkflowExecutionHistory({
+        namespace: this.client.options.namespace,
+        execution: { workflowId: this.workflowId, ...(this.runId ? { runId: this.runId } : {}) },
+        ...(nextPageToken ? { nextPageToken } : {}),
+      });
+      await visit(page, walkGetWorkflowExecutionHistoryResponse, extstoreInboundOptions(this.client.options.loadedDataConverter.externalStorage));
+      for (const event of page.history?.events ?? []) {
+        if (Number(event.eventId) <= this.lastEventId) continue;
+        this.lastEventId = Number(event.eventId);
+        const fact = await this.factOf(event);
+        if (fact) facts.push(fact);
+        if (isCloseEvent(event)) this.closed = true;
+      }
+      nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+    } while (nextPageToken);
+    return facts;
+  }
+
   /**
    * The run's running activities as described now: the stream records of its Claude calls (their
    * last heartbeat details) by activity id, and the failed attempts being retried.
@@ -134,7 +160,13 @@ export class TurnHistory {
       const record = await this.first(activity.heartbeatDetails?.payloads);
       if (activity.activityId && isStreamRecord(record)) running.records.set(activity.activityId, record);
     }
-    running.failing = failingAttempts(described.workflowExecutionInfo?.execution?.runId ?? this.runId ?? '', pending);
+    const runId = described.workflowExecutionInfo?.execution?.runId ?? this.runId ?? '';
+    running.failing = failingAttempts(runId, pending);
+    // A failing workflow task: its attempt pending now follows the one that failed.
+    const taskAttempt = described.pendingWorkflowTask?.attempt ?? 1;
+    if (this.taskFailure !== undefined && taskAttempt >= 2) {
+      running.failing.push({ key: `${runId}/workflow-task/${taskAttempt - 1}`, line: failingTaskLine(this.workflowId, this.taskFailure, taskAttempt - 1) });
+    }
     return running;
   }
 
@@ -147,6 +179,13 @@ export class TurnHistory {
   private async factOf(event: HistoryEvent): Promise<TurnFact | undefined> {
     const timeMs = timeOf(event);
     if (event.workflowTaskStartedEventAttributes) this.taskStartedMs = timeMs;
+    if (event.workflowTaskCompletedEventAttributes) this.taskFailure = undefined;
+    const taskFailed = event.workflowTaskFailedEventAttributes;
+    if (taskFailed && isWorkerTaskFailure(taskFailed)) {
+      const error = await decodeOptionalFailureToOptionalError(this.client.options.loadedDataConverter, taskFailed.failure);
+      this.taskFailure = error?.message ?? 'no reason given';
+      return { kind: 'task-failed', message: this.taskFailure };
+    }
     if (event.workflowExecutionStartedEventAttributes) {
       const input = await this.first(event.workflowExecutionStartedEventAttributes.input?.payloads);
       return input

@@ -155,6 +155,8 @@ class Projection {
         this.out.push(finishOf(fact.result));
         return;
       }
+      case 'task-failed':
+        return; // told to the followers that want failures (turn-feed.ts), not part of the stream
       case 'closed':
         this.closeStep();
         if (fact.how === 'continued') return;

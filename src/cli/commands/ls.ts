@@ -81,7 +81,7 @@ export function lsCommand(): Command {
     .option('--type <type>', `only this kind: ${WORKFLOW_KINDS.join(', ')}`)
     .option('--batch <name>', "only this batch's workflows and turns")
     .option('--limit <n>', `at most n rows (default ${DEFAULT_LIST_LIMIT})`)
-    .option('--json', 'print an array of {id, type, status, startTime, closeTime, batch, summary}')
+    .option('--json', 'print an array of {id, type, status, startTime, closeTime, batch, summary, blocked}')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
     .action(async (opts: LsOptions, command: Command) => {
@@ -92,7 +92,11 @@ export function lsCommand(): Command {
         const rows = await listWorkflows(client, filter);
         if (opts.json) console.log(JSON.stringify(rows, null, 2));
         else if (!rows.length) console.log('no turn, conversation or batch to list');
-        else console.log(workflowTable(rows));
+        else {
+          console.log(workflowTable(rows));
+          // Runs that cannot make progress, and why, under the table.
+          for (const row of rows) for (const line of row.blocked ?? []) console.log(`${row.id}: ${line}`);
+        }
       } finally {
         await client.connection.close();
       }

@@ -6,6 +6,7 @@ import { getTurnView } from '../../client/turn-view';
 import { WorkflowKindError } from '../../client/workflow-kind';
 import { workflowUrl } from '../../client/ui-link';
 import { describeId } from '../../client/describe-id';
+import { runHealthLines } from '../../client/run-health';
 import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
 import { renderResult, toolCallLine } from '../render';
@@ -37,6 +38,7 @@ function renderConversation(c: ConversationSummary, link: string): string {
     lines.push(`   ${t.turnId}`);
     for (const a of t.approvals ?? []) lines.push(`   approval: ${approvalLine(a)}`);
   }
+  if (c.health) lines.push(...runHealthLines(c.health, c.conversationId).map((line) => `Blocked: ${line}`));
   const tr = c.transcript;
   lines.push('', `Transcript: ${tr.messages} messages in ${c.turns.length} turns, ${tr.toolResults} tool results, ${formatBytes(tr.bytes)} (the turns' own messages, before any compaction)`);
   lines.push(`Temporal UI: ${link}`);
@@ -82,6 +84,7 @@ export function showCommand(): Command {
           lines.push(`Now: ${p.phase}, step ${p.step} · ${p.usage.inputTokens} in / ${p.usage.outputTokens} out tokens`);
           for (const c of p.toolCalls) lines.push(`${toolCallLine(c)}${c.status === 'running' ? ' (running)' : ''}`);
           lines.push(...approvalBlock(p.pendingApprovals));
+          if (t.health) lines.push(...runHealthLines(t.health, workflowId).map((line) => `Blocked: ${line}`));
         } else if (t.error) lines.push(`Failed: ${t.error}`);
         console.log(lines.join('\n'));
       } finally {

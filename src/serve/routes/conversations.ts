@@ -10,6 +10,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ConversationEndedError, getConversation, messageTurnEvents, messageTurnId, sendOrFindMessage, type SentOrFound } from '../../client/conversation-client';
 import { newId } from '../../client/ids';
+import { runHealth, runHealthLines } from '../../client/run-health';
+import { getConversationSummary } from '../../client/conversation-summary';
 import { listWorkflows } from '../../client/workflow-list';
 import { WorkflowKindError } from '../../client/workflow-kind';
 import { ConversationIdSchema, MessageIdSchema } from '../../schemas/ids';
@@ -42,7 +44,7 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
 
   r.get(
     '/v1/conversations/:id',
-    { schema: { summary: 'A conversation: status, turns and transcript', params: IdParams, response: { 200: Json('{ id, status, state, turns, queued, currentTurnId?, turnIds, transcript }'), 404: ErrorBody } } },
+    { schema: { summary: 'A conversation: status, turns and transcript', params: IdParams, response: { 200: Json('{ id, status, state, turns, queued, currentTurnId?, turnIds, transcript }; while no worker can run it: { id, status, blocked, turns, turnIds } at once'), 404: ErrorBody } } },
     async (request) => readConversation(ctx, request.params.id),
   );
 
@@ -120,6 +122,13 @@ async function readConversation(ctx: ServeContext, id: string) {
   }
   if (described.type !== 'conversation') throw new HttpError(404, `${id} is not a conversation (it is a ${described.type} workflow)`);
   const status = runStatusOf(described.status.name);
+  // A running conversation no worker can run answers no query: what its turns record, and why.
+  const health = described.status.name === 'RUNNING' ? await runHealth(ctx.client, described) : undefined;
+  if (health && (health.noWorker || health.failingTask)) {
+    const summary = await getConversationSummary(ctx.client, id);
+    const turnIds = summary.turns.map((t) => t.turnId);
+    return { id, status, blocked: runHealthLines(health, id), turns: turnIds.length, queued: 0, turnIds, links: { ui: uiLink(ctx, id) } };
+  }
   try {
     const view = await getConversation(ctx.client, id);
     return { id, status, ...conversationFields(id, view.status), transcript: view.transcript, links: { ui: uiLink(ctx, id) } };
