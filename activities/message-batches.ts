@@ -15,6 +15,7 @@ import {
   type BatchedCallFailure,
   type BatchRequestEntry,
   type DeliveryReport,
+  type MessageBatchPoll,
   type MessageBatchSettings,
   type TurnRef,
 } from '../src/core/message-batches';
@@ -107,10 +108,11 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
       return created;
     },
 
-    /** Whether a Message Batch has ended. */
-    async retrieveMessageBatch(batchId: string): Promise<{ ended: boolean }> {
+    /** Whether a Message Batch has ended, and its requests by state. */
+    async retrieveMessageBatch(batchId: string): Promise<MessageBatchPoll> {
       const batch = await apiCall((signal) => deps.client.messages.batches.retrieve(batchId, {}, { signal }));
-      return { ended: batch.processing_status === 'ended' };
+      const { processing, succeeded, errored, canceled, expired } = batch.request_counts;
+      return { ended: batch.processing_status === 'ended', counts: { processing, succeeded, errored, canceled, expired } };
     },
 
     /** Asks the API to cancel a Message Batch (requests not yet answered end `canceled`). */

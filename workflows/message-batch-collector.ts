@@ -148,7 +148,14 @@ class Collector {
       pending: { requests: pending.length, byParent: byParent(pending), ...(pendingSince !== undefined ? { since: pendingSince } : {}) },
       batches: [...this.batches.values()]
         .filter((b) => !b.suspectedDuplicateOf)
-        .map((b) => ({ id: b.id, requests: b.requests, submittedAt: b.submittedAt, byParent: b.byParent, withdrawn: b.withdrawn.length })),
+        .map((b) => ({
+          id: b.id,
+          requests: b.requests,
+          submittedAt: b.submittedAt,
+          byParent: b.byParent,
+          withdrawn: b.withdrawn.length,
+          ...(b.counts ? { counts: b.counts } : {}),
+        })),
       totals: this.totals,
     };
   }
@@ -295,7 +302,9 @@ class Collector {
       try {
         let ended: boolean;
         try {
-          ({ ended } = await activities.retrieveMessageBatch(batch.id));
+          const poll = await activities.retrieveMessageBatch(batch.id);
+          ended = poll.ended;
+          if (poll.counts) batch.counts = poll.counts;
         } catch (err) {
           await this.lost(batch, err);
           return;

@@ -8,10 +8,14 @@
  * holding some, one per collector gathering some): asked at most every {@link MESSAGE_BATCHES_ASK_EVERY_MS},
  * never holding up the view (the last answer is shown meanwhile). Without a terminal the lines follow
  * every progress line; on a terminal they are printed above the bar whenever they change.
+ *
+ * The ETA: at this run's rate of results, or, through Message Batches, from the progress of the
+ * Message Batches the turns wait in (their own request counts), since their results come in bursts
+ * when a Message Batch ends and a rate of results says nothing of when the next one does.
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
 import type { BatchProgress } from '../core/batch';
-import { messageBatchLine, type MessageBatchWait } from '../client/message-batch-status';
+import { messageBatchEtaSeconds, messageBatchLine, type MessageBatchWait } from '../client/message-batch-status';
 import { formatDuration } from './duration';
 
 /** Without a terminal, the longest a batch stays silent. */
@@ -25,6 +29,9 @@ export interface BatchStanding {
   total: number;
   /** Queries with a result line (completed or failed), those kept from an earlier run included. */
   done: number;
+  /** Of those: answered in part (exit code 3), not approved (4), failed (1), as the results file says. */
+  partial: number;
+  notApproved: number;
   failed: number;
   /** Turns running now; undefined before the batch workflow first answered. */
   running?: number;
@@ -35,9 +42,22 @@ export interface BatchStanding {
   ratePerSecond: number;
 }
 
-/** `ETA 35 s` at this run's rate; undefined before its first result or once all are done. */
-function eta(s: BatchStanding): string | undefined {
-  return s.ratePerSecond > 0 && s.done < s.total ? `ETA ${formatDuration((s.total - s.done) / s.ratePerSecond)}` : undefined;
+/** Seconds left at this run's rate; undefined before its first result or once all are done. */
+export function rateEtaSeconds(s: BatchStanding): number | undefined {
+  return s.ratePerSecond > 0 && s.done < s.total ? (s.total - s.done) / s.ratePerSecond : undefined;
+}
+
+function etaPart(seconds: number | undefined): string | undefined {
+  return seconds === undefined ? undefined : `ETA ${formatDuration(seconds)}`;
+}
+
+/** `1 partial · 1 not approved · 2 failed`: partial and not approved only when there are any. */
+function outcomeParts(s: BatchStanding): string[] {
+  const parts: string[] = [];
+  if (s.partial) parts.push(`${s.partial} partial`);
+  if (s.notApproved) parts.push(`${s.notApproved} not approved`);
+  parts.push(`${s.failed} failed`);
+  return parts;
 }
 
 /** What running turns wait for: `2 waiting for approval`, `412 waiting for a Message Batch`. */
@@ -48,13 +68,16 @@ function waitingParts(s: BatchStanding): string[] {
   return parts;
 }
 
-/** `batch NAME: 12/40 done · 1 failed · 10 running · 2 waiting for approval · 0.8/s · ETA 35 s`. */
-export function progressLine(name: string, s: BatchStanding): string {
-  const parts = [`${s.done}/${s.total} done`, `${s.failed} failed`];
+/**
+ * `batch NAME: 12/40 done · 1 partial · 1 failed · 10 running · 2 waiting for approval · 0.8/s · ETA 35 s`.
+ * @param etaSeconds the time left (undefined: not known), e.g. {@link rateEtaSeconds}.
+ */
+export function progressLine(name: string, s: BatchStanding, etaSeconds: number | undefined): string {
+  const parts = [`${s.done}/${s.total} done`, ...outcomeParts(s)];
   if (s.running !== undefined) parts.push(`${s.running} running`);
   parts.push(...waitingParts(s));
   parts.push(`${s.ratePerSecond.toFixed(1)}/s`);
-  const left = eta(s);
+  const left = etaPart(etaSeconds);
   if (left) parts.push(left);
   return `batch ${name}: ${parts.join(' · ')}`;
 }
@@ -84,6 +107,8 @@ export class BatchProgressView {
   private waitsAskedAt = -Infinity;
   private asking = false;
   private stopped = false;
+  /** Without a terminal: the last progress line printed. */
+  private lastLine = '';
 
   /** @param standing where the batch stands now; asked on every update and every tick. */
   constructor(
@@ -97,7 +122,7 @@ export class BatchProgressView {
     if (this.tty) {
       this.bars = new MultiBar(
         {
-          format: 'batch {bar} {value}/{total} · {failed} failed · {running} running{waiting} · {rate}/s{etaLeft}',
+          format: 'batch {bar} {value}/{total} · {outcomes} · {running} running{waiting} · {rate}/s{etaLeft}',
           hideCursor: true,
         },
         Presets.shades_classic,
@@ -112,7 +137,8 @@ export class BatchProgressView {
   /** Without a terminal: the progress line, then where the turns wait for Message Batches. */
   private tick(): void {
     const s = this.standing();
-    console.error(progressLine(this.name, s));
+    this.lastLine = progressLine(this.name, s, this.etaSeconds(s));
+    console.error(this.lastLine);
     for (const line of this.waitLines(s)) console.error(line);
     this.refreshWaits();
   }
@@ -149,11 +175,20 @@ export class BatchProgressView {
     for (const line of this.waitLines(s)) this.log(line);
   }
 
+  /**
+   * The time left: through Message Batches, from the last answer of where the turns wait (none
+   * while no turn waits for one); otherwise at this run's rate.
+   */
+  private etaSeconds(s: BatchStanding): number | undefined {
+    if (!this.askWaits) return rateEtaSeconds(s);
+    return s.waitingMessageBatch && s.done < s.total ? messageBatchEtaSeconds(this.waits) : undefined;
+  }
+
   private payload(s: BatchStanding): Record<string, string | number> {
-    const left = eta(s);
+    const left = etaPart(this.etaSeconds(s));
     const waiting = waitingParts(s);
     return {
-      failed: s.failed,
+      outcomes: outcomeParts(s).join(' · '),
       running: s.running ?? 0,
       waiting: waiting.length ? ` (${waiting.join(', ')})` : '',
       rate: s.ratePerSecond.toFixed(1),
@@ -185,11 +220,19 @@ export class BatchProgressView {
     else console.error(line);
   }
 
-  /** Ends the bar (showing its last state and any line logged last) or the progress lines; idempotent. */
+  /**
+   * Ends the bar (showing its last state and any line logged last) or the progress lines (with a
+   * last one when the batch moved since the one before, so it counts every result written); idempotent.
+   */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.ticker) clearInterval(this.ticker);
+    if (this.ticker) {
+      clearInterval(this.ticker);
+      const s = this.standing();
+      const line = progressLine(this.name, s, this.etaSeconds(s));
+      if (line !== this.lastLine) console.error(line);
+    }
     if (this.bars) {
       this.bars.update(); // prints the lines logged since its last redraw
       this.bars.stop();

@@ -1,16 +1,23 @@
 /**
- * The batch results file (one JSON line per query): what an earlier run left in it, the line the
- * CLI starts with, and the closing summary.
+ * The batch results file (one JSON line per query): where it is by default, what an earlier run
+ * left in it, the line the CLI starts with, and the closing summary.
  */
+import path from 'node:path';
 import type { BatchItemOutcome } from '../client/batch-client';
+import { batchChildId } from '../core/batch';
 import type { TurnStopReason } from '../core/turn-result';
+import { countsOf, partialPart } from './batch-counts';
+import { EXIT, exitCodeOf, type ExitCode } from './exit-codes';
 import { DEFAULT_MESSAGE_BATCH_DEADLINE_MS } from '../core/message-batches';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../core/usage';
 import { formatDuration } from './duration';
 
 export interface ResultLine {
   id: string;
+  /** `completed`: the turn ended (in full or in part, see `exitCode`); kept by a rerun. `failed`: run again by a rerun. */
   status: 'completed' | 'failed';
+  /** What `run` exits with for the same result: 0 answered, 3 partial, 4 not approved, 1 failed. */
+  exitCode?: ExitCode;
   answer?: string;
   stopReason?: TurnStopReason;
   usage?: TokenUsage;
@@ -22,7 +29,8 @@ export interface ResultLine {
 }
 
 export function resultLine(o: BatchItemOutcome): ResultLine {
-  const line: ResultLine = { id: o.id, status: o.status, workflowId: o.workflowId };
+  const exitCode = o.status === 'completed' && o.result ? exitCodeOf(o.result) : EXIT.failed;
+  const line: ResultLine = { id: o.id, status: o.status, exitCode, workflowId: o.workflowId };
   if (o.result) {
     line.answer = o.result.response.conversation;
     line.stopReason = o.result.stopReason;
@@ -33,6 +41,31 @@ export function resultLine(o: BatchItemOutcome): ResultLine {
   if (o.durationMs !== undefined) line.durationMs = o.durationMs;
   if (o.error) line.error = o.error;
   return line;
+}
+
+/** The batch's name without `--name`: the file's name without its extension, in the characters a workflow id takes. */
+export function defaultBatchName(file: string): string {
+  return path.basename(file).replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9._-]/g, '-');
+}
+
+/**
+ * The results file without `--out`: `q.results.jsonl` for q.jsonl under its default name,
+ * `q.NAME.results.jsonl` under any other, so each batch name has a results file of its own.
+ */
+export function defaultResultsFile(file: string, name: string): string {
+  const base = file.replace(/\.jsonl?$/, '');
+  return name === defaultBatchName(file) ? `${base}.results.jsonl` : `${base}.${name}.results.jsonl`;
+}
+
+/**
+ * The batch another batch's line in the results file belongs to, or undefined when every line is
+ * batch `name`'s: a line's turn is `<batch name>-<id>`.
+ */
+export function otherBatchIn(lines: readonly ResultLine[], name: string): string | undefined {
+  const other = lines.find((l) => l.workflowId !== batchChildId(name, l.id));
+  if (!other) return undefined;
+  const suffix = `-${other.id}`;
+  return other.workflowId.endsWith(suffix) ? other.workflowId.slice(0, -suffix.length) : other.workflowId;
 }
 
 /** What an earlier run of the batch left in its results file, for the queries of this run. */
@@ -105,11 +138,32 @@ export interface ApprovalCounts {
 export interface BatchSummaryOptions {
   /** The batch ran through Message Batches: its costs are at half the standard price. */
   messageBatches?: boolean;
+  /** Lines of the input file left out (not JSON, no question, a duplicate id), reported by number when it began. */
+  skipped?: { lines: number; file: string };
+}
+
+function results(n: number): string {
+  return `${n} ${n === 1 ? 'result' : 'results'}`;
 }
 
 /**
- * The closing summary; when a query failed, its last line says so and how to retry. A batch through
- * Message Batches says its cost is at their price (the turns' costs already are).
+ * `9 results in o.jsonl: 7 answered, 1 partial (refusal), 1 not approved, 0 failed; 4 lines of q.jsonl skipped`:
+ * partial and not-approved answers and skipped lines are named when there are any.
+ */
+function countsLine(lines: ResultLine[], out: string, skipped: BatchSummaryOptions['skipped']): string {
+  const counts = countsOf(lines);
+  const parts = [`${counts.answered} answered`];
+  if (counts.partial) parts.push(partialPart(counts));
+  if (counts.notApproved) parts.push(`${counts.notApproved} not approved`);
+  parts.push(`${counts.failed} failed`);
+  const skippedPart = skipped?.lines ? `; ${skipped.lines} ${skipped.lines === 1 ? 'line' : 'lines'} of ${skipped.file} skipped` : '';
+  return `${results(lines.length)} in ${out}: ${parts.join(', ')}${skippedPart}`;
+}
+
+/**
+ * The closing summary. Its last lines say what to do about skipped lines, then about failed queries
+ * (the worse, last). A batch through Message Batches says its cost is at their price (the turns'
+ * costs already are).
  */
 export function batchSummary(lines: ResultLine[], out: string, approvals?: ApprovalCounts, opts: BatchSummaryOptions = {}): string {
   const completed = lines.filter((l) => l.status === 'completed');
@@ -117,7 +171,7 @@ export function batchSummary(lines: ResultLine[], out: string, approvals?: Appro
   const usage = completed.reduce<TokenUsage>((u, l) => (l.usage ? addUsage(u, l.usage) : u), ZERO_USAGE);
   const cost = completed.reduce((c, l) => c + (l.costUsd ?? 0), 0);
   const summary = [
-    `${lines.length} results in ${out}: ${completed.length} completed, ${failed} failed`,
+    countsLine(lines, out, opts.skipped),
     `tokens: ${usage.inputTokens} in, ${usage.outputTokens} out, ${usage.cacheReadInputTokens} cache read, ${usage.cacheCreationInputTokens} cache write · cost $${cost.toFixed(4)}` +
       (opts.messageBatches ? ' (Message Batches: half the standard price)' : ''),
     turnTimeLine(completed),
@@ -125,6 +179,12 @@ export function batchSummary(lines: ResultLine[], out: string, approvals?: Appro
   const decided = approvals ? approvals.approved + approvals.denied + approvals.timed_out : 0;
   if (approvals && decided) {
     summary.push(`approvals: ${decided} call(s) waited: ${approvals.approved} approved, ${approvals.denied} denied, ${approvals.timed_out} timed out`);
+  }
+  const skipped = opts.skipped?.lines ?? 0;
+  if (skipped) {
+    summary.push(
+      `${skipped} ${skipped === 1 ? 'line' : 'lines'} of ${opts.skipped!.file} skipped (reported above by line number): fix them and run the same command again to run them`,
+    );
   }
   if (failed) {
     summary.push(

@@ -4,7 +4,7 @@
  * to the requests of the batch's turns, counted by their parent (a batch shard workflow).
  */
 import type { Client } from '@temporalio/client';
-import type { CollectorStatus } from '../core/message-batches';
+import type { CollectorStatus, MessageBatchRequestCounts } from '../core/message-batches';
 import { messageBatchesQuery } from '../core/workflow-handlers';
 
 /** Turns of a batch waiting in one Message Batch, or gathering for the next one of a collector. */
@@ -19,6 +19,8 @@ export interface MessageBatchWait {
   requests: number;
   /** When the Message Batch was submitted, or since when the oldest gathering request waits (ms epoch). */
   submittedAt: number | undefined;
+  /** The Message Batch's requests by state at the collector's last poll; absent before it and for those gathering. */
+  counts?: MessageBatchRequestCounts;
 }
 
 function countOf(byParent: Record<string, number>, parents: readonly string[]): number {
@@ -34,6 +36,7 @@ export function waitsOf(status: CollectorStatus, parents: readonly string[]): Me
       turns: countOf(b.byParent, parents),
       requests: b.requests,
       submittedAt: b.submittedAt,
+      ...(b.counts ? { counts: b.counts } : {}),
     }))
     .filter((w) => w.turns > 0)
     .sort((a, b) => a.submittedAt - b.submittedAt);
@@ -72,6 +75,27 @@ export async function messageBatchWaits(
     ),
   );
   return answers.flat();
+}
+
+/**
+ * Seconds until the Message Batches holding the waits have answered every request, from their own
+ * progress: one that answered `a` requests in the time `t` since it was submitted answers the
+ * `processing` left at that pace, in `t × processing / a`. The batch waits for the slowest; one
+ * that has answered all (its results being handed to the turns) waits for nothing. Undefined while
+ * that cannot be told: requests still gathering for the next Message Batch, a Message Batch not
+ * polled yet or that has answered none of its requests, or none still processing.
+ */
+export function messageBatchEtaSeconds(waits: readonly MessageBatchWait[], now = Date.now()): number | undefined {
+  let slowest: number | undefined;
+  for (const w of waits) {
+    if (w.batchId === undefined || w.submittedAt === undefined || !w.counts) return undefined;
+    const { processing, succeeded, errored, canceled, expired } = w.counts;
+    if (!processing) continue;
+    const answered = succeeded + errored + canceled + expired;
+    if (!answered) return undefined;
+    slowest = Math.max(slowest ?? 0, (Math.max(0, now - w.submittedAt) / 1000) * (processing / answered));
+  }
+  return slowest;
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');

@@ -117,6 +117,22 @@ export const BatchedOutcomeType = {
   NotSubmitted: 'ClaudeBatchNotSubmitted',
 } as const;
 
+/** A Message Batch's requests by state, as the API reports them (`request_counts`) at a poll. */
+export interface MessageBatchRequestCounts {
+  /** Not answered yet. */
+  processing: number;
+  succeeded: number;
+  errored: number;
+  canceled: number;
+  expired: number;
+}
+
+/** What a poll of a Message Batch tells; `counts` is absent in results recorded before it was asked for. */
+export interface MessageBatchPoll {
+  ended: boolean;
+  counts?: MessageBatchRequestCounts;
+}
+
 /** A Message Batch the collector created and waits for. */
 export interface SubmittedBatch {
   id: string;
@@ -131,6 +147,8 @@ export interface SubmittedBatch {
   withdrawn: string[];
   /** The next poll waits this long. */
   pollDelayMs: number;
+  /** Its request counts at the last poll; absent before the first. */
+  counts?: MessageBatchRequestCounts;
   /** Asked to cancel (every request withdrawn). */
   cancelRequested?: boolean;
   /**
@@ -146,7 +164,15 @@ export interface CollectorStatus {
   taskQueue: string;
   /** Requests not yet in a Message Batch, and since when the oldest waits. */
   pending: { requests: number; byParent: Record<string, number>; since?: number };
-  batches: Array<{ id: string; requests: number; submittedAt: number; byParent: Record<string, number>; withdrawn: number }>;
+  batches: Array<{
+    id: string;
+    requests: number;
+    submittedAt: number;
+    byParent: Record<string, number>;
+    withdrawn: number;
+    /** The API's request counts at the last poll; absent before the first. */
+    counts?: MessageBatchRequestCounts;
+  }>;
   totals: CollectorTotals;
 }
 

@@ -29,6 +29,8 @@ interface Line {
   answer?: string;
   workflowId: string;
   error?: string;
+  stopReason?: string;
+  exitCode?: number;
 }
 
 function readLines(file: string): Line[] {
@@ -88,6 +90,14 @@ beforeAll(async () => {
       'always-400': {
         steps: [{ content: [{ type: 'text', text: 'never' }] }],
         faults: [{ step: 0, status: 400, times: -1, message: 'always refused' }],
+      },
+      // Claude refuses: the turn ends with stopReason "refusal", a partial answer (exit code 3 for `run`).
+      refuses: {
+        steps: [{ content: [{ type: 'text', text: 'I cannot help with that.' }], stopReason: 'refusal' }],
+      },
+      quick: {
+        steps: [{ content: [{ type: 'text', text: 'quick' }] }],
+        formatter: { conversation: [{ type: 'text', content: 'quick answer: {{question}}' }] },
       },
     },
   });
@@ -159,7 +169,8 @@ it('200 queries: the CLI killed at 60 results, run again to the end; no query ru
 
   const second = await runCli(args, { timeoutMs: 90_000 });
   const firstTwo = Date.now() - t0;
-  expect(second.code).toBe(0);
+  // Every query answered, but lines 51 and 122 were skipped: exit code 2.
+  expect(second.code).toBe(2);
   // The rerun says what it found: every line written before the kill is kept, the rest is run.
   expect(second.stderr).toContain(
     `batch ${name}: ${QUERIES} queries; ${atKill} already completed in ${out} (kept), ${QUERIES - atKill} to run; concurrency 20\n`,
@@ -176,7 +187,7 @@ it('200 queries: the CLI killed at 60 results, run again to the end; no query ru
   expect(byId.get('item-2')!.workflowId).toBe(`${name}-item-2`);
 
   expect(second.stdout).toMatch(
-    new RegExp(`^${QUERIES} results in ${escape(out)}: ${QUERIES} completed, 0 failed$`, 'm'),
+    new RegExp(`^${QUERIES} results in ${escape(out)}: ${QUERIES} answered, 0 failed; 2 lines of ${escape(input)} skipped$`, 'm'),
   );
   expect(second.stdout).toMatch(
     /^tokens: [1-9]\d* in, [1-9]\d* out, \d+ cache read, \d+ cache write · cost \$\d+\.\d{4}$/m,
@@ -212,9 +223,9 @@ it('200 queries: the CLI killed at 60 results, run again to the end; no query ru
   const t3 = Date.now();
   const third = await runCli(args, { timeoutMs: 30_000 });
   const thirdMs = Date.now() - t3;
-  expect(third.code).toBe(0);
+  expect(third.code).toBe(2);
   expect(third.stderr).toContain(`${QUERIES} queries; ${QUERIES} already completed in ${out} (kept), 0 to run;`);
-  expect(third.stdout).toMatch(new RegExp(`^${QUERIES} results in .*: ${QUERIES} completed, 0 failed$`, 'm'));
+  expect(third.stdout).toMatch(new RegExp(`^${QUERIES} results in .*: ${QUERIES} answered, 0 failed; 2 lines of .* skipped$`, 'm'));
   expect(readLines(out)).toHaveLength(QUERIES);
   expect(stub.requests.length).toBe(before);
   expect(thirdMs).toBeLessThan(15_000);
@@ -251,7 +262,7 @@ it('a failed query is run again by the next run, and its line is replaced by the
   const first = await runCli(args);
   // Any failed query makes the batch fail, and its last line says how to retry; no turn time of failed turns.
   expect(first.code).toBe(1);
-  expect(first.stdout).toMatch(/^3 results in .*: 0 completed, 3 failed$/m);
+  expect(first.stdout).toMatch(/^3 results in .*: 0 answered, 3 failed$/m);
   expect(first.stdout).toMatch(/^turn time: no completed turn$/m);
   expect(first.stdout.trimEnd().split('\n').pop()).toBe(
     `3 of 3 queries failed: see ${out} (status "failed") — run the same command again to retry them`,
@@ -269,7 +280,7 @@ it('a failed query is run again by the next run, and its line is replaced by the
   expect(results.map((l) => l.id).sort()).toEqual(['f1', 'f2', 'f3']);
   expect(results.map((l) => l.status)).toEqual(['completed', 'completed', 'completed']);
   expect(results.find((l) => l.id === 'f2')!.answer).toBe('second time lucky: flaky f2');
-  expect(second.stdout).toMatch(/^3 results in .*: 3 completed, 0 failed$/m);
+  expect(second.stdout).toMatch(/^3 results in .*: 3 answered, 0 failed$/m);
 });
 
 it('a rerun after the file was edited, while the earlier batch still runs, reports every line of the new file', async () => {
@@ -418,7 +429,7 @@ it('without a terminal, a slow batch prints progress at least every 10 s; one fa
   expect(lines).toContainEqual(expect.stringMatching(/^s1: Claude call failing: 529 overloaded_error: overloaded, try later.*, attempt [12], (next in \d+ s|retrying now)$/));
 
   expect(first.code).toBe(1);
-  expect(first.stdout).toMatch(/^6 results in .*: 5 completed, 1 failed$/m);
+  expect(first.stdout).toMatch(/^6 results in .*: 5 answered, 1 failed$/m);
   // The failed turn is not in the turn time.
   expect(first.stdout).toMatch(/^turn time \(5 completed turns\): p50 [1-9]\.\d\d s, p95 \d+\.\d\d s$/m);
   expect(first.stdout.trimEnd().split('\n').pop()).toBe(
@@ -431,12 +442,87 @@ it('without a terminal, a slow batch prints progress at least every 10 s; one fa
     `batch ${name}: 6 queries; 5 already completed in ${out} (kept), 1 failed before (run again), 0 to run; concurrency 2`,
   );
   expect(second.code).toBe(1);
-  expect(second.stdout).toMatch(/^6 results in .*: 5 completed, 1 failed$/m);
+  expect(second.stdout).toMatch(/^6 results in .*: 5 answered, 1 failed$/m);
   // The failed query really ran again (Claude saw it twice), the completed ones did not.
   const asked = (q: string): number => stub.requests.filter((r) => r.kind === 'step' && questionOf(r) === q).length;
   expect(asked('slow bad')).toBe(2);
   expect(asked('slow s2')).toBe(1);
   console.log(
     `slow batch: ${(first.ms / 1000).toFixed(1)} s, gaps ${gaps.map((g) => (g / 1000).toFixed(1)).join(' ')} s; rerun ${(second.ms / 1000).toFixed(1)} s`,
+  );
+});
+
+/** The batch command's arguments for this test's worker. */
+const batchArgs = (input: string, ...more: string[]): string[] => ['batch', input, ...more, '--task-queue', taskQueue, '--address', address];
+
+it('skipped lines are counted in the summary and make the exit code 2', async () => {
+  const input = path.join(dir, 'mostly-bad.jsonl');
+  const name = `mostly-bad-${Date.now().toString(36)}`;
+  const rows = ['{ not json', JSON.stringify({ question: 'the good one', model: 'quick' }), '{"question": 5}', 'nope', JSON.stringify({ id: 'x' })];
+  fs.writeFileSync(input, rows.join('\n') + '\n');
+  const out = path.join(dir, 'mostly-bad.results.jsonl');
+
+  const run = await runCli(batchArgs(input, '--name', name, '--out', out));
+  expect(run.stderr.match(/\(skipped\)$/gm)).toHaveLength(4);
+  expect(run.stdout).toMatch(new RegExp(`^1 result in ${escape(out)}: 1 answered, 0 failed; 4 lines of ${escape(input)} skipped$`, 'm'));
+  expect(run.stdout.trimEnd().split('\n').pop()).toBe(
+    `4 lines of ${input} skipped (reported above by line number): fix them and run the same command again to run them`,
+  );
+  expect(run.code).toBe(2);
+  expect(readLines(out).map((l) => [l.id, l.status, l.exitCode])).toEqual([['2', 'completed', 0]]);
+});
+
+it('a refused query is a partial answer: counted as such, in the results file and the exit code, as for `run`', async () => {
+  const input = path.join(dir, 'refused.jsonl');
+  const out = path.join(dir, 'refused.results.jsonl');
+  const name = `refused-${Date.now().toString(36)}`;
+  const rows = Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `r${i + 1}`, question: `refused ${i + 1}`, model: i === 3 ? 'refuses' : 'quick' }));
+  fs.writeFileSync(input, rows.join('\n'));
+
+  const batch = await runTimed(batchArgs(input, '--concurrency', '5', '--name', name, '--out', out));
+  expect(batch.stdout).toMatch(new RegExp(`^10 results in ${escape(out)}: 9 answered, 1 partial \\(refusal\\), 0 failed$`, 'm'));
+  expect(batch.code).toBe(3);
+  const refused = readLines(out).find((l) => l.id === 'r4')!;
+  expect(refused).toMatchObject({ status: 'completed', stopReason: 'refusal', exitCode: 3 });
+  expect(readLines(out).filter((l) => l.exitCode === 0)).toHaveLength(9);
+  // The last progress line says what the results file says.
+  const progress = batch.stderr.map((l) => l.line).filter((l) => l.startsWith(`batch ${name}: `) && l.includes(' done · '));
+  expect(progress[progress.length - 1]).toMatch(/ 10\/10 done · 1 partial · 0 failed · /);
+
+  // `run` of the same query exits 3 too.
+  const single = await runCli(['run', 'refused 4', '--model', 'refuses', '--task-queue', taskQueue, '--address', address]);
+  expect(single.code).toBe(3);
+
+  // A rerun keeps the partial answer (its turn completed) and exits the same.
+  const again = await runCli(batchArgs(input, '--concurrency', '5', '--name', name, '--out', out));
+  expect(again.stdout).toMatch(/^10 results in .*: 9 answered, 1 partial \(refusal\), 0 failed$/m);
+  expect(again.code).toBe(3);
+});
+
+it('batches of different --name over one file get results files of their own', async () => {
+  const input = path.join(dir, 'named.jsonl');
+  fs.writeFileSync(input, ['n1', 'n2'].map((id) => JSON.stringify({ id, question: `named ${id}`, model: 'quick' })).join('\n'));
+  const stamp = Date.now().toString(36);
+  const [a, b] = [`alpha-${stamp}`, `beta-${stamp}`];
+
+  const first = await runCli(batchArgs(input, '--name', a));
+  expect(first.code).toBe(0);
+  const second = await runCli(batchArgs(input, '--name', b));
+  expect(second.code).toBe(0);
+  const outA = path.join(dir, `named.${a}.results.jsonl`);
+  const outB = path.join(dir, `named.${b}.results.jsonl`);
+  expect(second.stderr).toContain(`batch ${b}: 2 queries to run; concurrency 10; results in ${outB}\n`);
+  expect(readLines(outA).map((l) => l.workflowId).sort()).toEqual([`${a}-n1`, `${a}-n2`]);
+  expect(readLines(outB).map((l) => l.workflowId).sort()).toEqual([`${b}-n1`, `${b}-n2`]);
+  // Without --name the batch is named after the file, and so is its results file.
+  const plain = await runCli(batchArgs(input));
+  expect(plain.code).toBe(0);
+  expect(readLines(path.join(dir, 'named.results.jsonl')).map((l) => l.workflowId).sort()).toEqual(['named-n1', 'named-n2']);
+
+  // One --out shared by two names is refused: the second batch would report the first one's answers.
+  const clash = await runCli(batchArgs(input, '--name', b, '--out', outA));
+  expect(clash.code).toBe(2);
+  expect(clash.stderr.trim()).toBe(
+    `mcp-turns: --out ${outA} holds results of batch ${a}: give batch ${b} its own --out, or --name ${a} to go on with that batch`,
   );
 });

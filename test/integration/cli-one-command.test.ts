@@ -99,7 +99,7 @@ it('run --config starts the dev server and a worker; the next command reuses the
   const batch = await runCli(['batch', input, '--config', config, '--address', address], { env });
   expect(batch.code).toBe(0);
   expect(batch.stderr).toContain('running one in this process');
-  expect(batch.stdout).toMatch(/^3 results in .*: 3 completed, 0 failed$/m);
+  expect(batch.stdout).toMatch(/^3 results in .*: 3 answered, 0 failed$/m);
   const results = fs
     .readFileSync(input.replace(/\.jsonl$/, '.results.jsonl'), 'utf8')
     .trim()

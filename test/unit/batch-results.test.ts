@@ -1,5 +1,16 @@
 /** The batch results file: what an earlier run left in it, the start line and the closing summary. */
-import { batchSummary, earlierResults, startLine, type ResultLine } from '../../src/cli/batch-results';
+import type { BatchItemOutcome } from '../../src/client/batch-client';
+import type { ChatTurnResult } from '../../src/core/turn-result';
+import {
+  batchSummary,
+  defaultBatchName,
+  defaultResultsFile,
+  earlierResults,
+  otherBatchIn,
+  resultLine,
+  startLine,
+  type ResultLine,
+} from '../../src/cli/batch-results';
 
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 const completed = (id: string, durationMs: number): ResultLine => ({
@@ -16,7 +27,7 @@ const failed = (id: string): ResultLine => ({ id, status: 'failed', error: 'Clau
 it('the summary leaves failed turns out of the turn time and ends with the failed count and how to retry', () => {
   const lines = [completed('a', 1000), failed('b'), completed('c', 3000), completed('d', 2000), failed('e')];
   expect(batchSummary(lines, 'q.results.jsonl').split('\n')).toEqual([
-    '5 results in q.results.jsonl: 3 completed, 2 failed',
+    '5 results in q.results.jsonl: 3 answered, 2 failed',
     'tokens: 30 in, 15 out, 0 cache read, 0 cache write · cost $0.0030',
     'turn time (3 completed turns): p50 2.00 s, p95 3.00 s',
     '2 of 5 queries failed: see q.results.jsonl (status "failed") — run the same command again to retry them',
@@ -78,4 +89,50 @@ it('a batch through Message Batches says so when it starts, with its deadline, a
   expect(batchSummary([completed('a', 1500)], 'o.jsonl', undefined, { messageBatches: false }).split('\n')[1]).toBe(
     'tokens: 10 in, 5 out, 0 cache read, 0 cache write · cost $0.0010',
   );
+});
+
+const partial = (id: string, stopReason: ResultLine['stopReason']): ResultLine => ({ ...completed(id, 1000), stopReason, exitCode: 3 });
+
+it('each line carries the exit code `run` gives the same result: a refusal 3, a denied call 4, a failure 1', () => {
+  const result = (over: Partial<ChatTurnResult>): BatchItemOutcome => ({
+    id: 'a',
+    workflowId: 'b-a',
+    status: 'completed',
+    result: { response: { conversation: 'A' }, stopReason: 'completed', usage, costUsd: 0, toolCalls: [], ...over } as unknown as ChatTurnResult,
+  });
+  expect(resultLine(result({})).exitCode).toBe(0);
+  expect(resultLine(result({ stopReason: 'refusal' }))).toMatchObject({ status: 'completed', stopReason: 'refusal', exitCode: 3 });
+  expect(resultLine(result({ approvals: [{ outcome: 'denied' }] } as never)).exitCode).toBe(4);
+  expect(resultLine({ id: 'a', workflowId: 'b-a', status: 'failed', error: 'boom' }).exitCode).toBe(1);
+});
+
+it('the summary names partial answers by stop reason, answers without an approved call, and skipped lines', () => {
+  const lines = [completed('a', 1000), partial('b', 'refusal'), { ...completed('c', 1000), exitCode: 4 as const }, failed('d'), completed('e', 1000)];
+  const summary = batchSummary(lines, 'o.jsonl', undefined, { skipped: { lines: 4, file: 'q.jsonl' } }).split('\n');
+  expect(summary[0]).toBe('5 results in o.jsonl: 2 answered, 1 partial (refusal), 1 not approved, 1 failed; 4 lines of q.jsonl skipped');
+  // What to do about skipped lines, then about failed queries (the worse, last).
+  expect(summary.slice(-2)).toEqual([
+    '4 lines of q.jsonl skipped (reported above by line number): fix them and run the same command again to run them',
+    '1 of 5 queries failed: see o.jsonl (status "failed") — run the same command again to retry them',
+  ]);
+  expect(batchSummary([partial('a', 'refusal'), partial('b', 'max_steps'), partial('c', 'refusal')], 'o.jsonl').split('\n')[0]).toBe(
+    '3 results in o.jsonl: 0 answered, 3 partial (2 refusal, 1 max_steps), 0 failed',
+  );
+  // A line written before lines had exit codes: read from its status and stop reason.
+  const { exitCode: _, ...older } = partial('a', 'max_tokens');
+  expect(batchSummary([older, completed('b', 1)], 'o.jsonl', undefined, { skipped: { lines: 1, file: 'q.jsonl' } }).split('\n')[0]).toBe(
+    '2 results in o.jsonl: 1 answered, 1 partial (max_tokens), 0 failed; 1 line of q.jsonl skipped',
+  );
+  expect(batchSummary([completed('a', 1)], 'o.jsonl').split('\n')[0]).toBe('1 result in o.jsonl: 1 answered, 0 failed');
+});
+
+it('each batch name has a results file of its own; a results file of another batch is told apart', () => {
+  expect(defaultBatchName('data/my queries.jsonl')).toBe('my-queries');
+  expect(defaultResultsFile('data/q.jsonl', 'q')).toBe('data/q.results.jsonl');
+  expect(defaultResultsFile('data/q.jsonl', 'nightly')).toBe('data/q.nightly.results.jsonl');
+  expect(defaultResultsFile('data/q.jsonl', 'weekly')).toBe('data/q.weekly.results.jsonl');
+  const lines = [completed('a', 1), failed('b')].map((l) => ({ ...l, workflowId: `nightly-${l.id}` }));
+  expect(otherBatchIn(lines, 'nightly')).toBeUndefined();
+  expect(otherBatchIn(lines, 'weekly')).toBe('nightly');
+  expect(otherBatchIn([], 'weekly')).toBeUndefined();
 });

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { CollectorStatus } from '../../src/core/message-batches';
 import { ZERO_COLLECTOR_TOTALS } from '../../src/core/message-batches';
 import {
+  messageBatchEtaSeconds,
   messageBatchLine,
   messageBatchWaits,
   waitsOf,
@@ -43,6 +44,7 @@ const sonnet = status('sonnet', {
       submittedAt: now - 12 * 60_000,
       byParent: { 'batch-q-s1-of-2': 400, 'batch-q-s2-of-2': 12, 'batch-other': 1619 },
       withdrawn: 0,
+      counts: { processing: 2000, succeeded: 30, errored: 1, canceled: 0, expired: 0 },
     },
   ],
 });
@@ -55,6 +57,7 @@ it("keeps the Message Batches holding the parents' requests, oldest first, then 
       turns: 412,
       requests: 2031,
       submittedAt: now - 12 * 60_000,
+      counts: { processing: 2000, succeeded: 30, errored: 1, canceled: 0, expired: 0 },
     },
     { batchId: undefined, model: 'sonnet', turns: 37, requests: 52, submittedAt: now - 8_000 },
   ]);
@@ -130,5 +133,42 @@ describe('messageBatchLine', () => {
     expect(messageBatchLine({ ...gathering, turns: 1 }, now)).toBe(
       '1 request gathering for the next Claude batch (oldest 8 s)',
     );
+  });
+});
+
+describe('the ETA of a batch through Message Batches', () => {
+  const counts = (processing: number, succeeded: number, errored = 0) => ({ processing, succeeded, errored, canceled: 0, expired: 0 });
+  const submitted = (id: string, minutesAgo: number, c?: ReturnType<typeof counts>): MessageBatchWait => ({
+    batchId: id,
+    model: 'sonnet',
+    turns: 10,
+    requests: 100,
+    submittedAt: now - minutesAgo * 60_000,
+    ...(c ? { counts: c } : {}),
+  });
+
+  it('is the time the Message Batches need for their requests still processing, at the pace they answered the others', () => {
+    // 75 of 100 answered in 6 min: the 25 left take 2 min.
+    expect(messageBatchEtaSeconds([submitted('a', 6, counts(25, 70, 5))], now)).toBe(120);
+    // The batch waits for the slowest: 10 of 100 in 1 min, 90 left: 9 min.
+    expect(messageBatchEtaSeconds([submitted('a', 6, counts(25, 75)), submitted('b', 1, counts(90, 10))], now)).toBe(540);
+    // A Message Batch that has answered every request waits for nothing.
+    expect(messageBatchEtaSeconds([submitted('a', 6, counts(0, 100)), submitted('b', 1, counts(90, 10))], now)).toBe(540);
+  });
+
+  it('does not depend on how many turns have finished, only on the Message Batches', () => {
+    // The same figures, asked later with more answered, give a shorter ETA; never a longer one for the same progress.
+    const early = messageBatchEtaSeconds([submitted('a', 2, counts(80, 20))], now)!;
+    const later = messageBatchEtaSeconds([submitted('a', 3, counts(40, 60))], now)!;
+    expect(early).toBe(480);
+    expect(later).toBe(120);
+  });
+
+  it('is unknown until every Message Batch waited for has answered a request, and while requests gather', () => {
+    expect(messageBatchEtaSeconds([], now)).toBeUndefined();
+    expect(messageBatchEtaSeconds([submitted('a', 6, counts(100, 0))], now)).toBeUndefined();
+    expect(messageBatchEtaSeconds([submitted('a', 6)], now)).toBeUndefined();
+    expect(messageBatchEtaSeconds([submitted('a', 6, counts(25, 75)), { batchId: undefined, model: 'sonnet', turns: 3, requests: 3, submittedAt: now - 5000 }], now)).toBeUndefined();
+    expect(messageBatchEtaSeconds([submitted('a', 6, counts(0, 100))], now)).toBeUndefined();
   });
 });

@@ -1,12 +1,23 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { Command } from 'commander';
 import { batchShardWorkflowIds, runBatch, type BatchItemOutcome } from '../../client/batch-client';
 import { messageBatchWaits } from '../../client/message-batch-status';
 import type { BatchProgress } from '../../core/batch';
 import { parseBatchLines } from '../../schemas/batch-lines';
 import { CliError, parsePositiveInt } from '../cli-error';
-import { batchSummary, earlierResults, resultLine, startLine, type ApprovalCounts, type ResultLine } from '../batch-results';
+import {
+  batchSummary,
+  defaultBatchName,
+  defaultResultsFile,
+  earlierResults,
+  otherBatchIn,
+  resultLine,
+  startLine,
+  type ApprovalCounts,
+  type ResultLine,
+} from '../batch-results';
+import { countLine, countsOf } from '../batch-counts';
+import { batchExitCode } from '../batch-exit-code';
 import { BatchProgressView } from '../batch-progress';
 import { EXIT } from '../exit-codes';
 import { messageBatchesOf } from '../message-batch-flags';
@@ -49,7 +60,7 @@ export function batchCommand(): Command {
     .description('run every query of a JSONL file as a durable batch; safe to run again after any crash')
     .argument('<file>', 'JSONL: one {"id"?, "question", ...overrides} per line')
     .option('--concurrency <n>', 'turns running at once', '10')
-    .option('--out <file>', 'results JSONL (default <file>.results.jsonl)')
+    .option('--out <file>', 'results JSONL (default <file>.results.jsonl; with another --name N, <file>.N.results.jsonl)')
     .option('--name <name>', 'batch name (default: the file name); child workflow ids are <name>-<id or line>')
     .option('--model <model>', 'model for lines that name none')
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
@@ -73,17 +84,23 @@ export function batchCommand(): Command {
       } catch (err) {
         throw new CliError(`cannot read ${file}: ${(err as Error).message}`, 2);
       }
-      const name = opts.name ?? path.basename(file).replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9._-]/g, '-');
-      if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new CliError(`--name must be 1-100 characters of A-Z a-z 0-9 . _ -, got "${name}"`, 2);
+      const name = opts.name ?? defaultBatchName(file);
+      if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new CliError(`--name must be 1-100 characters of A-Z a-z 0-9 . _ -, got "${name}"`, EXIT.badInput);
       const { items, problems } = parseBatchLines(text);
       for (const p of problems) console.error(`${file}:${p.line}: ${p.message} (skipped)`);
       if (opts.model) for (const item of items) item.input.model ??= opts.model;
       if (!items.length) throw new CliError(`${file}: no valid query lines`, 2);
 
-      const out = opts.out ?? `${file.replace(/\.jsonl?$/, '')}.results.jsonl`;
+      const out = opts.out ?? defaultResultsFile(file, name);
+      const found = readResults(out);
+      // Another batch's lines would be taken for this one's answers (and dropped by the rewrite below).
+      const other = otherBatchIn(found, name);
+      if (other !== undefined) {
+        throw new CliError(`--out ${out} holds results of batch ${other}: give batch ${name} its own --out, or --name ${other} to go on with that batch`, EXIT.badInput);
+      }
       // Only completed lines are kept: the batch workflow starts a failed query's id again
       // (ALLOW_DUPLICATE_FAILED_ONLY), so its line is fetched anew instead of staying stale.
-      const earlier = earlierResults(readResults(out), new Set(items.map((i) => i.id)));
+      const earlier = earlierResults(found, new Set(items.map((i) => i.id)));
       const lines: ResultLine[] = [...earlier.kept];
       const reported = new Set(lines.map((l) => l.id));
       // Rewrite the file with whole lines only, so a line cut short by a crash does not linger.
@@ -93,7 +110,8 @@ export function batchCommand(): Command {
       const { client, taskQueue } = stack;
       console.error(startLine({ name, total: items.length, earlier, out, concurrency, ...(messageBatches ? { messageBatches } : {}) }));
       const started = Date.now();
-      let failed = 0;
+      // Counted as the lines are written, so the progress says what the results file says.
+      const counts = countsOf(lines);
       let last: BatchProgress | undefined;
       // The turns' parents, by which collectors count their requests.
       const shards = batchShardWorkflowIds(name, concurrency, items.length);
@@ -102,7 +120,9 @@ export function batchCommand(): Command {
         () => ({
           total: items.length,
           done: lines.length,
-          failed,
+          partial: counts.partial,
+          notApproved: counts.notApproved,
+          failed: counts.failed,
           ...(last ? { running: last.running.length } : {}),
           waitingApproval: last?.waitingApproval.length ?? 0,
           waitingMessageBatch: last?.waitingMessageBatch?.length ?? 0,
@@ -124,7 +144,7 @@ export function batchCommand(): Command {
             const line = resultLine(o);
             for (const a of o.result?.approvals ?? []) if (a.outcome) approvals[a.outcome]++;
             lines.push(line);
-            if (line.status === 'failed') failed++;
+            countLine(counts, line);
             fs.appendFileSync(out, JSON.stringify(line) + '\n');
             view.update();
           },
@@ -141,7 +161,7 @@ export function batchCommand(): Command {
         view.stop();
         await stack.close();
       }
-      console.log(batchSummary(lines, out, approvals, { messageBatches: Boolean(messageBatches) }));
-      if (failed) process.exitCode = EXIT.failed;
+      console.log(batchSummary(lines, out, approvals, { messageBatches: Boolean(messageBatches), skipped: { lines: problems.length, file } }));
+      process.exitCode = batchExitCode(counts, problems.length);
     });
 }
