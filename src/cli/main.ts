@@ -6,6 +6,7 @@ import { CliError } from './cli-error';
 import { InvalidIdError } from '../schemas/ids';
 import type * as SettingsErrors from '../config/settings-errors';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
+import { endQuietlyOnClosedOutput } from './closed-output';
 import type * as Approvals from './commands/approvals';
 import type * as Auth from './commands/auth';
 import type * as Batch from './commands/batch';
@@ -99,6 +100,7 @@ function badInput(err: unknown): CliError | undefined {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  endQuietlyOnClosedOutput();
   try {
     await buildProgram(argv).parseAsync(argv);
   } catch (err) {

@@ -25,7 +25,7 @@ let client: Client;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  stub = await startStubModel({ scenarios: { plain: { steps: [{ content: [{ type: 'text', text: 'plain answer' }] }] } } });
+  stub = await startStubModel({ defaultScenario: 'plain', scenarios: { plain: { steps: [{ content: [{ type: 'text', text: 'plain answer' }] }] } } });
   client = await testClient();
   expect((await runCli(['keys', 'new', '--keyring', keyring])).code).toBe(0);
 });

@@ -24,6 +24,7 @@ import { messageBatchesOf } from '../message-batch-flags';
 import { FailingCalls } from '../../client/failing-calls';
 import { RunningTurnFailures } from '../../client/running-turn-failures';
 import { openTurnStack } from '../turn-stack';
+import { holdExitOnClosedOutput } from '../closed-output';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 
@@ -107,6 +108,8 @@ export function batchCommand(): Command {
       fs.writeFileSync(out, lines.map((l) => JSON.stringify(l) + '\n').join(''));
 
       const stack = await openTurnStack(opts, cliSettings(command));
+      // The batch needs this command's own worker until it ends, whether or not anyone still reads the output.
+      if (stack.inProcessWorker) holdExitOnClosedOutput();
       const { client, taskQueue } = stack;
       console.error(startLine({ name, total: items.length, earlier, out, concurrency, ...(messageBatches ? { messageBatches } : {}) }));
       const started = Date.now();

@@ -7,6 +7,7 @@ import { CliError } from '../cli-error';
 import { droppedToolsLine, renderResult } from '../render';
 import { describeFailure } from '../../client/describe-failure';
 import { openTurnStack } from '../turn-stack';
+import { holdExitOnClosedOutput } from '../closed-output';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { connectionArgs } from '../approval-prompt';
@@ -96,6 +97,8 @@ export function runCommand(): Command {
           console.log(opts.json ? JSON.stringify({ workflowId: handle.workflowId, url: link }) : `started ${handle.workflowId}\n${link}`);
           return;
         }
+        // The turn needs this command's own worker until it ends, whether or not anyone still reads the output.
+        if (stack.inProcessWorker) holdExitOnClosedOutput();
         // On a terminal the stream's lines replace the progress lines; --events prints the stream as it is.
         const live = !opts.json && !opts.events && process.stdout.isTTY === true;
         const printer = live
