@@ -5,7 +5,6 @@
  * until it ends) holds the exit with {@link holdExitOnClosedOutput}: it goes on silently, its
  * writes dropped, and ends as it would have.
  */
-import { EXIT } from './exit-codes';
 
 /** What a shell reports for a process stopped by SIGPIPE (128 + 13). */
 export const EXIT_CLOSED_OUTPUT = 141;
