@@ -138,7 +138,7 @@ export async function connectOrFail(
   const dataConverter = dataConverterOf(settings);
   await failIfNothingListens(address, settings.stateDir);
   try {
-    return { client: await openClient(target, dataConverter), address, namespace: target.namespace, dataConverter };
+    return { client: await openClient(target, dataConverter, settings.taskQueue), address, namespace: target.namespace, dataConverter };
   } catch (err) {
     throw new CliError(`cannot reach Temporal at ${address}: ${(err as Error).message} (start one with \`mcp-turns server\`)`, EXIT.failed);
   }

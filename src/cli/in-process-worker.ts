@@ -7,6 +7,7 @@ import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import type { Settings } from '../config/settings';
 import type { WorkerConfig } from '../config/worker-config';
+import { useTaskQueue } from '../client/client-task-queue';
 import { clientStorageOptions } from '../data-converter/client-storage-options';
 import type { TemporalTarget } from '../temporal/connection';
 import { startWorkers } from '../worker/turn-worker';
@@ -61,8 +62,10 @@ export async function startInProcessWorker(
       ),
   );
   failed.catch(() => undefined); // only the command's wait observes it
+  const client = new Client({ connection, namespace, ...clientStorageOptions(dataConverter) });
+  useTaskQueue(client, taskQueue);
   return {
-    client: new Client({ connection, namespace, ...clientStorageOptions(dataConverter) }),
+    client,
     failed,
     async stop() {
       worker.shutdown();

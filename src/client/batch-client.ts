@@ -9,7 +9,7 @@ import { batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchInput, 
 import { batchProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult } from '../core/turn-result';
 import { SA_BATCH } from '../core/search-attributes';
-import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
+import { taskQueueOf } from './client-task-queue';
 import { describeFailure } from './describe-failure';
 
 export interface BatchItemOutcome {
@@ -76,7 +76,7 @@ export interface BatchShard {
 
 /** Starts the batch's workflows, or attaches to those of that name that are still running. */
 export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'onResult'>): Promise<BatchShard[]> {
-  const taskQueue = opts.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const taskQueue = taskQueueOf(client, opts.taskQueue);
   const concurrency = opts.concurrency ?? 10;
   const shards = shardCount(concurrency, opts.items.length);
   const size = Math.ceil(opts.items.length / shards);

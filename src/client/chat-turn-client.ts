@@ -10,7 +10,7 @@ import { resolveTurn } from '../core/resolve-turn';
 import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
 import { turnProgressQuery } from '../core/workflow-handlers';
 import { turnStartSearchAttributes } from '../core/search-attributes';
-import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
+import { taskQueueOf } from './client-task-queue';
 import { oneLine } from '../core/text';
 import { newId } from './ids';
 import type { TurnStreamEvent } from '../core/stream-events';
@@ -73,7 +73,7 @@ export async function startChatTurn(
   const params = parseChatTurnInput(input);
   const workflowId = options.workflowId !== undefined ? checkId(TurnIdSchema, options.workflowId, 'workflowId') : newId('turn');
   return client.workflow.start<typeof chatTurn>('chatTurn', {
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue: taskQueueOf(client, options.taskQueue),
     workflowId,
     ...(options.workflowIdReusePolicy ? { workflowIdReusePolicy: options.workflowIdReusePolicy } : {}),
     // The checked input (its question trimmed) is what starts the turn.

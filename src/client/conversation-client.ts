@@ -19,7 +19,7 @@ import type { MessageParam } from '../core/contracts';
 import { oneLine } from '../core/text';
 import { describeFailure } from './describe-failure';
 import { newId } from './ids';
-import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
+import { taskQueueOf } from './client-task-queue';
 import {
   cancelCurrentTurnSignal,
   closeConversationSignal,
@@ -60,11 +60,11 @@ function checkOptions(options: TurnOptions | undefined): void {
  * id whose workflow has closed is never started afresh: its history and its turns' ids are that
  * conversation's ({@link ConversationEndedError}).
  */
-function startOptions(conversationId: string, opts: ConversationOptions) {
+function startOptions(client: Client, conversationId: string, opts: ConversationOptions) {
   const { taskQueue, summary, ...input } = opts;
   return {
     workflowId: conversationId,
-    taskQueue: taskQueue ?? DEFAULT_TASK_QUEUE,
+    taskQueue: taskQueueOf(client, taskQueue),
     args: [input] satisfies [ConversationInput],
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -108,7 +108,7 @@ export async function startConversation(client: Client, conversationId: string, 
   checkId(ConversationIdSchema, conversationId, 'conversationId');
   checkOptions(opts.options);
   try {
-    return await client.workflow.start<typeof conversation>('conversation', startOptions(conversationId, opts));
+    return await client.workflow.start<typeof conversation>('conversation', startOptions(client, conversationId, opts));
   } catch (err) {
     throw await explained(client, conversationId, err);
   }
@@ -157,7 +157,7 @@ export async function submitMessage(client: Client, conversationId: string, text
         args: [message],
         updateId: messageId,
         waitForStage: 'ACCEPTED',
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(conversationId, opts.conversation ?? {})),
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(client, conversationId, opts.conversation ?? {})),
       })
       .catch(async (err: unknown) => {
         throw await explained(client, conversationId, err);

@@ -18,7 +18,7 @@ import type {
   StorageDriverStoreContext,
 } from '@temporalio/common';
 import { RecentPayloads } from './recent-payloads';
-import { claimedKey, storeEachOnce, StoredPayloadError, verifiedPayload, type EncodedPayload, type StoreCounts } from './stored-payload';
+import { claimedKey, missingPayloadError, storeEachOnce, verifiedPayload, type EncodedPayload, type StoreCounts } from './stored-payload';
 
 /**
  * How long a payload's age may lag its last use: a payload sent again within this long of its last
@@ -43,13 +43,18 @@ export class FsStorageDriver implements StorageDriver {
     private readonly touchAfterMs = DEFAULT_TOUCH_AFTER_MS,
   ) {}
 
+  /** `fs:<dir>`, for claims and messages. */
+  get location(): string {
+    return `fs:${this.dir}`;
+  }
+
   /** Where the object of `key` lives. */
   objectPath(key: string): string {
     return path.join(this.dir, key.slice(0, 2), key);
   }
 
   async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload));
+    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload), this.location);
   }
 
   async retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
@@ -88,9 +93,7 @@ export class FsStorageDriver implements StorageDriver {
       bytes = await fs.readFile(this.objectPath(key));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      throw new StoredPayloadError(
-        `stored payload ${key} is not in ${this.dir}: it was deleted (cleanup shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)`,
-      );
+      throw missingPayloadError(key, claim, this.location, "it was deleted (cleanup shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)");
     }
     const payload = verifiedPayload(key, bytes, this.dir);
     this.recent.put(key, payload, bytes.length);

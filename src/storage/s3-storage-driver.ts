@@ -22,7 +22,7 @@ import type {
   StorageDriverRetrieveContext,
   StorageDriverStoreContext,
 } from '@temporalio/common';
-import { claimedKey, storeEachOnce, StoredPayloadError, verifiedPayload, type EncodedPayload, type StoreCounts } from './stored-payload';
+import { claimedKey, missingPayloadError, storeEachOnce, StoredPayloadError, verifiedPayload, type EncodedPayload, type StoreCounts } from './stored-payload';
 
 /** The driver name written into every reference this driver's claims produce. */
 export const S3_DRIVER_NAME = 'mcp-turns-s3';
@@ -86,7 +86,7 @@ export class S3StorageDriver implements StorageDriver {
   }
 
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload, context.abortSignal));
+    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload, context.abortSignal), this.location);
   }
 
   async retrieve(context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
@@ -137,9 +137,7 @@ export class S3StorageDriver implements StorageDriver {
       bytes = await object.Body.transformToByteArray();
     } catch (err) {
       if (httpStatus(err) !== 404) throw err;
-      throw new StoredPayloadError(
-        `stored payload ${key} is not in ${this.location}: it expired (lifecycle rule shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)`,
-      );
+      throw missingPayloadError(key, claim, this.location, "it expired (lifecycle rule shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)");
     }
     const payload = verifiedPayload(key, bytes, this.location);
     this.recent.put(key, payload, bytes.length);

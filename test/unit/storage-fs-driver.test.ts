@@ -26,7 +26,7 @@ describe('FsStorageDriver', () => {
     const payload = toPayload({ big: 'x'.repeat(300_000) });
     const [claim] = await driver.store(ctx, [payload]);
     const key = contentKey(encodeStoredPayload(payload));
-    expect(claim!.claimData).toEqual({ key });
+    expect(claim!.claimData).toEqual({ key, store: `fs:${dir}` });
     expect(filesIn(dir)).toEqual([path.join(dir, key.slice(0, 2), key)]);
     const [back] = await driver.retrieve(ctx, [claim!]);
     expect(defaultPayloadConverter.fromPayload(back!)).toEqual({ big: 'x'.repeat(300_000) });
@@ -87,7 +87,15 @@ describe('FsStorageDriver', () => {
   it('says which object is missing and the likely reasons', async () => {
     const key = 'a'.repeat(64);
     await expect(driver.retrieve(ctx, [new StorageDriverClaim({ key })])).rejects.toThrow(
-      `stored payload ${key} is not in ${dir}: it was deleted (cleanup shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)`,
+      `stored payload ${key} is not in fs:${dir}: it was deleted (cleanup shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)`,
+    );
+  });
+
+  it('names both stores when a payload was written to another store than the one this process reads', async () => {
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-other-store-'));
+    const [claim] = await new FsStorageDriver(other).store(ctx, [toPayload('stored elsewhere')]);
+    await expect(new FsStorageDriver(dir).retrieve(ctx, [claim!])).rejects.toThrow(
+      `stored payload ${claim!.claimData.key} was written to fs:${other}, and this process reads fs:${dir}: every process that starts, runs or reads these workflows (CLI, client, worker, serve) must use the same store (MCP_TURNS_STORAGE)`,
     );
   });
 
