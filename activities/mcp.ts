@@ -19,6 +19,7 @@ export type DynamicActivity = (...args: unknown[]) => Promise<unknown>;
 export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity) {
   const callTool = async (input: CallToolInput): Promise<CallToolOutput> => {
     const ctx = Context.current();
+    const started = Date.now();
     // Progress keeps the MCP request alive in both cases (up to max_total_timeout_ms).
     const call = (): Promise<Omit<CallToolOutput, 'attempt'>> =>
       pool.callTool(input, {
@@ -36,6 +37,7 @@ export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity)
       ...(artifacts?.length ? { artifacts } : {}),
       ...(truncatedBytes ? { truncatedBytes } : {}),
       attempt: ctx.info.attempt,
+      durationMs: Date.now() - started,
       toolUseId: input.toolUseId,
     };
   };

@@ -135,7 +135,7 @@ export class ToolCalls {
     this.setState(slot, 'running');
     const policy = this.options.policies[server] ?? DEFAULT_TOOL_CALL_POLICY;
     let content: ToolResultContent[];
-    let ended: Pick<ToolCallRecord, 'isError' | 'error' | 'attempts'>;
+    let ended: Pick<ToolCallRecord, 'isError' | 'error' | 'attempts' | 'durationMs'>;
     try {
       const out = await toolCallActivity(policy, server, tool, { inBatch: this.options.inBatch })({
         server,
@@ -146,15 +146,16 @@ export class ToolCalls {
       content = out.content;
       this.found.push(...(out.artifacts ?? []));
       const error = out.isError ? textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, RECORD_ERROR_CHARS) : undefined;
-      ended = { isError: out.isError, attempts: out.attempt ?? 1, ...(error !== undefined ? { error } : {}) };
+      // The tool's own time; a result recorded before activities timed themselves has the workflow's.
+      ended = { isError: out.isError, attempts: out.attempt ?? 1, durationMs: out.durationMs ?? workflowNow() - started, ...(error !== undefined ? { error } : {}) };
     } catch (err) {
       if (isCancellation(err)) throw err; // the turn was cancelled: not a tool failure for Claude to see
       // Retries are exhausted or the error cannot succeed on retry: Claude sees the failure as data.
       const message = failureMessage(err);
       content = errorText(`Tool ${server}/${tool} failed: ${message}`);
-      ended = { isError: true, error: message.slice(0, RECORD_ERROR_CHARS), attempts: failedAttempt(err) ?? policy.retry.maximumAttempts };
+      ended = { isError: true, error: message.slice(0, RECORD_ERROR_CHARS), attempts: failedAttempt(err) ?? policy.retry.maximumAttempts, durationMs: workflowNow() - started };
     }
-    this.end(slot, { ...ended, durationMs: workflowNow() - started });
+    this.end(slot, ended);
     return { toolUseId: use.id, content, isError: ended.isError };
   }
 

@@ -119,7 +119,8 @@ function networkErrorOf(err: Error): string | undefined {
  * | 408, connection error, timeout | `ClaudeConnection` | yes, Temporal backoff |
  *
  * A `retry-after` on any retryable error is honoured (capped). `x-should-retry: true|false`
- * overrides the retry column either way. An `ApplicationFailure` passes through unchanged. A
+ * overrides the retry column either way, except for 401 and 403, which stay final (the key must be
+ * fixed first). An `ApplicationFailure` passes through unchanged. A
  * connection error with a known network cause names it and `target.url`:
  * `Claude API connection error: connection refused (http://127.0.0.1:8787/v1/messages)`.
  */
@@ -212,7 +213,9 @@ function fromApiError(
     type = status === 400 && PROMPT_TOO_LONG.test(err.apiMessage ?? err.message) ? ClaudeFailureType.PromptTooLong : ClaudeFailureType.InvalidRequest;
     retryable = false;
   }
-  if (shouldRetry !== undefined) retryable = shouldRetry;
+  // The API's `x-should-retry` decides, except for a refused credential: a key or its access does
+  // not change between attempts, so a 401 or 403 is final whatever the header says.
+  if (shouldRetry !== undefined && type !== ClaudeFailureType.Auth) retryable = shouldRetry;
 
   let nextRetryDelay: number | undefined;
   if (retryable) {

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import type { TurnOptions } from '../core/conversation';
+import { MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 import { ChatTurnInputError, type ChatTurnInput } from '../schemas/turn-input';
 import { parseTurnOptions } from '../schemas/turn-options';
 import { CliError, parsePositiveInt } from './cli-error';
@@ -42,7 +43,7 @@ export function listFlagsGiven(flags: TurnFlags): string[] {
 }
 
 /** The bounds of `maxToolsPerRequest` in the turn's input. */
-const MAX_TOOLS = { min: 1, max: 128 } as const;
+const MAX_TOOLS = { min: 1, max: MAX_TOOLS_PER_REQUEST } as const;
 
 
 const PATTERN = 'server__tool, a bare tool name, or server__*';

@@ -5,6 +5,7 @@
  * to the activities.
  */
 import os from 'node:os';
+import type { Duration } from '@temporalio/common';
 import { z } from 'zod';
 
 export const WorkerTuningSchema = z
@@ -31,8 +32,14 @@ export const WorkerTuningSchema = z
      * @default "3s" (Temporal's default is 10 s)
      */
     stickyQueueScheduleToStartTimeout: z
-      .union([z.number().int().min(1), z.string().regex(/^\d+(ms|s|m)$/, 'must be milliseconds or a duration such as "3s"')])
-      .default('3s'),
+      .union([
+        z.number().int().min(1),
+        z
+          .string()
+          .regex(/^\d+(ms|s|m)$/, 'must be milliseconds or a duration such as "3s"')
+          .transform((d) => d as Duration),
+      ])
+      .default('3s' as Duration),
   })
   .strict();
 

@@ -107,11 +107,13 @@ export interface ToolListing {
 }
 
 /**
- * What the worker decides for a turn: the model when the turn names none (its config's
- * `claude.model`), and whether the turn's unstreamed Claude calls run on the turn's own task queue.
+ * What the worker decides for a turn: the model and the tools per Claude request when the turn
+ * names none (its config's `claude.model` and `claude.maxToolsPerRequest`), and whether the turn's unstreamed Claude calls run on the turn's own task queue.
  */
 export interface WorkerTurnDefaults {
   model?: string;
+  /** Tools per Claude request for turns that set none (the config's `claude.maxToolsPerRequest`). */
+  maxToolsPerRequest?: number;
   /**
    * True when the worker's config caps Claude calls per worker only (no `claude.rateLimitPerSecond`):
    * they then run on the turn's queue, dispatched eagerly in the workflow task that schedules them
@@ -176,6 +178,11 @@ export interface CallToolOutput {
   truncatedBytes?: number;
   /** The activity attempt that produced this result (set by the activity). */
   attempt?: number;
+  /**
+   * How long that attempt took, by the clock of the worker that ran it (set by the activity): each
+   * call's own time, where the workflow's clock gives every call of a workflow task the same end.
+   */
+  durationMs?: number;
   /**
    * The call's tool_use id (set by the activity): history records a local activity's result but not
    * its input, and a turn's stream reads which call it answers from here.

@@ -13,3 +13,6 @@ export const TURN_SUFFIX_ROOM = 16;
 
 /** The longest model id (the `McpTurnsModel` search attribute): far above any real one, far below the server's 2 KB. */
 export const MAX_MODEL_LENGTH = 256;
+
+/** The most tools per Claude request a turn (`maxToolsPerRequest`) or a worker (`claude.maxToolsPerRequest`) may ask for. */
+export const MAX_TOOLS_PER_REQUEST = 128;

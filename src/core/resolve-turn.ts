@@ -14,6 +14,7 @@ import type { WorkerTurnDefaults } from './contracts';
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Claude calls of the tool loop (the formatter not counted); see docs/tool-loop.md. */
 export const DEFAULT_MAX_STEPS = 5;
+/** Tools offered per Claude request, unless the turn or the worker's `claude.maxToolsPerRequest` says otherwise. */
 export const DEFAULT_MAX_TOOLS_PER_REQUEST = 15;
 export const DEFAULT_MAX_TOKENS_PER_CALL = 4096;
 
@@ -36,6 +37,6 @@ export function resolveTurn(input: ChatTurnInput, worker: WorkerTurnDefaults): R
     maxTokensPerCall: input.maxTokensPerCall ?? DEFAULT_MAX_TOKENS_PER_CALL,
     format: input.format ?? true,
     loopPolicy: input.loopPolicy ?? 'native',
-    maxToolsPerRequest: input.maxToolsPerRequest ?? DEFAULT_MAX_TOOLS_PER_REQUEST,
+    maxToolsPerRequest: input.maxToolsPerRequest ?? worker.maxToolsPerRequest ?? DEFAULT_MAX_TOOLS_PER_REQUEST,
   };
 }

@@ -75,7 +75,7 @@ export type TurnStreamEvent = Base &
         toolCallId: string;
         toolName: string;
         isError: boolean;
-        /** Time from scheduling to result (retries included); 0 for a call that did not run. */
+        /** As the turn's result has it (`ToolCallRecord.durationMs`): the tool's own time to answer; 0 for a call that did not run. */
         durationMs: number;
         /** Size of the result's content as JSON, in bytes. */
         resultBytes: number;

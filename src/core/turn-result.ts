@@ -37,7 +37,11 @@ export interface ToolCallRecord {
   error?: string;
   /** Answered from an earlier identical call, not executed. */
   repeated?: boolean;
-  /** Workflow-observed time from scheduling to result, retries included. */
+  /**
+   * How long the tool took to answer: the attempt that answered, timed by the worker that ran it
+   * (`attempts` counts the tries). A call that failed: the workflow's time from scheduling to the
+   * failure, retries included. 0 for a call that did not run.
+   */
   durationMs: number;
   /** Activity attempts (0 when not executed). */
   attempts: number;

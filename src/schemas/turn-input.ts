@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ContentBlockParam } from '../core/contracts';
-import { MAX_MODEL_LENGTH } from '../core/input-limits';
+import { MAX_MODEL_LENGTH, MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 
 /** Model ids as the Messages API (and Bedrock's, Vertex's) name them; the id is a search attribute too. */
 const ModelSchema = z
@@ -63,8 +63,8 @@ export const ChatTurnInputSchema = z
      * goes on only while Claude writes NEED MORE DATA (docs/tool-loop.md).
      */
     loopPolicy: z.enum(['native', 'gather-then-format']).optional(),
-    /** Tools offered per Claude request after allow/deny. @default 15 */
-    maxToolsPerRequest: z.number().int().min(1).max(128).optional(),
+    /** Tools offered per Claude request after allow/deny. @default the worker's `claude.maxToolsPerRequest`, else 15 */
+    maxToolsPerRequest: z.number().int().min(1).max(MAX_TOOLS_PER_REQUEST).optional(),
     /**
      * Stream the turn as it is written (`subscribe`): Claude's text, tool calls, approvals and the
      * answer. `{ reasoning: true }` streams thinking too. Off, a turn writes exactly what it did

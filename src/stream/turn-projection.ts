@@ -228,7 +228,7 @@ class Projection {
       const out = result as CallToolOutput;
       this.toolEnded(tool.toolUseId, {
         isError: out.isError,
-        durationMs: timeMs - tool.scheduledMs,
+        durationMs: out.durationMs ?? timeMs - tool.scheduledMs,
         resultBytes: byteLength(out.content),
         output: outputText(out.content),
         ...(out.attempt !== undefined ? { attempts: out.attempt } : {}),
@@ -245,7 +245,7 @@ class Projection {
     this.toolEnded(
       fact.toolUseId,
       out
-        ? { isError: out.isError, durationMs: fact.durationMs, resultBytes: byteLength(out.content), output: outputText(out.content), attempts: out.attempt ?? fact.attempts }
+        ? { isError: out.isError, durationMs: out.durationMs ?? fact.durationMs, resultBytes: byteLength(out.content), output: outputText(out.content), attempts: out.attempt ?? fact.attempts }
         : { isError: true, durationMs: fact.durationMs, resultBytes: 0, attempts: fact.attempts },
     );
   }

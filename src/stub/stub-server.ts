@@ -62,6 +62,23 @@ export interface StubModelOptions {
   host?: string;
   /** @default { processingMs: 1000, createDelayMs: 0 } */
   messageBatches?: Partial<MessageBatchSettings>;
+  /**
+   * The one key the stub takes (`x-api-key`, or `Authorization: Bearer`); a request with another or
+   * none is refused as the API refuses it (see {@link keyRefusal}). Unset: any key or none.
+   */
+  apiKey?: string;
+}
+
+/**
+ * Why the API would refuse the credential of a request: none sent, or not `apiKey`. The API answers
+ * that with 401 `authentication_error` before looking at the request.
+ */
+function keyRefusal(headers: http.IncomingHttpHeaders, apiKey: string | undefined): string | undefined {
+  if (apiKey === undefined) return undefined;
+  const key = headers['x-api-key'];
+  const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1];
+  if (key === undefined && bearer === undefined) return 'x-api-key header is required';
+  return (key ?? bearer) === apiKey ? undefined : 'invalid x-api-key';
 }
 
 const MAX_BODY = 32 * 1024 * 1024;
@@ -130,6 +147,8 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
     });
 
     async function serveBatches(): Promise<void> {
+      const refused = keyRefusal(req.headers, opts.apiKey);
+      if (refused) return fail(401, refused);
       if (size > maxBody) return fail(413, 'Request exceeds the maximum allowed number of bytes.');
       let body: unknown;
       if (req.method === 'POST' && size > 0) {
@@ -157,6 +176,8 @@ export async function startStubModel(opts: StubModelOptions): Promise<StubModel>
         return fail(404, `Not found: ${req.method} ${req.url}`);
       }
       stub.requests.push(record);
+      const refused = keyRefusal(req.headers, opts.apiKey);
+      if (refused) return fail(401, refused);
       if (size > MAX_BODY) return fail(413, 'Request exceeds the maximum allowed number of bytes.');
       let body: Record<string, unknown>;
       try {

@@ -17,6 +17,7 @@ import { MAX_BEAT_INTERVAL_MS } from '../../activities/heartbeat';
 import { makeMcpActivities, type DynamicActivity } from '../../activities/mcp';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
+import type { WorkerTurnDefaults } from '../core/contracts';
 import type { McpPool } from '../mcp/pool';
 import { claudeTaskQueue } from '../core/task-queues';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
@@ -48,7 +49,11 @@ export function turnQueueActivities(
   claude: ClaudeActivities,
   { storesPayloads = true, otherDynamic }: { storesPayloads?: boolean; otherDynamic?: DynamicActivity } = {},
 ) {
-  const workerDefaults = { model: claudeConfig.model, claudeOnTurnQueue: claudeConfig.rateLimitPerSecond === undefined };
+  const workerDefaults: WorkerTurnDefaults = {
+    model: claudeConfig.model,
+    ...(claudeConfig.maxToolsPerRequest !== undefined ? { maxToolsPerRequest: claudeConfig.maxToolsPerRequest } : {}),
+    claudeOnTurnQueue: claudeConfig.rateLimitPerSecond === undefined,
+  };
   return {
     ...makeMcpActivities(pool, otherDynamic), // its dynamic activity runs the local tool calls
     ...makeTurnStartActivities({ pool, workerDefaults }), // local: run beside the workflow that asks

@@ -3,8 +3,9 @@
  * mcp-turns' (tool calls by server, tool and outcome; breaker state; Claude calls and tokens),
  * all served from one endpoint through the Temporal Runtime's meter.
  */
-import { Runtime, DefaultLogger, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
+import { Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import { logWithFailureMessagesWithheld } from './failure-log-redaction';
+import { WorkerLogger } from './worker-logger';
 
 export interface TelemetryOptions {
   /** host:port for Prometheus (`/metrics`); undefined = no endpoint. */
@@ -22,7 +23,7 @@ export function installTelemetry(opts: TelemetryOptions): void {
   if (installed) return;
   installed = true;
   Runtime.install({
-    logger: new DefaultLogger(opts.logLevel ?? 'INFO', opts.withholdFailureMessages ? logWithFailureMessagesWithheld : undefined),
+    logger: new WorkerLogger(opts.logLevel ?? 'INFO', opts.withholdFailureMessages ? logWithFailureMessagesWithheld : undefined),
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
       ...(opts.metricsAddress ? { metrics: { prometheus: { bindAddress: opts.metricsAddress } } } : {}),

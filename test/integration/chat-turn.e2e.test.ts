@@ -4,12 +4,17 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { SA_MODEL, SA_STATUS } from '../../src/core/search-attributes';
 import type { Scenario } from '../../src/stub';
 import { cancelTurn, getTurnProgress, startChatTurn } from '../../src/client/chat-turn-client';
 import { questionOf, startTurnHarness, type TurnHarness } from '../support/turn-harness';
-import { everythingStdio } from '../support/mcp-servers';
+import { countingStdio, everythingStdio } from '../support/mcp-servers';
+import { subscribeTurn } from '../../src/client/subscribe';
+import { collect } from '../support/stream-events';
+import type { TurnStreamEvent } from '../../src/core/stream-events';
 
 jest.setTimeout(120_000);
 
@@ -41,6 +46,14 @@ const scenarios: Record<string, Scenario> = {
     steps: [
       { content: [use('everything__echo', { message: 'one' }), use('everything__get-sum', { a: 40, b: 2 })] },
       { content: [text('Parallel results: {{toolResults}}')] },
+    ],
+    formatter: answer('{{toolResults}}'),
+  },
+  // Both calls run as local activities, so they end in the same workflow task.
+  'parallel-speeds': {
+    steps: [
+      { content: [use('timed__slow', { label: 'quick', ms: 50 }), use('timed__slow', { label: 'slow', ms: 1500 })] },
+      { content: [text('Timed: {{toolResults}}')] },
     ],
     formatter: answer('{{toolResults}}'),
   },
@@ -112,6 +125,7 @@ beforeAll(async () => {
     servers: {
       everything: everythingStdio({ env: { GZIP_ALLOWED_DOMAINS: 'allowed.example' }, local_activity: false }),
       quick: everythingStdio(),
+      timed: countingStdio(path.join(os.tmpdir(), `mcp-turns-timed-${process.pid}.jsonl`), { local_activity: true }),
     },
   });
 });
@@ -156,6 +170,22 @@ it('runs parallel tool calls of one step and answers them in one user message, i
   );
   expect(result.response.conversation).toContain('Echo: one');
   expect(result.response.conversation).toMatch(/42/);
+});
+
+it("reports each parallel call's own duration, in the result and in the stream: a quick call is not given a slow one's time", async () => {
+  const handle = await startChatTurn(h.client, { question: 'time both', model: 'parallel-speeds', servers: ['timed'] }, { taskQueue: h.taskQueue });
+  const result = await handle.result();
+  const [quick, slow] = result.toolCalls;
+  expect([quick!.input, slow!.input]).toEqual([{ label: 'quick', ms: 50 }, { label: 'slow', ms: 1500 }]);
+  expect(quick!.durationMs).toBeLessThan(1000);
+  expect(slow!.durationMs).toBeGreaterThanOrEqual(1500);
+  const outputs = (await collect(subscribeTurn(h.client, handle.workflowId))).filter(
+    (e): e is Extract<TurnStreamEvent, { type: 'tool-output-available' }> => e.type === 'tool-output-available',
+  );
+  expect(outputs.map((e) => [e.toolCallId, e.durationMs])).toEqual([
+    [quick!.id, quick!.durationMs],
+    [slow!.id, slow!.durationMs],
+  ]);
 });
 
 it('turns a failing tool, an unknown tool and bad arguments into is_error results Claude sees', async () => {

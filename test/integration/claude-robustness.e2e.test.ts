@@ -96,6 +96,22 @@ describe('retries belong to Temporal and honour retry-after', () => {
     expect(message).toMatch(/Claude API 401 authentication_error: invalid x-api-key - check ANTHROPIC_API_KEY/);
   });
 
+  it('a key the API refuses (401) fails the turn at once, naming ANTHROPIC_API_KEY', async () => {
+    const refusing = await startTurnHarness({ scenarios: { hello: { steps: done } }, servers: {}, stubApiKey: 'not-the-key-the-worker-has' });
+    try {
+      const started = Date.now();
+      const err = await refusing.run({ question: 'q', model: 'hello' }).catch((e: unknown) => e);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(describeFailure(err)).toMatch(
+        /^Claude call failed at step 1: Claude API 401 authentication_error: invalid x-api-key - check ANTHROPIC_API_KEY \(missing, mistyped or revoked key\) \(request-id req_stub_\d+\); attempt 1$/,
+      );
+      expect(refusing.stub.requests.map((r) => r.status)).toEqual([401]);
+    } finally {
+      await refusing.close();
+    }
+  });
+
   it('x-should-retry: false makes a 503 final', async () => {
     await failure('should-not-retry');
     expect(calls('should-not-retry')).toHaveLength(1);

@@ -2,7 +2,8 @@
  * mcp-turns as a team installs it: `npm pack` of the package as `npm test` built it (`prepare`, the
  * same build, runs in CI's `npm ci` of the clean clone), the tarball
  * installed from the registry's dependencies into an empty project, then in that project:
- * `npx mcp-turns demo`; a type check of small ESM and CommonJS programs and a workflow module; a
+ * `npx mcp-turns demo`; a type check, with the installed declarations checked too (`skipLibCheck` off),
+ * of the README's client example, small ESM and CommonJS programs and a workflow module; a
  * team's own worker, built with `McpTurnsPlugin`, whose workflow runs `chatTurn` as a child; an ESM
  * client and a CommonJS client that load nothing of the worker. It packs a copy, so the `dist/` other
  * tests run from is never touched.
@@ -181,6 +182,11 @@ function readmeClientExample(): string {
   return block[1]!;
 }
 
+/**
+ * A user's tsconfig: the installed declarations are checked too (`skipLibCheck` off, its default), and
+ * every type package comes from the project's own node_modules, so the types mcp-turns publishes must
+ * bring what they need (`@types/node`, `@types/ms` for `@temporalio/common`) through its dependencies.
+ */
 function tsconfig(files: string[]): string {
   return JSON.stringify({
     compilerOptions: {
@@ -191,9 +197,7 @@ function tsconfig(files: string[]): string {
       allowJs: true,
       checkJs: true,
       noEmit: true,
-      skipLibCheck: true,
-      types: ['node'],
-      typeRoots: [path.join(repo, 'node_modules', '@types')],
+      skipLibCheck: false,
     },
     files,
   });

@@ -50,9 +50,15 @@ export async function startTurnHarness(opts: {
   env?: NodeJS.ProcessEnv;
   /** Where the MCP pool logs (default: nowhere). */
   log?: McpLogger;
+  /** The one key the stub takes; the workers send {@link TEST_API_KEY} (default: the stub takes any key). */
+  stubApiKey?: string;
 }): Promise<TurnHarness> {
   quietRuntime();
-  const stub = await startStubModel({ scenarios: opts.scenarios, ...(opts.defaultScenario ? { defaultScenario: opts.defaultScenario } : {}) });
+  const stub = await startStubModel({
+    scenarios: opts.scenarios,
+    ...(opts.defaultScenario ? { defaultScenario: opts.defaultScenario } : {}),
+    ...(opts.stubApiKey !== undefined ? { apiKey: opts.stubApiKey } : {}),
+  });
   const config = parseConfig(JSON.stringify({ mcp_servers: opts.servers }), 'json', { ...process.env, ...opts.env }, 'test config', testStateDir());
   const pool = new McpPool(config.servers, opts.log);
   const claudeClient = createClaudeClient({ apiKey: TEST_API_KEY, baseURL: stub.url });

@@ -49,6 +49,14 @@ describe('resolveClaudeConfig', () => {
     expect(problems.some((p) => p.startsWith('claude.pricing.m.input: '))).toBe(true);
   });
 
+  it("takes maxToolsPerRequest, the turns' default tools per request, from 1 to 128", () => {
+    expect(resolveClaudeConfig({ maxToolsPerRequest: 40 }).maxToolsPerRequest).toBe(40);
+    expect(resolveClaudeConfig({}).maxToolsPerRequest).toBeUndefined(); // turns then get 15
+    for (const bad of [0, 129, 2.5, '40']) {
+      expect(() => resolveClaudeConfig({ maxToolsPerRequest: bad })).toThrow(/claude\.maxToolsPerRequest: /);
+    }
+  });
+
   it('rejects a section that is not an object', () => {
     expect(() => resolveClaudeConfig('sonnet')).toThrow(ClaudeConfigError);
   });

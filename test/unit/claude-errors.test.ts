@@ -172,6 +172,20 @@ describe('toClaudeFailure through the real SDK', () => {
       retryable: true,
     },
     {
+      name: 'x-should-retry: true leaves a 401 final (a refused key does not fix itself)',
+      response: { status: 401, headers: { ...rid, 'x-should-retry': 'true' }, body: errorBody('authentication_error', 'invalid x-api-key') },
+      type: 'ClaudeAuth',
+      retryable: false,
+      message:
+        'Claude API 401 authentication_error: invalid x-api-key - check ANTHROPIC_API_KEY (missing, mistyped or revoked key) (request-id req_123)',
+    },
+    {
+      name: 'x-should-retry: true leaves a 403 final',
+      response: { status: 403, headers: { ...rid, 'x-should-retry': 'true' }, body: errorBody('permission_error', 'no access') },
+      type: 'ClaudeAuth',
+      retryable: false,
+    },
+    {
       name: 'x-should-retry: false makes a 529 final',
       response: { status: 529, headers: { ...rid, 'x-should-retry': 'false' }, body: errorBody('overloaded_error', 'no') },
       type: 'ClaudeOverloaded',

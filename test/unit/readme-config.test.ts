@@ -13,6 +13,6 @@ it('accepts the configuration example in docs/configuration.md', () => {
     ['search', 'streamable-http'],
   ]);
   expect(config.servers[1]!.headers.Authorization).toBe('Bearer tok');
-  expect(resolveClaudeConfig(config.claude).rateLimitPerSecond).toBe(5);
+  expect(resolveClaudeConfig(config.claude)).toMatchObject({ rateLimitPerSecond: 5, maxToolsPerRequest: 40 });
   expect(resolveWorkerTuning(config.worker)).toEqual({ tuning: expect.objectContaining({ workflowThreadPoolSize: 1 }), problems: [] });
 });

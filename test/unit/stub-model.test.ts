@@ -333,6 +333,31 @@ it('injects faults with retry-after, counted per question', async () => {
   await expect(call('b')).rejects.toThrow(); // another question has its own count
 });
 
+it('given a key, refuses any other key or none as the API does: 401 authentication_error, before the request is read', async () => {
+  const keyed = await startStubModel({ scenarios: { hi: { steps: [{ content: [{ type: 'text', text: 'hello' }] }] } }, apiKey: 'the-right-key' });
+  try {
+    const ask = (credential: { apiKey: string } | { authToken: string }) =>
+      new Anthropic({ ...credential, baseURL: keyed.url, maxRetries: 0 }).messages.create({ model: 'hi', max_tokens: 10, messages: [{ role: 'user', content: 'q' }] });
+    await expect(ask({ apiKey: 'the-right-key' })).resolves.toMatchObject({ content: [{ type: 'text', text: 'hello' }] });
+    await expect(ask({ authToken: 'the-right-key' })).resolves.toMatchObject({ content: [{ type: 'text', text: 'hello' }] });
+    const err = (await ask({ apiKey: 'sk-ant-fake' }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+    expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect(err.error).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' }, request_id: expect.stringMatching(/^req_stub_/) });
+    expect(err.headers?.get('request-id')).toBe((err.error as { request_id: string }).request_id);
+    const bearer = (await ask({ authToken: 'wrong' }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+    expect(bearer.status).toBe(401);
+    // A request without a credential at all, and a batch, are refused the same way.
+    const bare = await fetch(`${keyed.url}/v1/messages`, { method: 'POST', body: '{}' });
+    expect(bare.status).toBe(401);
+    expect(await bare.json()).toMatchObject({ error: { type: 'authentication_error', message: 'x-api-key header is required' } });
+    const batch = await fetch(`${keyed.url}/v1/messages/batches`, { method: 'POST', headers: { 'x-api-key': 'wrong' }, body: '{}' });
+    expect(batch.status).toBe(401);
+    expect(keyed.requests.map((r) => r.status)).toEqual([200, 200, 401, 401, 401]);
+  } finally {
+    await keyed.close();
+  }
+});
+
 it('caches by prefix like the API: a marker writes the prefix up to it, the next step reads it back', async () => {
   const eph = { type: 'ephemeral' as const };
   const marked = [{ ...tools[0]!, cache_control: eph }];

@@ -45,3 +45,14 @@ it('keeps the worker\'s approval when the turn adds none', () => {
   expect(prepared.approvals).toEqual({ files__write_file: { timeoutMs: 60_000 } });
   expect(prepared.catalog.tools).toHaveLength(4);
 });
+
+it("offers as many tools as the worker's maxToolsPerRequest when the turn sets none; a turn's own wins", () => {
+  const many: ToolListing = {
+    ...listing,
+    tools: Array.from({ length: 30 }, (_, i) => ({ server: 'many', name: `tool_${i}`, inputSchema: { type: 'object' as const } })),
+    unusableTools: [],
+  };
+  expect(prepareTurnOf({ question: 'q' }, many, {}).catalog.tools).toHaveLength(15);
+  expect(prepareTurnOf({ question: 'q' }, many, { maxToolsPerRequest: 20 }).catalog.tools).toHaveLength(20);
+  expect(prepareTurnOf({ question: 'q', maxToolsPerRequest: 3 }, many, { maxToolsPerRequest: 20 }).catalog.tools).toHaveLength(3);
+});

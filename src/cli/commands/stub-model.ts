@@ -41,6 +41,7 @@ export function stubModelCommand(): Command {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--batch-processing-ms <ms>', 'a Message Batch ends this long after it is created', '1000')
     .option('--batch-create-delay-ms <ms>', 'the wait before answering a Message Batch create (the batch exists already)', '0')
+    .option('--api-key <key>', 'refuse requests without this key, as the API refuses a bad key (401); default: any key')
     .addHelpText('after', SCENARIO_HELP)
     .action(async (opts: StubModelFlags) => {
       const name = path.basename(opts.scenario).replace(/\.[^.]*$/, '');
@@ -49,6 +50,7 @@ export function stubModelCommand(): Command {
         scenarios: { [name]: scenario },
         defaultScenario: name,
         host: opts.host,
+        ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
         ...(opts.port ? { port: parsePort(opts.port, '--port') } : {}),
         messageBatches: {
           processingMs: parseMs(opts.batchProcessingMs, '--batch-processing-ms'),
@@ -71,6 +73,7 @@ interface StubModelFlags {
   host: string;
   batchProcessingMs: string;
   batchCreateDelayMs: string;
+  apiKey?: string;
 }
 
 function parseMs(value: string, flag: string): number {
