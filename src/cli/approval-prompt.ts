@@ -37,8 +37,8 @@ export function approvalHint(turnId: string, call: Pick<ApprovalRecord, 'name' |
   ].join('\n');
 }
 
-/** Asks one question on the terminal; undefined when `signal` ends the wait first. */
-async function ask(question: string, signal: AbortSignal): Promise<string | undefined> {
+/** Asks one question on the terminal (a reader of its own, on stderr); undefined when `signal` ends the wait first. */
+export async function askOnStderr(question: string, signal: AbortSignal): Promise<string | undefined> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
   try {
     return await rl.question(question, { signal });
@@ -102,7 +102,7 @@ export class ApprovalPrompt {
     this.open = { callId: call.callId, question };
     let answer: string | undefined;
     try {
-      answer = this.opts.interactive ? await (this.opts.ask ?? ask)(approvalQuestion(call), question.signal).catch(() => undefined) : undefined;
+      answer = this.opts.interactive ? await (this.opts.ask ?? askOnStderr)(approvalQuestion(call), question.signal).catch(() => undefined) : undefined;
     } finally {
       this.open = undefined;
       this.opts.signal.removeEventListener('abort', ended);

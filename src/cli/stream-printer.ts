@@ -2,8 +2,14 @@
  * How `run`, `chat` and `watch` print a turn's stream (src/core/stream-events.ts) for a person: the
  * text as it is written, one line per tool call (`→` its input, `✓`/`✗` its end) and per approval,
  * a marker line when Claude's call is retried (text printed already cannot be taken back: the text
- * comes again after the marker), and the answer once, at the turn's end, when it did not stream as
- * it was written. `--events` prints each event as one JSON line instead ({@link eventLine}).
+ * comes again after the marker), and the answer once: as it is written when it adds something to
+ * what was printed, at the turn's end when it did not stream. `--events` prints each event as one
+ * JSON line instead ({@link eventLine}).
+ *
+ * The answer is printed only when it differs from Claude's last words printed before it: a
+ * formatter that writes those words again as the answer (the default formatter often does) adds
+ * nothing, and the answer's deltas are held back while they repeat them; once they differ (a custom
+ * formatter, an answer with more or other text) the answer is printed in full, as it is written.
  */
 import type { TurnStreamEvent } from '../core/stream-events';
 import { ANSWER_TEXT_ID } from '../core/stream-events';
@@ -42,7 +48,12 @@ interface TurnState {
   tools: Map<string, string>;
   /** Text printed in this turn (a new kind of text starts a new paragraph). */
   printed: boolean;
+  /** The answer is on the screen: printed, or held back as a repeat of the last step's text. */
   answerShown: boolean;
+  /** The answer's deltas held back: so far they repeat the last step's text. */
+  heldAnswer: string;
+  /** The answer is printed as it is written (it differed from the last step's text). */
+  answerLive: boolean;
 }
 
 export class StreamPrinter {
@@ -84,6 +95,7 @@ export class StreamPrinter {
         return this.text(event.turnId, turn, event.id, event.delta);
       case 'data-retry': {
         for (const id of event.discard) if (turn.texts.has(id)) turn.texts.set(id, '');
+        if (event.discard.includes(ANSWER_TEXT_ID)) turn.heldAnswer = '';
         const why = oneLine(event.reason, 200);
         this.line(event.attempt > 1 ? `↻ retrying (attempt ${event.attempt}): ${why}` : `↻ ${why}`);
         return;
@@ -139,13 +151,22 @@ export class StreamPrinter {
   private turn(turnId: string): TurnState {
     let turn = this.turns.get(turnId);
     if (!turn) {
-      turn = { texts: new Map(), tools: new Map(), printed: false, answerShown: false };
+      turn = { texts: new Map(), tools: new Map(), printed: false, answerShown: false, heldAnswer: '', answerLive: false };
       this.turns.set(turnId, turn);
     }
     return turn;
   }
 
   private text(turnId: string, turn: TurnState, id: string, delta: string): void {
+    if (id === ANSWER_TEXT_ID && !turn.answerLive) {
+      if (!delta) return;
+      turn.heldAnswer += delta;
+      if (this.repeatsLastStep(turn, turn.heldAnswer)) return;
+      // It differs: printed from its start, then as it is written.
+      turn.answerLive = true;
+      delta = turn.heldAnswer;
+      turn.heldAnswer = '';
+    }
     const key = `${turnId}\u0000${id}`;
     if (this.textKey !== key) {
       this.endLine();
@@ -163,13 +184,20 @@ export class StreamPrinter {
     this.atLineStart = delta.endsWith('\n');
   }
 
+  /** Whether `answer` (so far) is the start of the last step's text printed, or all of it. */
+  private repeatsLastStep(turn: TurnState, answer: string): boolean {
+    const shown = turn.lastStepText ? (turn.texts.get(turn.lastStepText) ?? '').trim() : '';
+    return shown !== '' && shown.startsWith(answer.trimStart());
+  }
+
   /**
-   * The turn's answer, unless it has been printed: streamed as the answer, or (formatter off) it is
-   * the last step's text, printed as Claude wrote it; the part of it not printed yet otherwise.
+   * The turn's answer, unless it has been printed: streamed as the answer, or it is the last step's
+   * text (the formatter off, or it wrote those words again), printed as Claude wrote it; the part of
+   * it not printed yet otherwise.
    */
   private answer(turn: TurnState, response: TurnResponse): void {
     const conversation = response.conversation.trim();
-    if (!turn.answerShown) {
+    if (!turn.answerLive) {
       const shown = turn.lastStepText ? (turn.texts.get(turn.lastStepText) ?? '').trim() : '';
       let rest = conversation || '(empty answer)';
       if (shown && conversation.startsWith(shown)) rest = conversation.slice(shown.length).trim();

@@ -59,6 +59,8 @@ export interface TurnStack {
    * `eagerStart: true` start eagerly (src/client/chat-turn-client.ts).
    */
   inProcessWorker: boolean;
+  /** The MCP servers (by name) of this process's own worker; absent when the work goes to a worker elsewhere. */
+  workerServers?: string[];
   /** Waits for `work`, failing early if the in-process worker fails meanwhile. */
   whileWorking<T>(work: Promise<T>): Promise<T>;
   /** Stops the in-process worker and closes the connection; a dev server started here keeps running. */
@@ -188,6 +190,7 @@ export async function openTurnStack(opts: TurnStackOptions, settings: Settings, 
     taskQueue,
     ...((record?.uiUrl ?? settings.uiUrl) ? { uiUrl: record?.uiUrl ?? settings.uiUrl } : {}),
     inProcessWorker: inProcess !== undefined,
+    ...(inProcess && setup ? { workerServers: setup.config.servers.map((s) => s.name) } : {}),
     whileWorking: (work) => (inProcess ? Promise.race([work, inProcess.failed]) : work),
     async close() {
       await inProcess?.stop();

@@ -41,7 +41,10 @@ export type ConversationHandle = WorkflowHandle<typeof conversation>;
 export interface ConversationOptions extends ConversationInput {
   /** @default "mcp-turns" */
   taskQueue?: string;
-  /** The workflow's summary in the Web UI and in lists (e.g. its first question). @default "conversation <id>" */
+  /**
+   * The workflow's summary in the Web UI and in lists. @default its first message, when a message
+   * creates it ({@link submitMessage}); else "conversation <id>" (lists then show its first turn's question)
+   */
   summary?: string;
 }
 
@@ -157,7 +160,8 @@ export async function submitMessage(client: Client, conversationId: string, text
         args: [message],
         updateId: messageId,
         waitForStage: 'ACCEPTED',
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(client, conversationId, opts.conversation ?? {})),
+        // A conversation this message creates is titled by it: its first question.
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(client, conversationId, { ...opts.conversation, summary: opts.conversation?.summary ?? text })),
       })
       .catch(async (err: unknown) => {
         throw await explained(client, conversationId, err);

@@ -1,7 +1,8 @@
 /**
  * Recent turns, conversations and batches from code, read from visibility: one list call (filtered
  * by workflow type and mcp-turns' search attributes), then one describe per listed workflow for its
- * one-line summary (the question of a turn, the size of a batch), which visibility does not carry.
+ * one-line summary (the question of a turn, the first question of a conversation, the size of a
+ * batch), which visibility does not carry.
  * Visibility trails the workflows by a moment: a workflow started or closed a few milliseconds ago
  * may be missing or show its previous status.
  */
@@ -19,6 +20,7 @@ import {
 import { quoted } from './visibility-query';
 import { runHealth, runHealthLines } from './run-health';
 import { liveWorkflowPollers } from './task-queue-pollers';
+import { conversationTurnId } from '../core/conversation';
 
 /** What {@link listWorkflows} lists; every field narrows the list. */
 export interface WorkflowListFilter {
@@ -85,10 +87,21 @@ function listed(execution: WorkflowExecutionInfo, summary: string | undefined, b
   };
 }
 
+/** A workflow's static summary, when this process can decode it; undefined when it has none or is gone. */
+async function staticSummaryOf(client: Client, workflowId: string): Promise<string | undefined> {
+  try {
+    return (await (await client.workflow.getHandle(workflowId).describe()).staticSummary()) || undefined;
+  } catch {
+    return undefined; // gone since it was listed, never started, or encrypted under a key this process lacks
+  }
+}
+
 /**
- * What describe tells of a listed workflow: its summary (absent for a conversation's default one),
- * and while it runs, why it cannot make progress (run-health.ts). A workflow gone since it was
- * listed (retention) is listed without either.
+ * What describe tells of a listed workflow: its one-line summary, and while it runs, why it cannot
+ * make progress (run-health.ts). A conversation's summary is its first question, whichever way it
+ * was started: the summary its first message gave it, else (started without a message, or a later
+ * run: continue-as-new does not carry the summary on) its first turn's, which is that turn's
+ * question. A workflow gone since it was listed (retention) is listed without either.
  */
 async function describedOf(
   client: Client,
@@ -102,11 +115,19 @@ async function describedOf(
     return { blocked: [] };
   }
   // A summary this process cannot decode (encrypted under a key it lacks) is left out; the rest is not.
-  const summary = await described.staticSummary().catch(() => undefined);
+  let summary = (await described.staticSummary().catch(() => undefined)) || undefined;
+  if (kindOfWorkflowType(execution.type) === 'conversation' && (summary === undefined || summary === `conversation ${execution.workflowId}`)) {
+    summary = await staticSummaryOf(client, conversationTurnId(execution.workflowId, 0));
+  }
   const blocked = described.status.name === 'RUNNING' ? runHealthLines(await runHealth(client, described, pollersOf), execution.workflowId) : [];
-  return { ...(summary && summary !== `conversation ${execution.workflowId}` ? { summary } : {}), blocked };
+  return { ...(summary ? { summary } : {}), blocked };
 }
 
+/**
+ * The turns, conversations and batches `filter` selects, newest first. The list takes the first
+ * `limit` visibility answers with (running ones first, then the most recently closed), so a
+ * long-running workflow is never crowded out by many short ones that ended after it started.
+ */
 export async function listWorkflows(
   client: Client,
   filter: WorkflowListFilter = {},

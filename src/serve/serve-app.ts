@@ -27,6 +27,11 @@ export interface ServeAppOptions extends ServeContext {
   settings: ServeSettings;
   /** The package version, shown in /v1/info and the OpenAPI document. */
   version: string;
+  /**
+   * The MCP servers (by name) of the worker that runs this process's work, when that worker is this
+   * process's own; absent when the work goes to a worker elsewhere, whose servers are not known here.
+   */
+  servers?: readonly string[];
 }
 
 export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInstance> {
@@ -81,6 +86,8 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
     uiUrl: opts.uiUrl,
     authRequired: settings.tokens.length > 0,
     version: opts.version,
+    // The page suggests questions about these servers; without them it suggests none.
+    ...(opts.servers ? { servers: [...opts.servers] } : {}),
   }));
   turnRoutes(app, opts);
   conversationRoutes(app, opts);

@@ -95,6 +95,19 @@ const scenarios: Record<string, Scenario> = {
       { content: [text('Both: {{toolResults}}')] },
     ],
   },
+  // Two calls of one step wait at once.
+  pair: {
+    steps: [
+      {
+        content: [
+          text('Writing two files.'),
+          use('toolu_pair_a', 'files__write_file', { path: target('pair-a'), content: 'a' }),
+          use('toolu_pair_b', 'files__write_file', { path: target('pair-b'), content: 'b' }),
+        ],
+      },
+      { content: [text('Both: {{toolResults}}')] },
+    ],
+  },
   secret: {
     steps: [{ content: [text('Counting.'), use('toolu_secret', 'counting__count', { label: 'needs-approval' })] }, { content: [text('Counted: {{toolResults}}')] }],
   },
@@ -372,6 +385,47 @@ it('`mcp-turns run` asks on a terminal and sends the answer; without one it prin
   expect(await runExited).toBe(0);
   expect(JSON.parse(stdout).approvals[0]).toMatchObject({ outcome: 'approved', decidedBy: 'grace@test' });
   expect(fs.readFileSync(target('hint'), 'utf8')).toBe('content of hint');
+});
+
+it('`mcp-turns run` on a terminal asks about a waiting call after the lines that announce it, and prints nothing over an open question', async () => {
+  const id = `approval-pair-${Date.now().toString(36)}`;
+  turnIds.push(id);
+  const cmd = [process.execPath, BIN, 'run', 'pair please', '--model', 'pair', '--no-format', '--id', id, '--as', 'ida@tty', '--task-queue', h.taskQueue, ...common]
+    .map((a) => `'${a}'`)
+    .join(' ');
+  const tty = spawn('script', ['-qfec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let raw = '';
+  tty.stdout.on('data', (d: Buffer) => (raw += d.toString()));
+  const exited = new Promise<number | null>((r) => tty.once('exit', r));
+  // The terminal's text: no cursor moves, one \n a line.
+  const cursorMoves = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, 'g');
+  const screen = () => raw.replace(cursorMoves, '').replace(/\r+\n/g, '\n');
+  const question = (name: string) => `run files__write_file ${oneLine(JSON.stringify({ path: target(name), content: name.slice(-1) }), 80)}? [y/N] `;
+  const settle = () => new Promise((r) => setTimeout(r, 1500));
+
+  await until('the first question', async () => (screen().includes(question('pair-a')) ? true : undefined));
+  await settle();
+  // Both calls are announced and said to wait before the first question; nothing is written after it.
+  const [before, after] = screen().split(question('pair-a'));
+  expect(before!.match(/^→ files · write_file .*$/gm)).toHaveLength(2);
+  expect(before!.match(/^⏸ files · write_file waits for approval$/gm)).toHaveLength(2);
+  expect(after).toBe('');
+  tty.stdin.write('y\n');
+
+  await until('the second question', async () => (screen().includes(question('pair-b')) ? true : undefined));
+  await settle();
+  expect(screen().endsWith(question('pair-b'))).toBe(true);
+  tty.stdin.write('y\n');
+  expect(await exited).toBe(0);
+  tty.stdin.end();
+  // Each question is followed by its answer only; the lines read while it was open come after it.
+  const end = screen();
+  for (const name of ['pair-a', 'pair-b']) expect(end).toContain(`${question(name)}y\n`);
+  expect(end.split(question('pair-b'))[1]).toMatch(/^y\n/);
+  expect(end.match(/^▶ files · write_file approved by ida@tty$/gm)).toHaveLength(2);
+  expect(end.match(/^✓ files · write_file · \d+ ms$/gm)).toHaveLength(2);
+  expect(fs.readFileSync(target('pair-a'), 'utf8')).toBe('a');
+  expect(fs.readFileSync(target('pair-b'), 'utf8')).toBe('b');
 });
 
 it('applies a decision made after the worker was SIGKILLed and restarted and the dev server restarted while the turn waited, once', async () => {

@@ -30,6 +30,7 @@ const connection = ['--address', address];
 const text = (t: string) => ({ type: 'text' as const, text: t });
 const FORTY_WORDS = Array.from({ length: 40 }, (_, i) => `word${i + 1}`).join(' ');
 const WORDS_ANSWER = 'Forty words, written one by one.';
+const REPEATED_ANSWER = 'The answer is forty-two, said once.';
 
 let stub: StubModel;
 let worker: ChildProcess;
@@ -57,6 +58,8 @@ beforeAll(async () => {
         ],
         formatter: { conversation: [{ type: 'text', content: 'The tool said: {{toolResults}}' }] },
       },
+      // No formatter scripted: the stub's formatter writes Claude's last words again as the answer.
+      repeat: { streamDelayMs: 20, steps: [{ content: [text(REPEATED_ANSWER)] }] },
     },
   });
   client = await testClient();
@@ -267,45 +270,61 @@ it("chat --events prints each message's turn as its stream, and nothing else on 
 
 // A terminal: python's pty module gives the command one (stdout, stderr and stdin).
 const hasPty = spawnSync('python3', ['-c', 'import pty'], { stdio: 'ignore' }).status === 0;
+/** Runs `mcp-turns <args>` on a terminal; what it printed there, without the dimming. */
+function onTerminal(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'python3',
+      ['-c', 'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)', process.execPath, BIN, ...args],
+      { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no end on the terminal:\n${out}`));
+    }, 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({
+        code,
+        out: out.replace(/\r\n/g, '\n').split('\x1b[2m').join('').split('\x1b[22m').join(''),
+      });
+    });
+  });
+}
+
 (hasPty ? it : it.skip)(
   'run on a terminal prints the text and the tool calls as they are written, and the answer once',
   async () => {
-    const tty = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-      const child = spawn(
-        'python3',
-        [
-          '-c',
-          'import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)',
-          process.execPath,
-          BIN,
-          'run',
-          'echo please',
-          '--model',
-          'echo',
-          ...common,
-        ],
-        { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`no end on the terminal:\n${out}`));
-      }, 30_000);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve({
-          code,
-          out: out.replace(/\r\n/g, '\n').split('\x1b[2m').join('').split('\x1b[22m').join(''),
-        });
-      });
-    });
+    const tty = await onTerminal(['run', 'echo please', '--model', 'echo', ...common]);
     expect(tty.code).toBe(0);
     expect(tty.out).toMatch(
       /Echoing\.\n→ everything · echo \{"message":"from the stream"\}\n✓ everything · echo · \d+ ms\nThe echo is back\.\n\nThe tool said: Echo: from the stream\n\nTool calls \(1\):\n {2}step 1 · everything__echo/,
     );
     expect(tty.out.split('The tool said: Echo: from the stream')).toHaveLength(2);
     expect(tty.out).toMatch(/Temporal UI: http/);
+  },
+);
+
+(hasPty ? it : it.skip)(
+  "run on a terminal prints an answer the formatter wrote as Claude's last words once; --json keeps the whole result",
+  async () => {
+    const id = `cli-stream-repeat-${Date.now().toString(36)}`;
+    const tty = await onTerminal(['run', 'what is it?', '--model', 'repeat', '--id', id, ...common]);
+    expect(tty.code).toBe(0);
+    expect(tty.out.split(REPEATED_ANSWER)).toHaveLength(2);
+    expect(tty.out).toMatch(new RegExp(`^${REPEATED_ANSWER}\n\nStop reason: completed · steps 1 · model repeat · formatter forced\n`));
+
+    // The formatter did write the answer: the stream and the result carry it.
+    const shown = JSON.parse((await runCli(['show', id, '--json', ...connection])).stdout) as {
+      result: { response: { conversation: string }; formatMode: string };
+    };
+    expect(shown.result.response.conversation).toBe(REPEATED_ANSWER);
+    expect(shown.result.formatMode).toBe('forced');
+    const json = await runCli(['run', 'what is it?', '--model', 'repeat', '--json', ...common]);
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as { response: { conversation: string } }).response.conversation).toBe(REPEATED_ANSWER);
   },
 );

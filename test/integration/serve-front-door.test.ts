@@ -340,16 +340,37 @@ describe('the edges of every request', () => {
     expect([empty.status, json(empty)]).toEqual([400, { error: 'body.id: must not be empty' }]);
   });
 
-  it('reads Last-Event-ID as strictly as ?from=', async () => {
+  it('reads Last-Event-ID as strictly as ?after=', async () => {
     const conversation = `fd-offsets-${RUN}`;
     const turnId = await message(conversation, 'offsets');
     for (const bad of ['0x5', '-1', '1e1', '5.0', '+5', '5 5', '99999999999999999999']) {
       const a = await call('GET', `/v1/turns/${turnId}/events`, undefined, { ...bearer(ALICE), 'last-event-id': bad });
       expect([bad, a.status]).toEqual([bad, 400]);
-      const q = await call('GET', `/v1/turns/${turnId}/events?from=${encodeURIComponent(bad)}`);
+      const q = await call('GET', `/v1/turns/${turnId}/events?after=${encodeURIComponent(bad)}`);
       expect([bad, q.status]).toEqual([bad, 400]);
     }
     expect((await call('GET', `/v1/turns/${turnId}/events`, undefined, { ...bearer(ALICE), 'last-event-id': '3' })).status).toBe(200);
+  });
+
+  it('resumes after offset N for Last-Event-ID: N and ?after=N alike, from 0 without either; ?from= is refused naming after', async () => {
+    const turnId = await message(`fd-resume-${RUN}`, 'resume');
+    /** The SSE ids of the closed turn's stream, read to its end. */
+    const ids = async (query: string, headers: Record<string, string> = {}): Promise<number[]> => {
+      const res = await fetch(`${base}/v1/turns/${turnId}/events${query}`, { headers: { ...bearer(ALICE), ...headers } });
+      expect(res.status).toBe(200);
+      return [...(await res.text()).matchAll(/^id: ?(\d+)$/gm)].map((m) => Number(m[1]));
+    };
+    const whole = await ids('');
+    expect(whole.length).toBeGreaterThan(5);
+    expect(whole).toEqual(whole.map((_, i) => i));
+    expect(await ids('', { 'last-event-id': '3' })).toEqual(whole.slice(4));
+    expect(await ids('?after=3')).toEqual(whole.slice(4));
+    expect(await ids('?after=0')).toEqual(whole.slice(1));
+    // The header wins.
+    expect(await ids('?after=1', { 'last-event-id': '3' })).toEqual(whole.slice(4));
+
+    const from = await call('GET', `/v1/turns/${turnId}/events?from=3`);
+    expect([from.status, json(from)]).toEqual([400, { error: expect.stringMatching(/^from: not a parameter; after=N resumes after the event at offset N/) }]);
   });
 });
 
@@ -417,7 +438,7 @@ describe('a fuzz pass over the documented routes', () => {
       const route = pick(routes);
       const method = random() < 0.9 ? route.method : pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']);
       let path = route.path.replace(/\{id\}/g, () => pick(ids));
-      if (random() < 0.2) path += pick(['?from=', '?from=-1', '?from=12', '?limit=0', '?limit=x', '?limit=200', '?batch=', `?batch=${'b'.repeat(300)}`, '?x[y]=1', '?%zz']);
+      if (random() < 0.2) path += pick(['?from=', '?from=12', '?after=', '?after=-1', '?after=12', '?limit=0', '?limit=x', '?limit=200', '?batch=', `?batch=${'b'.repeat(300)}`, '?x[y]=1', '?%zz']);
       const headers = headerSets();
       const send = method !== 'GET' && method !== 'HEAD';
       const body = send ? (random() < 0.1 ? pick(['{', '{"a":1}{', 'null', '"x"', `${'['.repeat(200)}${']'.repeat(200)}`]) : JSON.stringify(bodies())) : undefined;

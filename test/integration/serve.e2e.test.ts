@@ -16,6 +16,8 @@ import { startServeApp, words } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 import { payloadsIn } from '../support/history-payloads';
+import { until } from '../support/until';
+import { sendMessage, sendOrFindMessage, startConversation } from '../../src/client/conversation-client';
 
 jest.setTimeout(240_000);
 
@@ -259,6 +261,31 @@ describe('the /v1 API', () => {
     expect(events.at(-1)).toMatchObject({ type: 'finish', status: 'completed' });
     const status = (await (await fetch(`${base}/v1/turns/${id}`, { headers: AUTH })).json()) as { status: string; result: { response: unknown } };
     expect(status.status).toBe('completed');
+  });
+
+  it('lists every conversation by its first question, however it was started (as `chat` starts one, or started empty)', async () => {
+    const run = Date.now().toString(36);
+    // As `mcp-turns chat` sends: the conversation is created with the message, no summary given.
+    const chatId = `title-chat-${run}`;
+    const sent = await sendOrFindMessage(h.client, chatId, 'What does chat call me?', { messageId: `m-${run}`, options: { model: 'slow' }, conversation: { taskQueue: h.taskQueue } });
+    await sent.sent!.outcome();
+    // Started without a message, then sent one.
+    const emptyId = `title-empty-${run}`;
+    await startConversation(h.client, emptyId, { taskQueue: h.taskQueue });
+    await sendMessage(h.client, emptyId, 'A question after an empty start', { options: { model: 'slow' } });
+
+    const listed = async () => {
+      const res = await fetch(`${base}/v1/conversations?limit=200`, { headers: AUTH });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { conversations: Array<{ id: string; summary?: string }> }).conversations;
+    };
+    let rows: Awaited<ReturnType<typeof listed>> = [];
+    await until(async () => {
+      rows = await listed();
+      return rows.some((c) => c.id === chatId) && rows.some((c) => c.id === emptyId);
+    }, 'both conversations listed', 20_000);
+    expect(rows.find((c) => c.id === chatId)?.summary).toBe('What does chat call me?');
+    expect(rows.find((c) => c.id === emptyId)?.summary).toBe('A question after an empty start');
   });
 
   it('refuses what it must, each with one line', async () => {

@@ -12,8 +12,12 @@ export interface ServedApp {
   base: string;
 }
 
-/** Builds the app for `h`'s client and task queue with `settings`, and listens on `settings.host`, a free port. */
-export async function startServeApp(h: TurnHarness, settings: ServeSettings, uiUrl?: string): Promise<ServedApp> {
+/**
+ * Builds the app for `h`'s client and task queue with `settings`, and listens on `settings.host`, a
+ * free port. The harness's worker runs in this process: the app knows its MCP servers, as `serve`
+ * knows those of the worker it runs, unless `workerElsewhere` (as `serve` with a worker of its own elsewhere).
+ */
+export async function startServeApp(h: TurnHarness, settings: ServeSettings, uiUrl?: string, { workerElsewhere = false } = {}): Promise<ServedApp> {
   const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
   const app = await buildServeApp({
     client: h.client,
@@ -23,6 +27,7 @@ export async function startServeApp(h: TurnHarness, settings: ServeSettings, uiU
     uiUrl: uiUrl ?? uiBaseUrl(address),
     settings,
     version: 'test',
+    ...(workerElsewhere ? {} : { servers: h.pool.serverNames }),
     log: () => {},
   });
   await app.listen({ host: settings.host, port: 0 });

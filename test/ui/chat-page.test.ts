@@ -175,15 +175,15 @@ interface Opened {
   errors: string[];
 }
 
-/** A fresh browser profile on the page (at conversation `id` when given), signed in through the page's panel. */
-async function openPage(id?: string, signInShot?: string): Promise<Opened> {
+/** A fresh browser profile on the page (at conversation `id` when given; of the app at `at`), signed in through the page's panel. */
+async function openPage(id?: string, signInShot?: string, at = base): Promise<Opened> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   contexts.push(context);
   await context.addInitScript(installSampler);
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
-  await page.goto(`${base}/${id ? `#c=${encodeURIComponent(id)}` : ''}`);
+  await page.goto(`${at}/${id ? `#c=${encodeURIComponent(id)}` : ''}`);
   // The token is asked for before anything else; the panel keeps it in this browser only.
   await page.locator('#signin').waitFor({ state: 'visible', timeout: 30_000 });
   await page.locator('#token-input').fill(TOKEN);
@@ -354,4 +354,30 @@ it('flags a conversation that timed out in the sidebar, in the words the server 
   await item.scrollIntoViewIfNeeded();
   await shot(page, 'timed-out-in-sidebar');
   expect(errors).toEqual([]);
+});
+
+it("suggests questions about the worker's MCP servers, and none when serve does not know them", async () => {
+  const { page, errors } = await openPage();
+  const suggestions = page.locator('.empty-state .suggestion');
+  await suggestions.first().waitFor({ state: 'visible', timeout: 30_000 });
+  // The worker has server-everything only: the suggestions name it, and nothing it does not have.
+  expect(await suggestions.allTextContents()).toEqual(['What tools can you use?', 'What can you do with the everything server?']);
+  await shot(page, 'suggestions');
+  await suggestions.nth(1).click();
+  expect(await page.locator('#composer').inputValue()).toBe('What can you do with the everything server?');
+  expect(errors).toEqual([]);
+
+  // A serve whose work goes to a worker elsewhere does not know its servers: no suggestions, not wrong ones.
+  const settings = resolveServeSettings({ tokens: [{ name: APPROVER, token: TOKEN }] }, { host: '127.0.0.1', port: 0 }, {});
+  const elsewhere = await startServeApp(h, settings, UI_URL, { workerElsewhere: true });
+  try {
+    const other = await openPage(undefined, undefined, elsewhere.base);
+    await other.page.locator('.empty-state h2').waitFor({ state: 'visible', timeout: 30_000 });
+    await expect(other.page.locator('.empty-state .suggestion').count()).resolves.toBe(0);
+    await expect(other.page.locator('.empty-state .suggestions').isVisible()).resolves.toBe(false);
+    await shot(other.page, 'no-suggestions');
+    expect(other.errors).toEqual([]);
+  } finally {
+    await elsewhere.app.close();
+  }
 });

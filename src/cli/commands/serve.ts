@@ -69,6 +69,7 @@ export function serveCommand(): Command {
           taskQueue: stack.taskQueue,
           uiUrl: stack.uiUrl ?? uiBaseUrl(stack.address, cli.uiUrl),
           inProcessWorker: stack.inProcessWorker,
+          ...(stack.workerServers ? { servers: stack.workerServers } : {}),
         };
       } else {
         const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, cli);

@@ -1700,12 +1700,22 @@ function titleFrom(text) {
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
+/** Servers a suggestion is made for, at most. */
+const SUGGESTED_SERVERS = 3;
+
+/**
+ * The starter questions: about the MCP servers the worker has (`servers` in /v1/info), so each one
+ * can be answered; none when serve does not know them (its work goes to a worker elsewhere) or
+ * there are none.
+ */
+function suggestionsOf(info) {
+  const servers = Array.isArray(info?.servers) ? info.servers.filter((s) => typeof s === 'string' && s) : [];
+  if (!servers.length) return [];
+  return ['What tools can you use?', ...servers.slice(0, SUGGESTED_SERVERS).map((s) => `What can you do with the ${s} server?`)];
+}
+
 function emptyState() {
-  const suggestions = [
-    'What tools can you use?',
-    'Summarize the open issues and group them by theme',
-    'Find the slowest query in the last deploy and explain it',
-  ];
+  const suggestions = suggestionsOf(app.info);
   return h(
     'div',
     { class: 'empty-state', hidden: true },
@@ -1718,7 +1728,7 @@ function emptyState() {
     ),
     h(
       'div',
-      { class: 'suggestions' },
+      { class: 'suggestions', hidden: suggestions.length === 0 },
       suggestions.map((s) =>
         h(
           'button',

@@ -92,8 +92,8 @@ export async function sendOrFindTurn(
     return await sendOrFindMessage(ctx.client, conversationId, text, {
       messageId,
       options: { stream: true, ...options },
-      // A conversation this message creates is listed by its first question.
-      conversation: { taskQueue: ctx.taskQueue, summary: text },
+      // A conversation this message creates is titled by it (submitMessage's rule).
+      conversation: { taskQueue: ctx.taskQueue },
     });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, err.cause?.message ?? err.message);

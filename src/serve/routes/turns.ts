@@ -1,7 +1,7 @@
 /**
  * Turns over HTTP: `POST /v1/turns` starts one (answering its id, or its stream with `Accept:
  * text/event-stream`), `GET /v1/turns/{id}` reads its status or result, `GET /v1/turns/{id}/events`
- * streams its events from `Last-Event-ID` (or `?from=`) on. A conversation's id streams the
+ * streams its events after `Last-Event-ID` (or `?after=`). A conversation's id streams the
  * conversation's turns one after the other.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
@@ -31,8 +31,13 @@ const Started = z.object({
   links: z.object({ self: z.string(), events: z.string(), ui: z.string() }),
 });
 
-const EventsQuery = z.object({
-  from: z.string().regex(/^\d{1,15}$/, 'an offset: decimal digits').optional().describe('The first offset wanted (Last-Event-ID wins).'),
+// Loose: a `from` is refused by name (src/serve/resume-offset.ts), not dropped unseen.
+const EventsQuery = z.looseObject({
+  after: z
+    .string()
+    .regex(/^\d{1,15}$/, 'an offset: decimal digits')
+    .optional()
+    .describe('The offset of the last event received: the stream resumes after it, as with Last-Event-ID (the header wins). Without either, it starts at offset 0.'),
 });
 
 function links(ctx: ServeContext, id: string) {
@@ -99,7 +104,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     {
       schema: {
         summary: "A turn's (or a conversation's) events as server-sent events",
-        description: 'Each event carries its offset as its SSE id; reconnecting with Last-Event-ID resumes after it, with no gap and no duplicate. Ends after the turn\'s finish.',
+        description: 'Each event carries its offset as its SSE id; reconnecting with Last-Event-ID (or ?after=) resumes after it, with no gap and no duplicate. Ends after the turn\'s finish.',
         params: IdParams,
         querystring: EventsQuery,
         response: { 400: ErrorBody, 404: ErrorBody },
@@ -108,7 +113,6 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     async (request, reply) => {
       const { id } = request.params;
       const fromOffset = resumeOffset(request);
-      if (fromOffset === undefined) throw new HttpError(400, 'Last-Event-ID (or from) must be an offset: a whole number, 0 or more');
       const stop = new AbortController();
       let events;
       try {
