@@ -4,6 +4,7 @@ import { packageVersion } from '../temporal/project-paths';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
 import { InvalidIdError } from '../schemas/ids';
+import { NotFoundError } from '../client/not-found';
 import type * as SettingsErrors from '../config/settings-errors';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import { endQuietlyOnClosedOutput } from './closed-output';
@@ -92,6 +93,7 @@ export function buildProgram(argv?: string[]): Command {
  */
 function badInput(err: unknown): CliError | undefined {
   if (err instanceof InvalidIdError) return new CliError(err.message, EXIT.badInput);
+  if (err instanceof NotFoundError) return new CliError(err.message, EXIT.notFound);
   // Loaded only now: it loads every section's module, which a command that succeeds may not need.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { isSettingsError } = require('../config/settings-errors') as typeof SettingsErrors;

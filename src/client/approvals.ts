@@ -62,6 +62,8 @@ export class ApprovalDecisionError extends Error {
     message: string,
     /** The turn the decision was for. */
     readonly turnId: string,
+    /** True when no workflow has that id. */
+    readonly notFound = false,
   ) {
     super(message);
   }
@@ -136,7 +138,7 @@ async function decide(
   // A decision is a person's: one describe first costs nothing, and no other kind of workflow, nor
   // a turn that has ended, is sent an update.
   const refusal = await refusalAt(client, turnId);
-  if (refusal) throw new ApprovalDecisionError(refusal, turnId);
+  if (refusal) throw refusal;
   try {
     return await handle.executeUpdate(decideUpdate, {
       args: [
@@ -154,17 +156,17 @@ async function decide(
       throw new ApprovalDecisionError(err.cause?.message ?? err.message, turnId);
     }
     // It ended meanwhile.
-    if (err instanceof WorkflowNotFoundError) throw new ApprovalDecisionError((await refusalAt(client, turnId)) ?? `no turn ${turnId}`, turnId);
+    if (err instanceof WorkflowNotFoundError) throw (await refusalAt(client, turnId)) ?? new ApprovalDecisionError(`no turn ${turnId}`, turnId, true);
     throw err;
   }
 }
 
 /** Why turn `turnId` takes no decision: it does not exist, is no turn, or has ended; undefined while it runs. */
-async function refusalAt(client: Client, turnId: string): Promise<string | undefined> {
+async function refusalAt(client: Client, turnId: string): Promise<ApprovalDecisionError | undefined> {
   const named = await describeId(client, turnId);
-  if (!named) return `no turn ${turnId}`;
-  if (named.kind !== 'turn') return `no turn ${turnId}: it is ${kindPhrase(named.type)}`;
-  if (!named.running) return `turn ${turnId} has ended (${named.status}): nothing waits for approval`;
+  if (!named) return new ApprovalDecisionError(`no turn ${turnId}`, turnId, true);
+  if (named.kind !== 'turn') return new ApprovalDecisionError(`no turn ${turnId}: it is ${kindPhrase(named.type)}`, turnId);
+  if (!named.running) return new ApprovalDecisionError(`turn ${turnId} has ended (${named.status}): nothing waits for approval`, turnId);
   return undefined;
 }
 

@@ -13,6 +13,7 @@ import { batchShardWorkflowId, batchWorkflowId, MAX_BATCH_SHARDS } from '../core
 import { runStatusOf, type RunStatus } from './run-status';
 import { kindOfWorkflowType, type WorkflowKind } from './workflow-kind';
 import { runHealth, type RunHealth } from './run-health';
+import { NotFoundError } from './not-found';
 
 /** How long {@link cancelByName} waits for the workflows to close by default. */
 export const DEFAULT_CANCEL_WAIT_MS = 30_000;
@@ -41,7 +42,7 @@ export interface CancelOutcome {
 }
 
 /** Nothing by that name: neither a workflow id nor a batch name. */
-export class NothingToCancelError extends Error {
+export class NothingToCancelError extends NotFoundError {
   override name = 'NothingToCancelError';
 }
 

@@ -235,11 +235,20 @@ it('cancels a batch by its name: every shard and the turns they run', async () =
   expect(batches.sort((x, y) => x.id.localeCompare(y.id))).toEqual([shardRow(s1), shardRow(s2)]);
 });
 
-it('cancel of a name nothing has is one line, exit 1', async () => {
-  const run = await runCli(['cancel', `nothing-${tag}`, ...server]);
-  expect(run.code).toBe(1);
-  expect(run.stdout).toBe('');
-  expect(run.stderr).toBe(
-    `mcp-turns: no turn, conversation or batch named nothing-${tag} in namespace default\n`,
-  );
+it('an id or name that names nothing is one line and one exit code (2) in every command', async () => {
+  const id = `nothing-${tag}`;
+  const runs = await Promise.all([
+    runCli(['cancel', id, ...server]),
+    runCli(['show', id, ...server]),
+    runCli(['watch', id, ...server]),
+    runCli(['approve', id, ...server]),
+    runCli(['deny', id, 'call-1', ...server]),
+  ]);
+  expect(runs.map((r) => [r.code, r.stdout, r.stderr])).toEqual([
+    [2, '', `mcp-turns: no turn, conversation or batch named ${id} in namespace default\n`],
+    [2, '', `mcp-turns: no workflow ${id} in namespace default\n`],
+    [2, '', `mcp-turns: no turn or conversation named ${id}\n`],
+    [2, '', `mcp-turns: cannot approve: no turn ${id}\n`],
+    [2, '', `mcp-turns: cannot deny: no turn ${id}\n`],
+  ]);
 });

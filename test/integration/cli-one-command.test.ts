@@ -147,7 +147,7 @@ it('run --config starts the dev server and a worker; the next command reuses the
   // --state-dir is where the records are looked for (and MCP_TURNS_HOME's stand-in).
   const elsewhere = path.join(home, 'elsewhere');
   const none = await runCli(['--state-dir', elsewhere, 'server', '--stop', '--port', String(port)], { env });
-  expect(none.code).toBe(1);
+  expect(none.code).toBe(2);
   expect(none.stderr.trim()).toBe(`mcp-turns: no dev server started by mcp-turns runs on ${address} (records in ${elsewhere})`);
   console.log(
     `run with nothing running: ${(firstMs / 1000).toFixed(1)} s (dev server start included); second run ${(secondMs / 1000).toFixed(1)} s`,

@@ -265,7 +265,7 @@ it('bad input and failed turns are one clear line with a non-zero exit', async (
   expect(shownFailed.stdout).toContain(`Failed: Claude call failed at step 1: Claude API 400 invalid_request_error: tools.0: bad schema (request-id ${requestId})`);
 
   const missing = await runCli(['show', 'no-such-turn', ...common.slice(2)]);
-  expect(missing.code).toBe(1);
+  expect(missing.code).toBe(2);
   expect(missing.stdout).toBe('');
   expect(missing.stderr.trim()).toBe('mcp-turns: no workflow no-such-turn in namespace default');
 });

@@ -63,7 +63,7 @@ export function cancelCommand(): Command {
       const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const outcomes = await cancelByName(client, name, { waitMs, terminate: opts.terminate === true }).catch((err: unknown) => {
-          if (err instanceof NothingToCancelError) throw new CliError(err.message, EXIT.failed);
+          if (err instanceof NothingToCancelError) throw new CliError(err.message, EXIT.notFound);
           if (err instanceof NotMcpTurnsWorkflowError) throw new CliError(err.message, EXIT.badInput);
           throw err;
         });

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { ApprovalDecisionError, approveToolCall, denyToolCall } from '../../client/approvals';
 import type { ApprovalRecord } from '../../core/approvals';
 import { CliError } from '../cli-error';
+import { EXIT } from '../exit-codes';
 import { connectOrFail } from '../connect';
 import { cliSettings } from '../cli-settings';
 import { deciderIdentity } from '../decider-identity';
@@ -39,7 +40,7 @@ function decisionCommand(verb: 'approve' | 'deny'): Command {
       const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const decided = await (approve ? approveToolCall : denyToolCall)(client, turnId, callId, decision).catch((err: unknown) => {
-          if (err instanceof ApprovalDecisionError) throw new CliError(`cannot ${verb}: ${err.message}`);
+          if (err instanceof ApprovalDecisionError) throw new CliError(`cannot ${verb}: ${err.message}`, err.notFound ? EXIT.notFound : EXIT.failed);
           throw err;
         });
         for (const record of decided) console.log(decidedLine(turnId, record));

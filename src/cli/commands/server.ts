@@ -30,7 +30,7 @@ import { cliSettings } from '../cli-settings';
  */
 async function stopRecordedServer(address: string, stateDir: string): Promise<void> {
   const record = lastDevServerRecord(address, stateDir);
-  if (!record) throw new CliError(`no dev server started by mcp-turns runs on ${address} (records in ${stateDir})`);
+  if (!record) throw new CliError(`no dev server started by mcp-turns runs on ${address} (records in ${stateDir})`, EXIT.notFound);
   if (!recordedServerRuns(record)) {
     removeDevServerRecord(address, stateDir);
     console.log(`The Temporal dev server on ${address} (pid ${record.pid}) was not running; its record is removed and its database ${record.dbFile ?? ''} kept.`);

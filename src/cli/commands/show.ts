@@ -9,6 +9,7 @@ import { describeId } from '../../client/describe-id';
 import { runHealthLines } from '../../client/run-health';
 import { readDevServerRecord } from '../../temporal/dev-server-record';
 import { CliError } from '../cli-error';
+import { EXIT } from '../exit-codes';
 import { renderResult, toolCallLine } from '../render';
 import { getConversationSummary, type ConversationSummary } from '../../client/conversation-summary';
 import { formatBytes } from '../../core/text';
@@ -57,7 +58,7 @@ export function showCommand(): Command {
       const { client, address, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const named = await describeId(client, workflowId);
-        if (!named) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
+        if (!named) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`, EXIT.notFound);
         if (named.kind === 'conversation') {
           const summary = await getConversationSummary(client, workflowId);
           const link = workflowUrl(address, namespace, workflowId, readDevServerRecord(address, settings.stateDir)?.uiUrl ?? settings.uiUrl);
@@ -65,7 +66,7 @@ export function showCommand(): Command {
           return;
         }
         const t = await getTurnView(client, workflowId).catch((err: unknown) => {
-          if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`);
+          if (err instanceof WorkflowNotFoundError) throw new CliError(`no workflow ${workflowId} in namespace ${namespace}`, EXIT.notFound);
           if (err instanceof WorkflowKindError) throw new CliError(`${err.message}: show prints turns and conversations`);
           throw err;
         });

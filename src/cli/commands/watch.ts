@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import { connectOrFail } from '../connect';
 import { cliSettings } from '../cli-settings';
 import { CliError } from '../cli-error';
+import { EXIT } from '../exit-codes';
 import { followConversation, followTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
@@ -28,7 +29,7 @@ const say = (line: string): void => void process.stderr.write(`${line}\n`);
 function parseOffset(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n))
-    throw new CliError(`--from must be an offset (0 or more), got "${value}"`, 2);
+    throw new CliError(`--from must be an offset (0 or more), got "${value}"`, EXIT.badInput);
   return n;
 }
 
@@ -64,9 +65,9 @@ function completedLine(finish: Extract<TurnStreamEvent, { type: 'finish' }>): st
 /** What `id` names: a turn or a conversation; anything else is one clear line, exit 2. */
 async function kindOf(client: Client, id: string): Promise<'turn' | 'conversation'> {
   const named = await describeId(client, id);
-  if (!named) throw new CliError(`no turn or conversation named ${id}`, 2);
+  if (!named) throw new CliError(`no turn or conversation named ${id}`, EXIT.notFound);
   if (named.kind === 'conversation' || named.kind === 'turn') return named.kind;
-  throw new CliError(`${id} is a ${named.type} workflow, not a turn or a conversation`, 2);
+  throw new CliError(`${id} is a ${named.type} workflow, not a turn or a conversation`, EXIT.badInput);
 }
 
 export function watchCommand(): Command {
