@@ -8,6 +8,7 @@ import { NotFoundError } from '../client/not-found';
 import type * as SettingsErrors from '../config/settings-errors';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes';
 import { endQuietlyOnClosedOutput } from './closed-output';
+import { refuseFlagsTakenAsValues } from './flag-values';
 import type * as Approvals from './commands/approvals';
 import type * as Auth from './commands/auth';
 import type * as Batch from './commands/batch';
@@ -83,6 +84,8 @@ export function buildProgram(argv?: string[]): Command {
   for (const [name, make] of Object.entries(COMMANDS)) {
     if (!invoked || name === invoked) program.addCommand(asBadInputOnParseError(make().addHelpText('after', `\n${EXIT_CODES_HELP}`)));
   }
+  // A flag's value is never the next flag (flag-values.ts); checked before any command acts.
+  program.hook('preAction', (_program, action) => refuseFlagsTakenAsValues(action, argv ?? process.argv));
   return asBadInputOnParseError(program);
 }
 
