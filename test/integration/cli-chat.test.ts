@@ -135,7 +135,7 @@ it('runs a worker of its own with --config when none polls the task queue', asyn
   expect(jsonLines(c.stdout())).toEqual([expect.objectContaining({ index: 0, answer: 'answer to with my own worker' })]);
 });
 
-it('a chat SIGKILLed while its message is answered: resumed by id, it sends the message again with its id and prints the answer once', async () => {
+it('a chat SIGKILLed while its message is answered: resumed by id, it says the conversation has the message and prints the answer once', async () => {
   const id = `chat-crash-${Date.now().toString(36)}`;
   const first = chat(['--id', id, '--json', '--model', 'slow', '--no-format', ...common]);
   first.child.stdin!.write('answer me after a crash\n');
@@ -148,7 +148,9 @@ it('a chat SIGKILLed while its message is answered: resumed by id, it sends the 
   const resumed = chat(['--id', id, '--json', ...common]);
   resumed.child.stdin!.end();
   expect(await resumed.exited).toBe(0);
-  expect(resumed.stderr()).toContain('sending again, unanswered: answer me after a crash');
+  // The conversation had the message: it is not sent again, its answer is printed.
+  expect(resumed.stderr()).toContain('received before the last session left, answered now: answer me after a crash');
+  expect(resumed.stderr()).not.toContain('sending again');
   expect(jsonLines(resumed.stdout())).toEqual([
     expect.objectContaining({ messageId: pending[0]!.messageId, index: 0, question: 'answer me after a crash', answer: 'answer to answer me after a crash' }),
   ]);
@@ -169,6 +171,8 @@ it('a pending message the conversation answered before it continued as new is pr
   c.child.stdin!.end();
   expect(await c.exited).toBe(0);
   expect(jsonLines(c.stdout())).toEqual([expect.objectContaining({ messageId: 'm-before', index: 0, turnId: outcome.turnId, answer: 'answer to answered before' })]);
+  expect(c.stderr()).toContain('answered after the last session left: answered before');
+  expect(c.stderr()).not.toContain('sending again');
   await expect(client.workflow.getHandle(conversationTurnId(id, 1)).describe()).rejects.toThrow();
   expect(pendingDir(id).list()).toEqual([]);
 

@@ -16,6 +16,7 @@ import {
   closeConversation,
   followMessageTurn,
   newConversationId,
+  messageTurnId,
   sendOrFindMessage,
   withTurnResult,
   type SentMessage,
@@ -114,6 +115,19 @@ class Chat {
   /** Messages a crashed session sent without printing their answers: sent again, same ids. */
   unanswered(): PendingMessage[] {
     return this.pending.list();
+  }
+
+  /**
+   * What becomes of a message an earlier session sent without printing its answer, in one line:
+   * the conversation never received it (it is sent again), or it did (its answer, now or when its
+   * turn ends, is printed; nothing is asked again).
+   */
+  async resumeLine(message: PendingMessage): Promise<string> {
+    const text = oneLine(message.text, 100);
+    const turnId = await messageTurnId(this.client, this.conversationId, message.messageId).catch(() => undefined);
+    if (turnId === undefined) return `sending again, not received: ${text}`;
+    const turn = await describeId(this.client, turnId);
+    return turn && !turn.running ? `answered after the last session left: ${text}` : `received before the last session left, answered now: ${text}`;
   }
 
   /** Sends a new message and prints its outcome. */
@@ -273,7 +287,7 @@ export function chatCommand(): Command {
         lines = new InputLines({ onInterrupt: leave });
         const chat = new Chat(stack, conversationId, opts, options, lines, pending);
         for (const message of chat.unanswered()) {
-          say(`sending again, unanswered: ${oneLine(message.text, 100)}`);
+          say(await chat.resumeLine(message));
           await chat.deliver(message);
         }
         for (let raw = await lines.next(); raw !== undefined; raw = await lines.next()) {
