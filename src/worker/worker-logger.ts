@@ -4,6 +4,11 @@
  * (src/worker/turn-worker.ts), and Temporal's Worker warns `No workflows registered` for any worker
  * without workflows; on the Claude queue that is how it is meant to be, so that line is dropped
  * there. The same warning for any other queue, and every other line, is logged as it was.
+ *
+ * A workflow task that fails for a reason a person fixes in the setup (a payload encrypted under a
+ * key this worker lacks, a stored payload it cannot find) is logged as one line with that reason,
+ * not with a stack: Temporal retries the task every few seconds, and the reason, not the code path,
+ * is what the log reader needs. Every other failure keeps its stack.
  */
 import { DefaultLogger, type LogLevel, type LogMetadata } from '@temporalio/worker';
 import { claudeTaskQueue } from '../core/task-queues';
@@ -20,8 +25,19 @@ export function isExpectedWarning(level: LogLevel, message: string, meta: LogMet
   return level === 'WARN' && message === NO_WORKFLOWS_WARNING && typeof taskQueue === 'string' && taskQueue.endsWith(CLAUDE_QUEUE_SUFFIX);
 }
 
+/** Errors whose message says all a person needs (setup, not code): logged without their stack. */
+const SETUP_ERRORS = new Set(['EncryptionKeyMissing', 'StoredPayloadError']);
+
+/** `meta` with a setup error (see the file comment) as its one line; undefined for any other. */
+export function withSetupErrorInOneLine(meta: LogMetadata | undefined): LogMetadata | undefined {
+  const error = meta?.error;
+  if (!(error instanceof Error) || !SETUP_ERRORS.has(error.name)) return undefined;
+  return { ...meta, error: `${error.name}: ${error.message}` };
+}
+
 export class WorkerLogger extends DefaultLogger {
   override log(level: LogLevel, message: string, meta?: LogMetadata): void {
-    if (!isExpectedWarning(level, message, meta)) super.log(level, message, meta);
+    if (isExpectedWarning(level, message, meta)) return;
+    super.log(level, message, withSetupErrorInOneLine(meta) ?? meta);
   }
 }

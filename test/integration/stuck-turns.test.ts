@@ -2,7 +2,8 @@
  * Turns no worker can run, read and cancelled as a user does with the CLI: with no worker polling
  * its task queue, and with a worker whose workflow task fails (the CLI holds a keyring the worker
  * lacks). `show`, `ls`, `watch` and `run` answer from what Temporal records within seconds and say
- * why; `cancel` says so at once and `--terminate` ends the turn.
+ * why; `cancel` says so at once and `--terminate` ends the turn. The worker logs the failing task
+ * as one line, without a stack.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -74,6 +75,10 @@ it('reads and cancels a turn no worker polls for, at once, saying so', async () 
   expect(show.stdout).toContain('Question: are you there?');
   expect(show.stdout).toContain(`Blocked: no worker polls its task queue ${taskQueue}: it waits for one (\`mcp-turns worker\`)`);
 
+  const watch = await outputUntil(['watch', id, '--address', address], /no worker polls its task queue \S+: it waits for one/, {});
+  expect(watch.ms).toBeLessThan(5_000);
+  expect(watch.output).toContain(`no worker polls its task queue ${taskQueue}: it waits for one (\`mcp-turns worker\`)`);
+
   const cancel = await runCli(['cancel', id, '--address', address]);
   expect(cancel.code).toBe(1);
   expect(cancel.ms).toBeLessThan(5_000);
@@ -90,7 +95,8 @@ it('reads and cancels a turn no worker polls for, at once, saying so', async () 
 it('says why a turn whose workflow task fails makes no progress: run, watch, show, ls and cancel', async () => {
   const taskQueue = uniqueQueue('no-key');
   // The worker has no keyring; the CLI encrypts under one.
-  const worker = await startWorkerProcess({ config: {}, taskQueue, stubUrl: stub.url, env: { MCP_TURNS_KEYRING: '' }, onStderr: () => undefined });
+  let workerLog = '';
+  const worker = await startWorkerProcess({ config: {}, taskQueue, stubUrl: stub.url, env: { MCP_TURNS_KEYRING: '' }, onStderr: (text) => (workerLog += text) });
   children.push(worker);
   const withKey = { MCP_TURNS_KEYRING: keyring, ANTHROPIC_BASE_URL: stub.url, ANTHROPIC_API_KEY: 'test' };
   const why = /workflow task failing: a payload is encrypted under key k1, and this process has no keyring: set MCP_TURNS_KEYRING to a keyring file holding k1, attempt \d+; Temporal retries it until a worker can run it \(`mcp-turns cancel (turn-\S+) --terminate` ends it\)/;
@@ -123,4 +129,7 @@ it('says why a turn whose workflow task fails makes no progress: run, watch, sho
   expect(cancel.stdout).toContain(`\`mcp-turns cancel ${id} --terminate\` ends it now`);
   expect((await runCli(['cancel', id, '--terminate', '--address', address], { env: withKey })).code).toBe(0);
   worker.kill('SIGTERM');
+  // The worker's log says why in one line: no stack.
+  expect(workerLog).toContain('EncryptionKeyMissing: a payload is encrypted under key k1, and this process has no keyring');
+  expect(workerLog).not.toMatch(/\n\s+at /);
 });

@@ -2,6 +2,7 @@
 import type { LogEntry } from '@temporalio/worker';
 import { NO_WORKFLOWS_WARNING, WorkerLogger } from '../../src/worker/worker-logger';
 import { claudeTaskQueue } from '../../src/core/task-queues';
+import { EncryptionKeyMissingError } from '../../src/encryption/encryption-codec';
 
 function logged(write: (logger: WorkerLogger) => void): string[] {
   const entries: LogEntry[] = [];
@@ -26,4 +27,15 @@ it('drops "No workflows registered" for a Claude queue only; every other line is
     `WARN Activity failed ${claudeQueue}`,
     `INFO ${NO_WORKFLOWS_WARNING} ${claudeQueue}`,
   ]);
+});
+
+it('logs a workflow task failing for a setup reason (a missing key, a missing stored payload) as one line, and any other failure with its stack', () => {
+  const entries: LogEntry[] = [];
+  const logger = new WorkerLogger('INFO', (e) => entries.push(e));
+  const missingKey = new EncryptionKeyMissingError('k1', undefined);
+  const bug = new TypeError('x is undefined');
+  logger.error('Failed to process Workflow Activation', { taskQueue: 'mcp-turns', error: missingKey });
+  logger.error('Failed to process Workflow Activation', { taskQueue: 'mcp-turns', error: bug });
+  expect(entries[0]!.meta).toEqual({ taskQueue: 'mcp-turns', error: `EncryptionKeyMissing: ${missingKey.message}` });
+  expect(entries[1]!.meta?.error).toBe(bug);
 });

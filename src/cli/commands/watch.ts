@@ -15,6 +15,7 @@ import { followConversation, followTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { describeId } from '../../client/describe-id';
+import { runHealth, runHealthLines } from '../../client/run-health';
 import { eventLine, StreamPrinter } from '../stream-printer';
 
 interface WatchOptions {
@@ -98,6 +99,12 @@ export function watchCommand(): Command {
       });
       try {
         const kind = await kindOf(client, id);
+        // Why it may not move, first: a failing workflow task is told by the stream as it fails.
+        const described = await client.workflow.getHandle(id).describe();
+        if (described.status.name === 'RUNNING') {
+          const health = await runHealth(client, described);
+          if (health.noWorker) say(runHealthLines({ ...health, failingTask: undefined }, id)[0]!);
+        }
         const events =
           kind === 'conversation' ? followConversation(client, id, { fromOffset }) : followTurn(client, id, { fromOffset });
         let finish: Extract<TurnStreamEvent, { type: 'finish' }> | undefined;
