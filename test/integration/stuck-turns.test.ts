@@ -1,7 +1,7 @@
 /**
  * Turns no worker can run, read and cancelled as a user does with the CLI: with no worker polling
  * its task queue, and with a worker whose workflow task fails (the CLI holds a keyring the worker
- * lacks). `show`, `ls`, `watch` and `run` answer from what Temporal records within seconds and say
+ * lacks; the worker reads payloads from another store than the CLI wrote them to). `show`, `ls`, `watch` and `run` answer from what Temporal records within seconds and say
  * why; `cancel` says so at once and `--terminate` ends the turn. The worker logs the failing task
  * as one line, without a stack.
  */
@@ -38,8 +38,8 @@ afterAll(async () => {
 });
 
 /** Starts a turn on `taskQueue` without waiting for it; its id. */
-async function startTurn(taskQueue: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
-  const started = await runCli(['run', 'are you there?', '--no-wait', '--task-queue', taskQueue, '--address', address], { env });
+async function startTurn(taskQueue: string, env: NodeJS.ProcessEnv = {}, question = ['are you there?']): Promise<string> {
+  const started = await runCli(['run', ...question, '--no-wait', '--task-queue', taskQueue, '--address', address], { env });
   expect(started.code).toBe(0);
   return /started (turn-\S+)/.exec(started.stdout)![1]!;
 }
@@ -132,4 +132,28 @@ it('says why a turn whose workflow task fails makes no progress: run, watch, sho
   // The worker's log says why in one line: no stack.
   expect(workerLog).toContain('EncryptionKeyMissing: a payload is encrypted under key k1, and this process has no keyring');
   expect(workerLog).not.toMatch(/\n\s+at /);
+});
+
+it('names both stores when the worker looks for a payload in another store than the client wrote it to', async () => {
+  const taskQueue = uniqueQueue('two-stores');
+  const workerStore = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-worker-store-'));
+  const worker = await startWorkerProcess({ config: {}, taskQueue, stubUrl: stub.url, env: { MCP_TURNS_STORAGE: `fs:${workerStore}` }, onStderr: () => undefined });
+  children.push(worker);
+  // A question past the storage threshold: its payload is stored, in the client's store.
+  const file = path.join(dir, 'long-question.txt');
+  fs.writeFileSync(file, 'why is the sky blue? '.repeat(15_000));
+  const id = await startTurn(taskQueue, {}, ['--file', file]);
+  const clientStore = `fs:${process.env.MCP_TURNS_TEST_PAYLOAD_DIR!}`;
+  const why = new RegExp(
+    `Blocked: workflow task failing: stored payload [0-9a-f]+ was written to ${clientStore}, and this process reads fs:${workerStore}: ` +
+      'every process that starts, runs or reads these workflows \\(CLI, client, worker, serve\\) must use the same store \\(MCP_TURNS_STORAGE\\)',
+  );
+  let shown = '';
+  await until(async () => {
+    shown = (await runCli(['show', id, '--address', address])).stdout;
+    return why.test(shown);
+  }, `show of ${id} naming both stores`, 20_000, 500);
+  expect(shown).toMatch(why);
+  expect((await runCli(['cancel', id, '--terminate', '--address', address])).code).toBe(0);
+  worker.kill('SIGTERM');
 });
