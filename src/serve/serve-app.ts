@@ -81,13 +81,15 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
   });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { open: true } }, async () => app.swagger());
-  app.get('/v1/info', { schema: { summary: 'What the chat page needs to know' }, config: { open: true } }, async () => ({
+  app.get('/v1/info', { schema: { summary: 'What the chat page needs to know' }, config: { open: true } }, async (request) => ({
     namespace: opts.namespace,
     uiUrl: opts.uiUrl,
     authRequired: settings.tokens.length > 0,
     version: opts.version,
-    // The page suggests questions about these servers; without them it suggests none.
-    ...(opts.servers ? { servers: [...opts.servers] } : {}),
+    // The page suggests questions about these servers; without them it suggests none. The route
+    // is open (the page reads it before sign-in): what the worker offers is told only to a caller
+    // with a token, when tokens are required.
+    ...(opts.servers && (settings.tokens.length === 0 || request.tokenName !== undefined) ? { servers: [...opts.servers] } : {}),
   }));
   turnRoutes(app, opts);
   conversationRoutes(app, opts);

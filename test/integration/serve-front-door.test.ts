@@ -183,6 +183,13 @@ describe('authentication', () => {
     }
   });
 
+  it("/v1/info is open, but names the worker's MCP servers only to a caller with a token", async () => {
+    const anonymous = await call('GET', '/v1/info', undefined, {});
+    expect(anonymous.status).toBe(200);
+    expect(json(anonymous)).not.toHaveProperty('servers');
+    expect(json(await call('GET', '/v1/info'))).toMatchObject({ servers: ['everything'] });
+  });
+
   it('serves every route without a token when none is configured (loopback only)', async () => {
     const open = await startServeApp(h, resolveServeSettings({ port: 0 }, {}, {}));
     try {
