@@ -76,3 +76,19 @@ export function runHealthLines(health: RunHealth, workflowId: string): string[] 
   if (health.noWorker) lines.push(`no worker polls its task queue ${health.taskQueue}: it waits for one (\`mcp-turns worker\`)`);
   return lines;
 }
+
+/** No worker polls the task queue: work sent there now would wait, and a message would not be accepted. */
+export class NoWorkerError extends Error {
+  override name = 'NoWorkerError';
+  constructor(readonly taskQueue: string) {
+    super(`no worker polls task queue ${taskQueue}: start one (\`mcp-turns worker\`), then send again`);
+  }
+}
+
+/**
+ * Fails with {@link NoWorkerError} when no worker polls `taskQueue`: for a caller that must not
+ * wait without end on a worker (a message is accepted only by a worker running its conversation).
+ */
+export async function requireWorker(client: Client, taskQueue: string): Promise<void> {
+  if (!(await liveWorkflowPollers(client, taskQueue)).length) throw new NoWorkerError(taskQueue);
+}

@@ -12,6 +12,7 @@ import { MAX_ID_LENGTH, TURN_SUFFIX_ROOM } from '../../src/core/input-limits';
 import { startServeApp, words } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
+import { uniqueQueue } from '../support/temporal';
 
 jest.setTimeout(180_000);
 
@@ -198,6 +199,34 @@ describe('authentication', () => {
       expect((await raw(p, 'GET', '/%761/approvals')).status).toBe(200);
     } finally {
       await open.app.close();
+    }
+  });
+});
+
+describe('no silent hangs', () => {
+  it('a message to a conversation no worker can take is refused at once (503) naming the task queue, from /v1 and /api/chat alike', async () => {
+    const taskQueue = uniqueQueue('nobody');
+    const orphan = await startServeApp(h, resolveServeSettings({ port: 0 }, {}, {}), undefined, { workerElsewhere: true, taskQueue });
+    try {
+      const why = `no worker polls task queue ${taskQueue}: start one (\`mcp-turns worker\`), then send again`;
+      const started = Date.now();
+      const message = await fetch(`${orphan.base}/v1/conversations/conv-${taskQueue}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'anyone there?' }),
+      });
+      expect(message.status).toBe(503);
+      expect(await message.json()).toEqual({ error: why });
+      const chat = await fetch(`${orphan.base}/api/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ id: `chat-${taskQueue}`, messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'anyone there?' }] }] }),
+      });
+      expect(chat.status).toBe(503);
+      expect(await chat.json()).toEqual({ error: why });
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      await orphan.app.close();
     }
   });
 });

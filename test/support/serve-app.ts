@@ -16,14 +16,20 @@ export interface ServedApp {
  * Builds the app for `h`'s client and task queue with `settings`, and listens on `settings.host`, a
  * free port. The harness's worker runs in this process: the app knows its MCP servers, as `serve`
  * knows those of the worker it runs, unless `workerElsewhere` (as `serve` with a worker of its own elsewhere).
+ * `taskQueue` puts its work on another queue (one no worker polls, say).
  */
-export async function startServeApp(h: TurnHarness, settings: ServeSettings, uiUrl?: string, { workerElsewhere = false } = {}): Promise<ServedApp> {
+export async function startServeApp(
+  h: TurnHarness,
+  settings: ServeSettings,
+  uiUrl?: string,
+  { workerElsewhere = false, taskQueue = h.taskQueue }: { workerElsewhere?: boolean; taskQueue?: string } = {},
+): Promise<ServedApp> {
   const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
   const app = await buildServeApp({
     client: h.client,
     address,
     namespace: 'default',
-    taskQueue: h.taskQueue,
+    taskQueue,
     uiUrl: uiUrl ?? uiBaseUrl(address),
     settings,
     version: 'test',

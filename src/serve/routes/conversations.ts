@@ -10,7 +10,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ConversationEndedError, getConversation, messageTurnEvents, messageTurnId, sendOrFindMessage, type SentOrFound } from '../../client/conversation-client';
 import { newId } from '../../client/ids';
-import { runHealth, runHealthLines } from '../../client/run-health';
+import { NoWorkerError, requireWorker, runHealth, runHealthLines } from '../../client/run-health';
 import { getConversationSummary } from '../../client/conversation-summary';
 import { listWorkflows } from '../../client/workflow-list';
 import { WorkflowKindError } from '../../client/workflow-kind';
@@ -89,6 +89,8 @@ export async function sendOrFindTurn(
   options: TurnOptions = {},
 ): Promise<SentOrFound> {
   try {
+    // A message is accepted only by a worker running the conversation: with none, the request would hang.
+    await requireWorker(ctx.client, ctx.taskQueue);
     return await sendOrFindMessage(ctx.client, conversationId, text, {
       messageId,
       options: { stream: true, ...options },
@@ -96,6 +98,7 @@ export async function sendOrFindTurn(
       conversation: { taskQueue: ctx.taskQueue },
     });
   } catch (err) {
+    if (err instanceof NoWorkerError) throw new HttpError(503, err.message);
     if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, err.cause?.message ?? err.message);
     if (err instanceof WorkflowKindError || err instanceof ConversationEndedError) throw new HttpError(409, err.message);
     throw asFieldRefusal(err, 'body.options');
