@@ -1911,7 +1911,16 @@ async function start() {
   ui.connection.title = app.info.uiUrl ? `Namespace ${app.info.namespace} · ${app.info.uiUrl}` : '';
   if (app.info.authRequired) {
     ui.signOut.hidden = !auth.token;
-    if (!auth.token) await needSignIn('');
+    if (!auth.token) {
+      await needSignIn('');
+      // Signed in now: what the server tells only a caller with a token (its MCP servers).
+      try {
+        const res = await fetch('v1/info', { headers: authHeaders() });
+        if (res.ok) app.info = await res.json();
+      } catch {
+        // kept: what the first answer told
+      }
+    }
   }
   updateSendState();
   const id = hashConversation();
