@@ -23,11 +23,6 @@ export function holdExitOnClosedOutput(): () => void {
   };
 }
 
-/** True once stdout or stderr has been found closed. */
-export function outputClosed(): boolean {
-  return closed;
-}
-
 function dropWrites(stream: NodeJS.WriteStream): void {
   stream.write = ((_chunk: unknown, encodingOrDone?: unknown, done?: unknown) => {
     const callback = typeof encodingOrDone === 'function' ? encodingOrDone : done;

@@ -10,7 +10,7 @@ import type { DataConverter } from '@temporalio/common';
 import { temporalTarget, type ConnectOverrides } from '../temporal/connection';
 import { openClient } from '../client/connect-client';
 import { connectionRefused, DevServerError } from '../temporal/dev-server';
-import { databaseHolder, DatabaseHeldError } from '../temporal/database-holder';
+import { assertDatabaseFree, DatabaseHeldError } from '../temporal/database-holder';
 import {
   isLoopbackAddress,
   lastDevServerRecord,
@@ -97,9 +97,18 @@ export function databaseHeldLine(err: DatabaseHeldError, address: string, stateD
   return `cannot start a Temporal dev server on ${address}: ${err.message}; ${use}${orElse ? `, ${orElse}` : ''}, or stop it first (\`${stop}\`)`;
 }
 
+/** Fails (exit 1) with the line of {@link databaseHeldLine} when a live server holds `dbFile`. */
+export function refuseHeldDatabase(dbFile: string, address: string, stateDir: string, orElse?: string): void {
+  try {
+    assertDatabaseFree(dbFile);
+  } catch (err) {
+    throw devServerStartFailure(err, address, stateDir, orElse);
+  }
+}
+
 /** A failure to start a dev server at `address` as the CLI's one line (exit 1). */
-export function devServerStartFailure(err: unknown, address: string, stateDir: string): unknown {
-  if (err instanceof DatabaseHeldError) return new CliError(databaseHeldLine(err, address, stateDir), EXIT.failed);
+export function devServerStartFailure(err: unknown, address: string, stateDir: string, orElse?: string): unknown {
+  if (err instanceof DatabaseHeldError) return new CliError(databaseHeldLine(err, address, stateDir, orElse), EXIT.failed);
   if (err instanceof DevServerError) return new CliError(err.message, EXIT.failed);
   return err;
 }
@@ -119,8 +128,7 @@ export function assertMayStartDevServer(address: string, dbFile: string, dir: st
   const record = lastDevServerRecord(address, dir);
   const sameDatabase = !!record?.dbFile && path.resolve(record.dbFile) === path.resolve(dbFile);
   if (record && (!sameDatabase || recordedServerRuns(record))) throw new CliError(recordedServerDownLine(record), EXIT.failed);
-  const holder = databaseHolder(dbFile);
-  if (holder) throw new CliError(databaseHeldLine(new DatabaseHeldError(path.resolve(dbFile), holder), address, dir), EXIT.failed);
+  refuseHeldDatabase(dbFile, address, dir);
   return record;
 }
 

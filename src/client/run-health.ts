@@ -68,12 +68,17 @@ export async function runHealth(
   };
 }
 
+/** The line for a run whose task queue no worker polls. */
+export function noWorkerLine(taskQueue: string): string {
+  return `no worker polls its task queue ${taskQueue}: it waits for one (\`mcp-turns worker\`)`;
+}
+
 /** The lines a person reads about a run that cannot make progress; none when it can. */
 export function runHealthLines(health: RunHealth, workflowId: string): string[] {
   const lines: string[] = [];
   // The attempt that failed last is the one before the attempt pending now.
   if (health.failingTask) lines.push(failingTaskLine(workflowId, health.failingTask.message, health.failingTask.attempt - 1));
-  if (health.noWorker) lines.push(`no worker polls its task queue ${health.taskQueue}: it waits for one (\`mcp-turns worker\`)`);
+  if (health.noWorker) lines.push(noWorkerLine(health.taskQueue));
   return lines;
 }
 

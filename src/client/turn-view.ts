@@ -47,18 +47,19 @@ export async function getTurnView(client: Client, workflowId: string): Promise<T
   expectKind(workflowId, d.type, 'turn');
   const view: TurnView = { workflowId, status: runStatusOf(d.status.name, d.typedSearchAttributes.get(SA_STATUS)), startTime: d.startTime.toISOString() };
   if (d.closeTime) view.closeTime = d.closeTime.toISOString();
-  const input = await startInput(client, workflowId, d.runId);
+  // A running turn's whole history is read for its progress, its input with it; else only its first event.
+  const running = d.status.name === 'RUNNING' ? await Promise.all([new TurnHistory(client, workflowId, d.runId).upToNow(), runHealth(client, d)]) : undefined;
+  const started = running?.[0].find((f) => f.kind === 'started');
+  const input = running ? (started?.kind === 'started' ? started.input : undefined) : await startInput(client, workflowId, d.runId);
   if (input) {
     view.input = input;
     view.question = input.question;
   }
   if (d.status.name === 'COMPLETED') view.result = (await handle.result()) as ChatTurnResult;
-  else if (d.status.name === 'RUNNING') {
-    const [facts, health] = await Promise.all([new TurnHistory(client, workflowId, d.runId).upToNow(), runHealth(client, d)]);
-    view.progress = recordedProgress(facts);
-    view.health = health;
-  }
-  else {
+  else if (running) {
+    view.progress = recordedProgress(running[0]);
+    view.health = running[1];
+  } else {
     try {
       await handle.result();
     } catch (err) {

@@ -4,6 +4,7 @@
  * the activities at the API's edge. One collector runs per namespace, task queue and model.
  * zod-free: the workflow bundle imports this.
  */
+import type { MessageBatchRequestCounts } from '@anthropic-ai/sdk/resources/messages/batches';
 import type { ClaudeCallOutput } from './contracts';
 
 /** How a collector gathers and waits; from the worker's `claude.messageBatches` config. */
@@ -118,14 +119,7 @@ export const BatchedOutcomeType = {
 } as const;
 
 /** A Message Batch's requests by state, as the API reports them (`request_counts`) at a poll. */
-export interface MessageBatchRequestCounts {
-  /** Not answered yet. */
-  processing: number;
-  succeeded: number;
-  errored: number;
-  canceled: number;
-  expired: number;
-}
+export type { MessageBatchRequestCounts };
 
 /** What a poll of a Message Batch tells; `counts` is absent in results recorded before it was asked for. */
 export interface MessageBatchPoll {

@@ -93,20 +93,8 @@ export class TurnHistory {
         await sleep(RETRY_DELAY_MS);
         continue;
       }
-      await visit(
-        page,
-        walkGetWorkflowExecutionHistoryResponse,
-        extstoreInboundOptions(this.client.options.loadedDataConverter.externalStorage),
-      );
-      const events = (page.history?.events ?? []).filter((e) => Number(e.eventId) > this.lastEventId);
       this.nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-      const facts: TurnFact[] = [];
-      for (const event of events) {
-        this.lastEventId = Number(event.eventId);
-        const fact = await this.factOf(event);
-        if (fact) facts.push(fact);
-        if (isCloseEvent(event)) this.closed = true;
-      }
+      const facts = await this.factsOfPage(page);
       if (facts.length || this.closed) return facts;
       if (!this.nextPageToken && !this.closed) await sleep(RETRY_DELAY_MS);
     }
@@ -122,16 +110,23 @@ export class TurnHistory {
         execution: { workflowId: this.workflowId, ...(this.runId ? { runId: this.runId } : {}) },
         ...(nextPageToken ? { nextPageToken } : {}),
       });
-      await visit(page, walkGetWorkflowExecutionHistoryResponse, extstoreInboundOptions(this.client.options.loadedDataConverter.externalStorage));
-      for (const event of page.history?.events ?? []) {
-        if (Number(event.eventId) <= this.lastEventId) continue;
-        this.lastEventId = Number(event.eventId);
-        const fact = await this.factOf(event);
-        if (fact) facts.push(fact);
-        if (isCloseEvent(event)) this.closed = true;
-      }
       nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+      facts.push(...(await this.factsOfPage(page)));
     } while (nextPageToken);
+    return facts;
+  }
+
+  /** The facts of a page's events not read before (its stored payloads fetched back first). */
+  private async factsOfPage(page: temporal.api.workflowservice.v1.IGetWorkflowExecutionHistoryResponse): Promise<TurnFact[]> {
+    await visit(page, walkGetWorkflowExecutionHistoryResponse, extstoreInboundOptions(this.client.options.loadedDataConverter.externalStorage));
+    const facts: TurnFact[] = [];
+    for (const event of page.history?.events ?? []) {
+      if (Number(event.eventId) <= this.lastEventId) continue;
+      this.lastEventId = Number(event.eventId);
+      const fact = await this.factOf(event);
+      if (fact) facts.push(fact);
+      if (isCloseEvent(event)) this.closed = true;
+    }
     return facts;
   }
 

@@ -13,6 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { processAlive } from './process-alive';
+import { devServerCommandLine, devServerRuns, processIds } from './dev-server-process';
 
 export interface DatabaseHolder {
   pid: number;
@@ -40,16 +41,6 @@ function claimFile(dbFile: string): string {
   return `${dbFile}.server.json`;
 }
 
-/** True when the process runs and, on Linux, is a Temporal dev server (its id was not given to another program). */
-function serverRuns(pid: number): boolean {
-  if (!processAlive(pid)) return false;
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('start-dev');
-  } catch {
-    return true; // no /proc (another OS) or not ours to read: the id is all there is
-  }
-}
-
 /** The holder a claim file names, when its process still runs. */
 function claimHolder(dbFile: string): DatabaseHolder | undefined {
   let claim: DatabaseHolder;
@@ -59,43 +50,14 @@ function claimHolder(dbFile: string): DatabaseHolder | undefined {
     return undefined; // none, or half-written by a claim under way: the process scan still looks
   }
   if (typeof claim.pid !== 'number') return undefined;
-  return (claim.starting ? processAlive(claim.pid) : serverRuns(claim.pid)) ? claim : undefined;
-}
-
-/** The value of `--name` / `-x` / `--name=` in a command line. */
-function flagValue(args: string[], names: string[]): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (names.includes(arg)) return args[i + 1];
-    const long = names.find((n) => n.startsWith('--') && arg.startsWith(`${n}=`));
-    if (long) return arg.slice(long.length + 1);
-  }
-  return undefined;
+  return (claim.starting ? processAlive(claim.pid) : devServerRuns(claim.pid)) ? claim : undefined;
 }
 
 /** A running `temporal server start-dev` on this database (Linux /proc), with the address it listens on. */
 function runningServerOn(dbFile: string): DatabaseHolder | undefined {
-  let pids: string[];
-  try {
-    pids = fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-  } catch {
-    return undefined;
-  }
-  for (const pid of pids) {
-    let args: string[];
-    let cwd: string;
-    try {
-      args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (!args.includes('start-dev')) continue;
-      cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-    } catch {
-      continue;
-    }
-    const db = flagValue(args, ['--db-filename', '-f']);
-    if (!db || path.resolve(cwd, db) !== dbFile) continue;
-    const ip = flagValue(args, ['--ip']) ?? 'localhost';
-    const port = flagValue(args, ['--port', '-p']) ?? '7233';
-    return { pid: Number(pid), address: `${ip}:${port}` };
+  for (const pid of processIds()) {
+    const server = devServerCommandLine(pid);
+    if (server?.dbFile === dbFile) return { pid: Number(pid), address: server.address };
   }
   return undefined;
 }

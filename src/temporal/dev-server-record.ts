@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { processAlive } from './process-alive';
+import { devServerCommandLine, devServerRuns, processIds } from './dev-server-process';
 
 export interface DevServerRecord {
   pid: number;
@@ -76,12 +76,7 @@ export function lastDevServerRecord(address: string, dir: string): DevServerReco
  * is not a Temporal dev server's does not count: the id was given to another program.
  */
 export function recordedServerRuns(record: DevServerRecord): boolean {
-  if (!processAlive(record.pid)) return false;
-  try {
-    return fs.readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').split('\0').includes('start-dev');
-  } catch {
-    return true; // no /proc (another OS) or not ours to read: the id is all there is
-  }
+  return devServerRuns(record.pid);
 }
 
 /** The record of the live dev server mcp-turns started at this loopback address, if any. */
@@ -148,27 +143,7 @@ export interface ListeningDevServer {
 export function listeningDevServer(port: number): ListeningDevServer | undefined {
   const inodes = listeningSocketInodes(port);
   if (!inodes.size) return undefined;
-  let pids: string[];
-  try {
-    pids = fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-  } catch {
-    return undefined;
-  }
-  const pid = pids.find((p) => holdsSocket(p, inodes));
-  if (pid === undefined) return undefined;
-  let args: string[];
-  let cwd: string;
-  try {
-    args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    cwd = fs.readlinkSync(`/proc/${pid}/cwd`);
-  } catch {
-    return undefined;
-  }
-  if (!args.includes('start-dev')) return undefined;
-  const flag = args.findIndex((a) => a === '--db-filename' || a === '-f');
-  const db =
-    flag >= 0
-      ? args[flag + 1]
-      : args.find((a) => a.startsWith('--db-filename='))?.slice('--db-filename='.length);
-  return { pid: Number(pid), ...(db ? { dbFile: path.resolve(cwd, db) } : {}) };
+  const pid = processIds().find((p) => holdsSocket(p, inodes));
+  const server = pid === undefined ? undefined : devServerCommandLine(pid);
+  return server && { pid: Number(pid), ...(server.dbFile ? { dbFile: server.dbFile } : {}) };
 }

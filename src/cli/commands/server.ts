@@ -7,8 +7,7 @@
 import path from 'node:path';
 import { Command } from 'commander';
 import { startDevServer, portIsOpen, temporalAnswers } from '../../temporal/dev-server';
-import { databaseHolder, DatabaseHeldError } from '../../temporal/database-holder';
-import { databaseHeldLine, devServerStartFailure } from '../connect';
+import { devServerStartFailure, refuseHeldDatabase } from '../connect';
 import { defaultDevServerDb } from '../../temporal/project-paths';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 import {
@@ -101,8 +100,7 @@ export function serverCommand(): Command {
         }
         throw new CliError(`port ${port} on ${opts.ip} is in use by something that is not a Temporal server`);
       }
-      const holder = databaseHolder(dbFile);
-      if (holder) throw new CliError(databaseHeldLine(new DatabaseHeldError(dbFile, holder), address, stateDir, 'pass another --db'));
+      refuseHeldDatabase(dbFile, address, stateDir, 'pass another --db');
       const previous = lastDevServerRecord(address, stateDir);
       if (previous?.dbFile && path.resolve(previous.dbFile) !== dbFile)
         console.error(`Note: the dev server mcp-turns last started on ${address} used another database, ${previous.dbFile}.`);

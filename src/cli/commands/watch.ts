@@ -15,7 +15,7 @@ import { followConversation, followTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { describeId } from '../../client/describe-id';
-import { runHealth, runHealthLines } from '../../client/run-health';
+import { noWorkerLine, runHealth } from '../../client/run-health';
 import { eventLine, StreamPrinter } from '../stream-printer';
 
 interface WatchOptions {
@@ -103,7 +103,7 @@ export function watchCommand(): Command {
         const described = await client.workflow.getHandle(id).describe();
         if (described.status.name === 'RUNNING') {
           const health = await runHealth(client, described);
-          if (health.noWorker) say(runHealthLines({ ...health, failingTask: undefined }, id)[0]!);
+          if (health.noWorker) say(noWorkerLine(health.taskQueue));
         }
         const events =
           kind === 'conversation' ? followConversation(client, id, { fromOffset }) : followTurn(client, id, { fromOffset });
