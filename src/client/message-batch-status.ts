@@ -79,20 +79,22 @@ export async function messageBatchWaits(
 
 /**
  * Seconds until the Message Batches holding the waits have answered every request, from their own
- * progress: one that answered `a` requests in the time `t` since it was submitted answers the
- * `processing` left at that pace, in `t × processing / a`. The batch waits for the slowest; one
- * that has answered all (its results being handed to the turns) waits for nothing. Undefined while
- * that cannot be told: requests still gathering for the next Message Batch, a Message Batch not
- * polled yet or that has answered none of its requests, or none still processing.
+ * progress: one that answered `a` of its requests in the time `t` since it was submitted answers the
+ * `processing` left at that pace, in `t × processing / a`. Answered is its requests less those
+ * processing: the API counts `succeeded`, `errored`, `canceled` and `expired` only once the whole
+ * Message Batch has ended, and `processing` as it goes. The batch waits for the slowest; one that
+ * has answered all (its results being handed to the turns) waits for nothing. Undefined while that
+ * cannot be told: requests still gathering for the next Message Batch, a Message Batch not polled
+ * yet or that has answered none of its requests, or none still processing.
  */
 export function messageBatchEtaSeconds(waits: readonly MessageBatchWait[], now = Date.now()): number | undefined {
   let slowest: number | undefined;
   for (const w of waits) {
     if (w.batchId === undefined || w.submittedAt === undefined || !w.counts) return undefined;
-    const { processing, succeeded, errored, canceled, expired } = w.counts;
+    const { processing } = w.counts;
     if (!processing) continue;
-    const answered = succeeded + errored + canceled + expired;
-    if (!answered) return undefined;
+    const answered = w.requests - processing;
+    if (answered <= 0) return undefined;
     slowest = Math.max(slowest ?? 0, (Math.max(0, now - w.submittedAt) / 1000) * (processing / answered));
   }
   return slowest;

@@ -156,6 +156,11 @@ describe('the ETA of a batch through Message Batches', () => {
     expect(messageBatchEtaSeconds([submitted('a', 6, counts(0, 100)), submitted('b', 1, counts(90, 10))], now)).toBe(540);
   });
 
+  it('reads the pace from the requests no longer processing, as the API counts them while a Message Batch runs', () => {
+    // The API reports succeeded, errored, canceled and expired as 0 until the whole Message Batch has ended.
+    expect(messageBatchEtaSeconds([submitted('a', 6, counts(25, 0))], now)).toBe(120);
+  });
+
   it('does not depend on how many turns have finished, only on the Message Batches', () => {
     // The same figures, asked later with more answered, give a shorter ETA; never a longer one for the same progress.
     const early = messageBatchEtaSeconds([submitted('a', 2, counts(80, 20))], now)!;
