@@ -12,7 +12,7 @@ import { clientStorageOptions } from '../src/data-converter/client-storage-optio
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../src/stub';
-import { makeMcpActivities } from '../activities/mcp';
+import { makeToolCallActivities } from '../activities/tool-calls';
 import { callClaude } from '../src/claude/call-claude';
 import { createClaudeClient } from '../src/claude/client';
 import { resolveClaudeConfig } from '../src/claude/config';
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
   const eager = { taskQueue, eagerStart: true };
 
   // The in-process loop: the same Claude edge and MCP activity, the same transcript rules, no Temporal.
-  const mcp = makeMcpActivities(pool);
+  const mcp = makeToolCallActivities(pool);
   async function inProcess(model: string, question: string): Promise<void> {
     // A fresh mock context per turn, as Temporal gives each activity its own: one shared context's
     // cancellation signal would collect an abort listener per call (MaxListenersExceededWarning).

@@ -9,6 +9,7 @@
 import { isCancellation } from '@temporalio/workflow';
 import { canonicalJson } from '../src/core/canonical-json';
 import { denialText, type ApprovalRecord, type ApprovalRule } from '../src/core/approvals';
+import type { TurnContext } from '../src/core/context-templates';
 import type { ContentBlock, ServerCallPolicy, ToolApproval, ToolCatalog, ToolResultContent, ToolTarget } from '../src/core/contracts';
 import type { Artifact } from '../src/core/response';
 import { failedAttempt } from '../src/core/tool-call-attempt';
@@ -42,6 +43,8 @@ export interface ToolCallsOptions {
   inBatch: boolean;
   /** Waits for a person's decision on a call; answers the decided record. */
   waitForApproval: (call: ApprovalRequest, approval: ToolApproval) => Promise<ApprovalRecord>;
+  /** The turn's context, handed to every call (a code tool's `ctx.context`, a server's inject templates). */
+  context?: TurnContext;
 }
 
 /** A call of the turn: its record once it has ended; before that, where it stands. */
@@ -142,6 +145,7 @@ export class ToolCalls {
         tool,
         arguments: (use.input ?? {}) as Record<string, unknown>,
         toolUseId: use.id,
+        ...(this.options.context ? { context: this.options.context } : {}),
       });
       content = out.content;
       this.found.push(...(out.artifacts ?? []));

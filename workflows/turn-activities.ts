@@ -5,7 +5,7 @@
  */
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { ClaudeActivities } from '../activities/claude';
-import type { McpActivities } from '../activities/mcp';
+import type { ToolCallActivities } from '../activities/tool-calls';
 import type { TurnStartActivities } from '../activities/turn-start';
 import type { ServerCallPolicy } from '../src/core/contracts';
 import { claudeCallQueue } from '../src/core/task-queues';
@@ -38,7 +38,7 @@ export function claudeActivities(summary: string, { streamed, claudeOnTurnQueue 
  * runs longer than the workflow task timeout keeps the task alive by heartbeating it; a retry whose
  * backoff exceeds a minute waits on a timer.
  */
-export function toolCallActivity(policy: ServerCallPolicy, server: string, tool: string, { inBatch }: { inBatch: boolean }): McpActivities['callTool'] {
+export function toolCallActivity(policy: ServerCallPolicy, server: string, tool: string, { inBatch }: { inBatch: boolean }): ToolCallActivities['callTool'] {
   const name = toolCallName(server, tool);
   const retry = {
     maximumAttempts: policy.retry.maximumAttempts,
@@ -48,9 +48,9 @@ export function toolCallActivity(policy: ServerCallPolicy, server: string, tool:
   };
   if (policy.localTools.includes(tool) || (inBatch && policy.unseenTools?.includes(tool))) {
     // Named as the call: the UI shows a local activity by its type (src/core/tool-call-activity.ts).
-    return proxyLocalActivities<Record<string, McpActivities['callTool']>>({ summary: name, startToCloseTimeout: policy.startToCloseTimeoutMs, retry })[name]!;
+    return proxyLocalActivities<Record<string, ToolCallActivities['callTool']>>({ summary: name, startToCloseTimeout: policy.startToCloseTimeoutMs, retry })[name]!;
   }
-  return proxyActivities<McpActivities>({ summary: name, startToCloseTimeout: policy.startToCloseTimeoutMs, heartbeatTimeout: policy.heartbeatTimeoutMs, retry }).callTool;
+  return proxyActivities<ToolCallActivities>({ summary: name, startToCloseTimeout: policy.startToCloseTimeoutMs, heartbeatTimeout: policy.heartbeatTimeoutMs, retry }).callTool;
 }
 
 /**

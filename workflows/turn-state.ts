@@ -110,6 +110,7 @@ export class Turn {
       approvalFor: (name) => prepared.approvals[name],
       waitForApproval: (call, approval) => this.waitForApproval(call, approval),
       inBatch: workflowInfo().typedSearchAttributes.get(SA_BATCH) !== undefined,
+      ...(this.input.context ? { context: this.input.context } : {}),
     });
     const { model, maxTokensPerCall: maxTokens } = this.input;
     const thinking: ThinkingConfigParam | undefined = this.input.thinking ? { type: 'enabled', budget_tokens: this.input.thinking.budgetTokens } : undefined;

@@ -1,7 +1,9 @@
 /**
  * The worker's config file, read as a whole: JSON or YAML, `${VAR}` / `${VAR:-default}` substituted
  * in every string, then its top level checked. The MCP servers go under `mcpServers` (the `.mcp.json`
- * shape, camelCase keys) or `mcp_servers` (snake_case keys), validated by src/mcp/config.ts; the
+ * shape, camelCase keys) or `mcp_servers` (snake_case keys), validated by src/mcp/config.ts; tools
+ * written in code under `toolModules` / `tool_modules` (src/tools/tool-modules-config.ts, paths relative
+ * to the file), named tool selections under `toolsets` (src/config/toolsets-section.ts); the
  * optional sections `claude` (src/claude/config.ts, prices included), `worker`
  * (src/config/worker-tuning.ts), `serve` (src/config/serve-settings.ts) and `encryption`
  * (src/encryption/encryption-settings.ts) are handed on as written; anything else is an error, and a top-level
@@ -10,8 +12,12 @@
  * reported at once.
  */
 import { z } from 'zod';
+import path from 'node:path';
 import { parseMcpServers, type ServerConfig } from '../mcp';
+import type { Toolset } from '../core/toolsets';
 import { issueProblems } from '../schemas/issue-problems';
+import { parseToolModules, type ToolModuleConfig } from '../tools/tool-modules-config';
+import { parseToolsets } from './toolsets-section';
 import { ConfigError, parseConfigText, readConfigDocument, substitute, type ConfigFormat } from './config-text';
 
 export { ConfigError } from './config-text';
@@ -19,6 +25,10 @@ export { ConfigError } from './config-text';
 /** The parsed file: the MCP servers, and the sections other modules validate. */
 export interface ConfigFile {
   servers: ServerConfig[];
+  /** Tools written in code: `toolModules` / `tool_modules` (src/tools/tool-modules-config.ts), paths resolved. */
+  toolModules: ToolModuleConfig[];
+  /** Named selections of the servers' and modules' tools (`toolsets`). */
+  toolsets: Record<string, Toolset>;
   /** The raw `claude:` section (validated by src/claude/config.ts). */
   claude?: Record<string, unknown>;
   /** The raw `worker:` section (validated by src/config/worker-tuning.ts). */
@@ -53,6 +63,11 @@ const ConfigFileSchema = z
   })
   .strict();
 
+/** A file's tool modules are resolved against its directory; text not from a file, against the working directory. */
+function baseDirOf(sourceName: string): string {
+  return /[\\/]/.test(sourceName) || /\.(json|ya?ml)$/i.test(sourceName) ? path.dirname(path.resolve(sourceName)) : process.cwd();
+}
+
 /**
  * Parses config text. `format` is 'json' or 'yaml'; `sourceName` names it in the error.
  * `stateDir` is where OAuth token files default to (default: src/temporal/project-paths.ts's).
@@ -76,9 +91,11 @@ export function checkConfig(parsedText: unknown, env: NodeJS.ProcessEnv, sourceN
     throw new ConfigError(sourceName, ['(file): must be an object with mcpServers or mcp_servers']);
   }
   const top = raw as Record<string, unknown>;
-  const camel = 'mcpServers' in top;
+  const camel = 'mcpServers' in top || ('toolModules' in top && !('mcp_servers' in top));
   if (camel && 'mcp_servers' in top)
     throw new ConfigError(sourceName, ['(file): use either mcpServers or mcp_servers, not both']);
+  if ((camel && 'tool_modules' in top) || (!camel && 'toolModules' in top))
+    throw new ConfigError(sourceName, [camel ? '(file): tool_modules: a file with mcpServers names its modules toolModules' : '(file): toolModules: a file with mcp_servers names its modules tool_modules']);
 
   // Paths whose strings name a missing variable: the schema's complaints about them would only echo it.
   const missing = new Map<string, string>();
@@ -86,9 +103,16 @@ export function checkConfig(parsedText: unknown, env: NodeJS.ProcessEnv, sourceN
   const problems = [...missing].map(([path, problem]) => `${path}: ${problem}`);
   const reported = new Set(missing.keys());
 
-  const { mcpServers, mcp_servers, ...sections } = substituted;
+  const { mcpServers, mcp_servers, toolModules, tool_modules, toolsets: toolsetsSection, ...sections } = substituted;
   const mcp = parseMcpServers(camel ? mcpServers : mcp_servers, camel ? 'mcpServers' : 'mcp_servers', stateDir, reported);
   problems.push(...mcp.problems);
+  const modules = parseToolModules(camel ? toolModules : tool_modules, camel ? 'toolModules' : 'tool_modules', baseDirOf(sourceName));
+  problems.push(...modules.problems);
+  for (const m of modules.modules ?? []) {
+    if (mcp.servers?.some((s) => s.name === m.name)) problems.push(`${camel ? 'toolModules' : 'tool_modules'}.${m.name}: ${m.name} is an MCP server's name too (one name is one server or one module)`);
+  }
+  const toolsets = parseToolsets(toolsetsSection, [...(mcp.servers ?? []).map((s) => s.name), ...(modules.modules ?? []).map((m) => m.name)]);
+  problems.push(...toolsets.problems);
 
   const parsed = ConfigFileSchema.safeParse(sections);
   if (!parsed.success) {
@@ -97,10 +121,12 @@ export function checkConfig(parsedText: unknown, env: NodeJS.ProcessEnv, sourceN
       if (!reported.has(where)) problems.push(`${where}: ${message}`);
     }
   }
-  if (problems.length || !mcp.servers || !parsed.success) throw new ConfigError(sourceName, problems);
+  if (problems.length || !mcp.servers || !modules.modules || !toolsets.toolsets || !parsed.success) throw new ConfigError(sourceName, problems);
   const { claude, worker, serve, encryption } = parsed.data;
   return {
     servers: mcp.servers,
+    toolModules: modules.modules,
+    toolsets: toolsets.toolsets,
     ...(claude != null ? { claude } : {}),
     ...(worker !== undefined ? { worker } : {}),
     ...(serve !== undefined ? { serve } : {}),

@@ -18,6 +18,7 @@ import type { EncryptionSettings } from '../encryption/encryption-settings';
 import type * as StorageConfigModule from '../storage/storage-config';
 import type { StorageConfig } from '../storage/storage-config';
 import { tracingSettingsFromEnv, type TracingSettings } from '../tracing/tracing-settings';
+import { environmentSecrets } from '../mcp/redaction';
 import { DEFAULT_TASK_QUEUE } from '../core/task-queues';
 import { stateDir as defaultStateDir } from '../temporal/project-paths';
 import { temporalEnvConfig } from '../temporal/connection';
@@ -122,6 +123,11 @@ export interface Settings {
   serve: Checked<ServeSettings>;
   /** The codec server's callers (MCP_TURNS_CODEC_TOKENS). */
   codecTokens: Checked<ServeToken[]>;
+  /**
+   * The values of the environment's credential-named variables (`CRM_TOKEN`, `DB_PASSWORD`): what a
+   * worker's tools written in code may read, and what never leaves the worker in their results.
+   */
+  credentials: string[];
 }
 
 /** The service name of spans when OTEL_SERVICE_NAME is unset. */
@@ -186,6 +192,7 @@ export function loadSettings(sources: SettingsSources): Settings {
       return workerConfigFrom(checkedFile, source ?? '(none)');
     }),
     serve: section(() => serveSettings().resolveServeSettings(document() ? checkedFile().serve : undefined, flags.serve ?? {}, env)),
+    credentials: environmentSecrets(env),
     codecTokens: section(() => {
       const { ServeSettingsError, tokenProblems, tokensFromEnv } = serveSettings();
       const problems: string[] = [];

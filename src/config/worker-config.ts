@@ -1,9 +1,12 @@
 /**
- * The worker's whole configuration from one file (config-file.ts): MCP servers (src/mcp),
+ * The worker's whole configuration from one file (config-file.ts): MCP servers (src/mcp), tool
+ * modules (src/tools) and tool sets,
  * the `claude:` section (src/claude) and the `worker:` section (worker-tuning.ts). Every problem in
  * any of them is reported, one line each, path first.
  */
 import type { ServerConfig } from '../mcp';
+import type { Toolset } from '../core/toolsets';
+import type { ToolModuleConfig } from '../tools/tool-modules-config';
 import { resolveClaudeConfig, ClaudeConfigError, type ClaudeConfig } from '../claude/config';
 import { parseConfig, ConfigError, type ConfigFile } from './config-file';
 import { readConfigDocument, type ConfigDocument } from './config-text';
@@ -13,6 +16,10 @@ import { resolveEncryptionSection } from '../encryption/encryption-settings';
 export interface WorkerConfig {
   /** The MCP servers, defaults applied. */
   servers: ServerConfig[];
+  /** The tool modules (tools written in code), paths resolved, defaults applied. */
+  toolModules: ToolModuleConfig[];
+  /** Named selections of the servers' and modules' tools. */
+  toolsets: Record<string, Toolset>;
   claude: ClaudeConfig;
   worker: WorkerTuning;
   /** Where it came from, for logs ('(none)' when no file was given). */
@@ -66,7 +73,7 @@ export function workerConfigFrom(file: () => ConfigFile, source: string): Worker
   // The section is applied by encryption-settings.ts; checked here with the rest of the file.
   if (checked) problems.push(...resolveEncryptionSection(checked.encryption, checked.source).problems);
   if (problems.length || !checked || !claude || !tuning) throw new WorkerConfigError(source, problems);
-  return { servers: checked.servers, claude, worker: tuning, source };
+  return { servers: checked.servers, toolModules: checked.toolModules, toolsets: checked.toolsets, claude, worker: tuning, source };
 }
 
 /**

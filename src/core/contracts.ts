@@ -19,6 +19,7 @@ import type { Artifact } from './response';
 import type { FormatterOutput } from '../schemas/response-formatter-tool';
 import type { StreamRecord, StreamRequest } from './stream-record';
 import type { AskedAgain } from './activity-types';
+import type { TurnContext } from './context-templates';
 
 export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason, ThinkingConfigParam };
 
@@ -57,8 +58,10 @@ export interface McpToolDescriptor {
 }
 
 export interface ListToolsInput {
-  /** Server names to list; undefined = every configured server. */
+  /** Server (and tool module) names to list; undefined = every configured one. */
   servers?: string[];
+  /** The turn's context: a server whose `inject` needs a value it does not set is unavailable. */
+  context?: TurnContext;
 }
 
 export interface ServerUnavailable {
@@ -158,11 +161,14 @@ export interface PreparedTurn extends Omit<ToolListing, 'tools' | 'unusableTools
 }
 
 export interface CallToolInput {
+  /** The MCP server, or the tool module, that has the tool. */
   server: string;
   tool: string;
   arguments: Record<string, unknown>;
   /** Claude's tool_use id, for logs and MCP progress tokens. */
   toolUseId: string;
+  /** The turn's context (absent: none): a code tool's `ctx.context`, an MCP server's `inject` templates. */
+  context?: TurnContext;
 }
 
 /** Content that can go into a tool_result block. */

@@ -64,3 +64,14 @@ export const McpFailureType = {
 } as const;
 
 export type McpFailureTypeName = (typeof McpFailureType)[keyof typeof McpFailureType];
+
+// Code tools': thrown by the tool-call activity for a tool written in code (src/tools/code-tools.ts).
+// Like MCP's, a final one is no turn failure: Claude gets it as an `is_error` tool result.
+
+/** Failure types of a code tool's call (usable in `nonRetryableErrorTypes`). */
+export const CodeToolFailureType = {
+  /** `execute` threw (other than a `ToolError`, which is a result): retried under the module's retry policy. */
+  Failed: 'CodeToolFailed',
+  /** The call ran past the module's `timeoutMs` (its abortSignal fired): retried. */
+  Timeout: 'CodeToolTimeout',
+} as const;

@@ -16,3 +16,6 @@ export const MAX_MODEL_LENGTH = 256;
 
 /** The most tools per Claude request a turn (`maxToolsPerRequest`) or a worker (`claude.maxToolsPerRequest`) may ask for. */
 export const MAX_TOOLS_PER_REQUEST = 128;
+
+/** The largest turn `context` (its JSON, in UTF-8 bytes): recorded in history with every tool call that uses it. */
+export const MAX_CONTEXT_BYTES = 16 * 1024;

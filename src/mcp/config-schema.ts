@@ -55,7 +55,7 @@ export const SERVER_DEFAULTS = {
   oauthRedirectPort: 33418,
 } as const;
 
-const RetrySchema = z
+export const RetrySchema = z
   .object({
     /** Temporal attempts per tool call (1 = no retry). @default 3 */
     maximum_attempts: z.number().int().min(1).max(100).optional(),
@@ -84,7 +84,7 @@ const BreakerSchema = z
  * name patterns on the tools' MCP names (`*` matches any run of characters): a tool needs
  * approval when it matches `always` and no pattern in `never`.
  */
-const ApprovalSchema = z.union(
+export const ApprovalSchema = z.union(
   [
     z.enum(['always', 'never']),
     z
@@ -332,7 +332,7 @@ function resolveOAuth(server: string, o: NonNullable<ServerEntry["oauth"]>, stat
 }
 
 /** The approval policy with defaults applied: patterns of tools that need approval and those exempt. */
-function resolveApproval(a: ServerEntry['approval']): { always: string[]; never: string[]; timeoutMs?: number } {
+export function resolveApproval(a: ServerEntry['approval']): { always: string[]; never: string[]; timeoutMs?: number } {
   if (a === undefined || a === 'never') return { always: [], never: [] };
   if (a === 'always') return { always: ['*'], never: [] };
   return {

@@ -34,6 +34,7 @@ import { toolCallPolicy } from '../core/tool-call-policy';
 import { ToolSpeed } from './tool-speed';
 import { McpFailureType } from '../core/failure-types';
 import { toMcpFailure, unknownServerFailure, unknownToolFailure } from './errors';
+import { fillContext, missingContextPaths } from '../core/context-templates';
 
 
 /** A tool's listed form: offered to Claude, or left out with the reason. */
@@ -130,6 +131,11 @@ function errorResult(text: string): Omit<CallToolOutput, 'attempt'> {
   return { content: [{ type: 'text', text }], isError: true, artifacts: [], truncatedBytes: 0 };
 }
 
+/** Why a server whose `inject` needs context values the turn does not set cannot serve it. */
+function contextMissingReason(paths: string[]): string {
+  return `its inject needs ${paths.map((p) => `context.${p}`).join(', ')}, which this turn does not set (give the turn a context with ${paths.length > 1 ? 'them' : 'it'})`;
+}
+
 /** Rejects after `ms` or when `signal` aborts, whichever is first; the work itself goes on. */
 function deadline<T>(work: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -221,7 +227,12 @@ export class McpPool {
       const entry = this.entries.get(n);
       return entry ? [entry] : [];
     });
-    const listed = await Promise.all(known.map((entry) => this.listServer(entry, opts.signal)));
+    const listed = await Promise.all(
+      known.map((entry) => {
+        const missing = missingContextPaths(entry.config.inject, input.context);
+        return missing.length ? { reason: contextMissingReason(missing) } : this.listServer(entry, opts.signal);
+      }),
+    );
     known.forEach((entry, i) => {
       const r = listed[i]!;
       if ('reason' in r) {
@@ -369,7 +380,13 @@ export class McpPool {
         finish('refused', { reason: 'unknown tool' });
         throw unknownToolFailure(config.name, input.tool);
       }
-      const args = { ...input.arguments, ...config.inject };
+      const missing = missingContextPaths(config.inject, input.context);
+      if (missing.length) {
+        breaker.onAbandon(decision.probe);
+        finish('invalid_args');
+        return errorResult(`server ${config.name} is unavailable to this turn: ${contextMissingReason(missing)}`);
+      }
+      const args = { ...input.arguments, ...fillContext(config.inject, input.context) };
       const check = this.validator.check((tool.inputSchema as JsonSchemaObject | undefined) ?? ANY_OBJECT, args);
       if (!check.ok) {
         breaker.onAbandon(decision.probe);

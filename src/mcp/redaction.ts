@@ -59,6 +59,11 @@ export function runtimeSecrets(config: ServerConfig): RuntimeSecrets {
   return set;
 }
 
+/** The values of `env`'s variables whose names say they are credentials (`CRM_TOKEN`, `DB_PASSWORD`). */
+export function environmentSecrets(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env).flatMap(([k, v]) => (v !== undefined && SECRET_NAME.test(k) ? [v] : []));
+}
+
 /** Replaces known secret strings in text: fixed ones, and those a {@link RuntimeSecrets} adds later. */
 export class Redactor {
   private readonly fixed: string[];

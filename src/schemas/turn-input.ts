@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ContentBlockParam } from '../core/contracts';
-import { MAX_MODEL_LENGTH, MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
+import { MAX_CONTEXT_BYTES, MAX_MODEL_LENGTH, MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 
 /** Model ids as the Messages API (and Bedrock's, Vertex's) name them; the id is a search attribute too. */
 const ModelSchema = z
@@ -17,6 +17,14 @@ const ModelSchema = z
 /** Server names and tool patterns are shown in the turn's details in the Web UI: bounded. */
 const NameSchema = z.string().min(1).max(200, 'at most 200 characters');
 const NAMES_MAX = 200;
+
+/**
+ * A turn's context: a JSON object of non-secret values (tenant, user, conversation id) for its tools,
+ * never sent to Claude. Keys are what `${context.key}` templates can name; it is recorded in history.
+ */
+const ContextSchema = z
+  .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'context keys are 1-64 characters of A-Z a-z 0-9 _ -'), z.json())
+  .refine((c) => new TextEncoder().encode(JSON.stringify(c)).length <= MAX_CONTEXT_BYTES, `at most ${MAX_CONTEXT_BYTES} bytes of JSON`);
 
 /** A content block of a prior message: any object with a string `type`, passed to Claude unchanged. */
 const ContentBlockParamSchema = z.custom<ContentBlockParam>(
@@ -39,8 +47,16 @@ export const ChatTurnInputSchema = z
     history: z.array(MessageParamSchema).optional(),
     /** System prompt. */
     system: z.string().optional(),
-    /** Configured MCP server names to use; default all. */
+    /** Configured MCP server and tool module names to use; default all (or the toolset's). */
     servers: z.array(NameSchema).max(NAMES_MAX).optional(),
+    /** A tool set of the worker's config (`toolsets`): its servers and allow/deny lists; `servers` and `tools` narrow it further. */
+    toolset: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a toolset name: 1-64 characters of A-Z a-z 0-9 _ -').optional(),
+    /**
+     * Non-secret values for the turn's tools (tenant, user, conversation id): a code tool's
+     * `ctx.context`, an MCP server's `inject` templates (`${context.tenant}`). Never sent to Claude;
+     * recorded in the turn's history, so secrets do not belong here.
+     */
+    context: ContextSchema.optional(),
     /** Tool allow/deny lists by `server__tool`, bare tool name, or `server__*`. */
     tools: z
       .object({ allow: z.array(NameSchema).max(NAMES_MAX).optional(), deny: z.array(NameSchema).max(NAMES_MAX).optional() })

@@ -10,13 +10,15 @@ import { Runtime, type Worker, type ReplayWorkerOptions, type WorkerOptions } fr
 import { createClaudeClient } from '../claude/client';
 import { claudeTaskQueue } from '../core/task-queues';
 import { McpPool } from '../mcp/pool';
+import { CodeTools } from '../tools/code-tools';
+import { Toolbox } from '../tools/toolbox';
 import { dataConverterOf, storesPayloads } from '../data-converter/data-converter';
 import { combinedWorkflowsOptions } from './combined-workflows';
 import { poolMetrics } from './metrics';
 import { claudeCallActivities, payloadWorkerOptions, TURN_QUEUE_WORKER_OPTIONS, turnQueueActivities } from './queue-registrations';
 import { createClaudeQueueWorker } from './turn-worker';
 import type { ClaudeActivities } from '../../activities/claude';
-import type { DynamicActivity } from '../../activities/mcp';
+import type { DynamicActivity } from '../../activities/tool-calls';
 import type { WorkerConfig } from '../config/worker-config';
 import { processSettings } from '../config/process-settings';
 import type { Settings } from '../config/settings';
@@ -42,6 +44,12 @@ export interface McpTurnsPluginOptions {
    * plugin to their `Client` too). @default the settings' (storage and encryption)
    */
   dataConverter?: DataConverter;
+  /**
+   * Tools written in code, by module name (Claude sees `<module>__<tool>`): each a module's `tools`
+   * export, an array of `defineTool` results (`mcp-turns/tools`) or a record of AI SDK tools. They
+   * run with the default policies; the config's `toolModules` load beside them.
+   */
+  tools?: Record<string, unknown>;
 }
 
 /**
@@ -60,10 +68,12 @@ export class McpTurnsPlugin extends SimplePlugin {
   readonly config: WorkerConfig;
   private readonly claudeClient: Anthropic;
   private readonly payloads: Pick<WorkerOptions, 'dataConverter' | 'interceptors'>;
-  private pool?: McpPool;
-  /** The Claude activities both queues register (one cap on calls at once), made with the pool. */
+  private readonly settings: Settings;
+  private readonly givenTools: Record<string, unknown>;
+  private toolbox?: Toolbox;
+  /** The Claude activities both queues register (one cap on calls at once), made with the tools. */
   private claude?: ClaudeActivities;
-  /** Workers configured with the pool and not yet stopped: the pool closes when the last one stops. */
+  /** Workers configured with the tools and not yet stopped: the MCP servers close when the last one stops. */
   private poolUsers = 0;
   /** Claude queues of the workers this plugin runs: they pass through untouched when the plugin sits on the connection. */
   private readonly ownClaudeQueues = new Set<string>();
@@ -79,17 +89,28 @@ export class McpTurnsPlugin extends SimplePlugin {
       workerInterceptors: payloads.interceptors,
     });
     this.config = config;
+    this.settings = settings;
+    this.givenTools = options.tools ?? {};
+    const taken = [...config.servers.map((s) => s.name), ...config.toolModules.map((m) => m.name)];
+    const clash = Object.keys(this.givenTools).filter((name) => taken.includes(name));
+    if (clash.length) throw new Error(`McpTurnsPlugin tools: ${clash.join(', ')} already named in the config ${config.source} (one name is one server or one module)`);
     this.payloads = payloads;
     this.claudeClient = options.claudeClient ?? createClaudeClient(settings.claudeApi.get());
   }
 
-  /** The MCP pool, made on the first worker (the Runtime, whose logger and meter it uses, exists by then). */
-  private mcpPool(): McpPool {
-    if (!this.pool) {
+  /**
+   * The tools (MCP pool and tool modules, loaded on first use), made on the first worker (the
+   * Runtime, whose logger and meter they use, exists by then).
+   */
+  private tools(): Toolbox {
+    if (!this.toolbox) {
       const runtime = Runtime.instance();
-      this.pool = new McpPool(this.config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
+      this.toolbox = new Toolbox(
+        new McpPool(this.config.servers, runtime.logger, poolMetrics(runtime.metricMeter)),
+        new CodeTools(this.config.toolModules, this.givenTools, this.settings.credentials, runtime.logger),
+      );
     }
-    return this.pool;
+    return this.toolbox;
   }
 
   /** The Claude activities, made on the first worker (their metrics use the Runtime's meter). */
@@ -109,8 +130,9 @@ export class McpTurnsPlugin extends SimplePlugin {
       maxHeartbeatThrottleInterval: configured.maxHeartbeatThrottleInterval ?? TURN_QUEUE_WORKER_OPTIONS.maxHeartbeatThrottleInterval,
       activities: {
         ...configured.activities,
-        ...turnQueueActivities(this.mcpPool(), this.config.claude, this.claudeActivities(), {
+        ...turnQueueActivities(this.tools(), this.config.claude, this.claudeActivities(), {
           storesPayloads: this.payloads.dataConverter ? storesPayloads(this.payloads.dataConverter) : false,
+          toolsets: this.config.toolsets,
           // The team's own dynamic activity keeps every type that is not a local tool call.
           otherDynamic: (configured.activities as Record<string, unknown> | undefined)?.default as DynamicActivity | undefined,
         }),
@@ -148,10 +170,10 @@ export class McpTurnsPlugin extends SimplePlugin {
       for (const e of ended) if (e.status === 'rejected') throw e.reason;
     } finally {
       this.ownClaudeQueues.delete(queue);
-      if (--this.poolUsers === 0 && this.pool) {
-        const pool = this.pool;
-        this.pool = undefined;
-        await pool.close();
+      if (--this.poolUsers === 0 && this.toolbox) {
+        const toolbox = this.toolbox;
+        this.toolbox = undefined;
+        await toolbox.close();
       }
     }
   }

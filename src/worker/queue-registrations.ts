@@ -9,16 +9,17 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Runtime, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { makeClaudeActivities, type ClaudeActivities } from '../../activities/claude';
-import type { McpActivities } from '../../activities/mcp';
+import type { ToolCallActivities } from '../../activities/tool-calls';
 import type { TurnStartActivities } from '../../activities/turn-start';
 import type { ACTIVITY_TYPES } from '../core/activity-types';
 import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '../../activities/message-batches';
 import { MAX_BEAT_INTERVAL_MS } from '../../activities/heartbeat';
-import { makeMcpActivities, type DynamicActivity } from '../../activities/mcp';
+import { makeToolCallActivities, type DynamicActivity } from '../../activities/tool-calls';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { ClaudeConfig } from '../claude/config';
 import type { WorkerTurnDefaults } from '../core/contracts';
-import type { McpPool } from '../mcp/pool';
+import type { Toolset } from '../core/toolsets';
+import type { Toolbox } from '../tools/toolbox';
 import { claudeTaskQueue } from '../core/task-queues';
 import { STREAM_PUBLISH_INTERVAL_MS } from '../core/stream-record';
 import { activityResultLimit } from '../storage/activity-payload-limit';
@@ -26,7 +27,7 @@ import { storesPayloads } from '../data-converter/data-converter';
 import { claudeMetrics } from './metrics';
 
 /** Compile-time: each activity type readers of a turn's history look for is one the worker registers. */
-export type RegisteredActivityTypes = Pick<ClaudeActivities & McpActivities & TurnStartActivities, (typeof ACTIVITY_TYPES)[keyof typeof ACTIVITY_TYPES]>;
+export type RegisteredActivityTypes = Pick<ClaudeActivities & ToolCallActivities & TurnStartActivities, (typeof ACTIVITY_TYPES)[keyof typeof ACTIVITY_TYPES]>;
 
 /**
  * The Claude calls' activities of one worker process, made once and registered on both queues, so
@@ -37,17 +38,22 @@ export function claudeCallActivities(claudeClient: Anthropic, claudeConfig: Clau
 }
 
 /**
- * The turn queue's activities: MCP calls (a local one through the dynamic activity, handing any
- * other type to `otherDynamic`, the worker's own), the turn's start (with the worker's defaults),
+ * The turn queue's activities: tool calls, MCP servers' and tool modules' (a local one through the
+ * dynamic activity, handing any other type to `otherDynamic`, the worker's own), the turn's start
+ * (with the worker's defaults and tool sets),
  * a request's submission to its Message Batch collector, and the Claude calls of turns whose queue
  * they run on (src/core/task-queues.ts: when no rate cap spans the queue). `storesPayloads`: the
  * workers' data converter stores large payloads (mcp-turns' default converter does).
  */
 export function turnQueueActivities(
-  pool: McpPool,
+  tools: Toolbox,
   claudeConfig: ClaudeConfig,
   claude: ClaudeActivities,
-  { storesPayloads = true, otherDynamic }: { storesPayloads?: boolean; otherDynamic?: DynamicActivity } = {},
+  {
+    storesPayloads = true,
+    otherDynamic,
+    toolsets = {},
+  }: { storesPayloads?: boolean; otherDynamic?: DynamicActivity; toolsets?: Readonly<Record<string, Toolset>> } = {},
 ) {
   const workerDefaults: WorkerTurnDefaults = {
     model: claudeConfig.model,
@@ -55,8 +61,8 @@ export function turnQueueActivities(
     claudeOnTurnQueue: claudeConfig.rateLimitPerSecond === undefined,
   };
   return {
-    ...makeMcpActivities(pool, otherDynamic), // its dynamic activity runs the local tool calls
-    ...makeTurnStartActivities({ pool, workerDefaults }), // local: run beside the workflow that asks
+    ...makeToolCallActivities(tools, otherDynamic), // its dynamic activity runs the local tool calls
+    ...makeTurnStartActivities({ tools, workerDefaults, toolsets }), // local: run beside the workflow that asks
     ...makeMessageBatchSubmitActivities({ config: claudeConfig, storesPayloads }),
     ...claude,
   };

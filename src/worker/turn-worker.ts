@@ -1,8 +1,8 @@
 /**
  * The one place mcp-turns' workers are made. An mcp-turns worker process is two Temporal workers:
- * one on the turn queue (turn workflows, MCP calls, unstreamed Claude calls) and one on its Claude
- * queue (the other Claude calls, under their own concurrency and rate caps), sharing one MCP pool,
- * one Anthropic client and one cap on Claude calls at once.
+ * one on the turn queue (turn workflows, tool calls, unstreamed Claude calls) and one on its Claude
+ * queue (the other Claude calls, under their own concurrency and rate caps), sharing one toolbox (the
+ * MCP pool and the tool modules), one Anthropic client and one cap on Claude calls at once.
  *
  * - {@link startWorkers}: a worker process from `Settings`, whichever command starts it (`worker`,
  *   and the worker `run`, `chat`, `batch`, `serve` and `demo` run in their own process): the same
@@ -23,6 +23,9 @@ import { claudeTaskQueue } from '../core/task-queues';
 import { encryptsPayloads, storesPayloads } from '../data-converter/data-converter';
 import { describeEncryption } from '../encryption/encryption-settings';
 import { McpPool } from '../mcp/pool';
+import type { Toolset } from '../core/toolsets';
+import { CodeTools } from '../tools/code-tools';
+import { Toolbox } from '../tools/toolbox';
 import { describeStorage } from '../storage/storage-config';
 import { startTracing, type Tracing } from '../tracing/start-tracing';
 import type { TemporalTarget } from '../temporal/connection';
@@ -38,6 +41,10 @@ export interface TurnWorkerOptions {
   namespace?: string;
   taskQueue: string;
   pool: McpPool;
+  /** The tools written in code (none by default). */
+  codeTools?: CodeTools;
+  /** The config's tool sets (none by default). */
+  toolsets?: Record<string, Toolset>;
   claudeClient: Anthropic;
   claudeConfig: ClaudeConfig;
   /** The data converter both workers use; the clients that start and read turns must use the same. */
@@ -103,7 +110,10 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     plugins,
     ...workflows.source,
     ...payloads,
-    activities: turnQueueActivities(opts.pool, opts.claudeConfig, claude, { storesPayloads: storesPayloads(dataConverter) }),
+    activities: turnQueueActivities(new Toolbox(opts.pool, opts.codeTools), opts.claudeConfig, claude, {
+      storesPayloads: storesPayloads(dataConverter),
+      ...(opts.toolsets ? { toolsets: opts.toolsets } : {}),
+    }),
     ...TURN_QUEUE_WORKER_OPTIONS,
     ...opts.turnWorkerOptions,
   });
@@ -184,13 +194,18 @@ export async function startWorkers(opts: WorkerProcessOptions): Promise<WorkerPr
   const tracing: Tracing | undefined = startTracing(tracingSettings);
   const runtime = Runtime.instance();
   const pool = new McpPool(config.servers, runtime.logger, poolMetrics(runtime.metricMeter));
+  const codeTools = new CodeTools(config.toolModules, {}, settings.credentials, runtime.logger);
   let workers: TurnWorkers;
   try {
+    // A module that fails to load is said now, once; the worker runs with the other tools.
+    await codeTools.load();
     workers = await createTurnWorkers({
       connection,
       namespace,
       taskQueue,
       pool,
+      codeTools,
+      toolsets: config.toolsets,
       claudeClient,
       claudeConfig: config.claude,
       turnWorkerOptions: config.worker,
@@ -210,7 +225,9 @@ export async function startWorkers(opts: WorkerProcessOptions): Promise<WorkerPr
     taskQueue,
     description:
       `task queues ${taskQueue} and ${claudeTaskQueue(taskQueue)}; ` +
-      `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'} (config ${config.source}); ` +
+      `MCP servers: ${config.servers.map((s) => s.name).join(', ') || 'none'}` +
+      (config.toolModules.length ? `; tool modules: ${config.toolModules.map((m) => m.name).join(', ')}` : '') +
+      ` (config ${config.source}); ` +
       `workflow code: ${workers.workflowCode}; payload storage: ${describeStorage(storage)}; ${describeEncryption(encryption)}` +
       (settings.metricsAddress ? `; metrics on http://${settings.metricsAddress}/metrics` : '') +
       (tracing ? `; traces to ${tracing.tracesEndpoint} as ${tracing.serviceName}` : ''),

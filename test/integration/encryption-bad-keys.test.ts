@@ -19,6 +19,7 @@ import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig } from '../../src/claude/config';
 import { addNewKey, useKey } from '../../src/encryption/keyring';
 import { McpPool } from '../../src/mcp';
+import { Toolbox } from '../../src/tools/toolbox';
 import { clientStorageOptions } from '../../src/data-converter/client-storage-options';
 import { createDataConverter } from '../../src/data-converter/data-converter';
 import { startStubModel, type StubModel } from '../../src/stub';
@@ -57,7 +58,7 @@ async function runWorker(queue: 'turns' | 'claude', keyring: string): Promise<Wo
           connection,
           taskQueue,
           workflowBundle: { codePath: process.env.MCP_TURNS_TEST_BUNDLE! },
-          activities: turnQueueActivities(new McpPool([]), claudeConfig, claude),
+          activities: turnQueueActivities(new Toolbox(new McpPool([])), claudeConfig, claude),
           ...payloads(keyring),
         })
       : await Worker.create({

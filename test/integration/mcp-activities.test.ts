@@ -5,7 +5,7 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { CancelledFailure } from '@temporalio/common';
-import { makeMcpActivities } from '../../activities/mcp';
+import { makeToolCallActivities } from '../../activities/tool-calls';
 import { makeTurnStartActivities } from '../../activities/turn-start';
 import type { CallToolOutput, PreparedTurn } from '../../src/core/contracts';
 import { McpPool } from '../../src/mcp';
@@ -17,7 +17,7 @@ jest.setTimeout(30_000);
 
 let server: TestServer;
 let pool: McpPool;
-let activities: ReturnType<typeof makeMcpActivities>;
+let activities: ReturnType<typeof makeToolCallActivities>;
 
 beforeAll(async () => {
   server = await startTestServer({ pageSize: 100 });
@@ -30,7 +30,7 @@ beforeAll(async () => {
       testStateDir(),
     ).servers,
   );
-  activities = makeMcpActivities(pool);
+  activities = makeToolCallActivities(pool);
 });
 afterAll(async () => {
   await pool?.close();
@@ -38,7 +38,7 @@ afterAll(async () => {
 });
 
 it('prepareTurn returns the tools offered and what each calls, the call policy of each listed server and the worker\'s turn defaults', async () => {
-  const { prepareTurn } = makeTurnStartActivities({ pool, workerDefaults: { model: 'worker-model' } });
+  const { prepareTurn } = makeTurnStartActivities({ tools: pool, workerDefaults: { model: 'worker-model' } });
   const out: PreparedTurn = await new MockActivityEnvironment().run(prepareTurn, { question: 'q' });
   expect(out.catalog.tools.map((t) => t.name)).toContain('api__slow');
   expect(out.catalog.targets.api__slow).toEqual({ server: 'api', tool: 'slow' });
@@ -47,7 +47,7 @@ it('prepareTurn returns the tools offered and what each calls, the call policy o
 });
 
 it('prepareTurn refuses a bad input non-retryably, naming the field', async () => {
-  const { prepareTurn } = makeTurnStartActivities({ pool, workerDefaults: {} });
+  const { prepareTurn } = makeTurnStartActivities({ tools: pool, workerDefaults: {} });
   await expect(new MockActivityEnvironment().run(prepareTurn, { question: '', maxSteps: 0 })).rejects.toMatchObject({
     type: 'InvalidTurnInput',
     nonRetryable: true,

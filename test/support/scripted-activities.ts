@@ -24,7 +24,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import { Worker } from '@temporalio/worker';
 import type { TextBlock, ToolUseBlock } from '@anthropic-ai/sdk/resources/messages';
 import type { ClaudeActivities } from '../../activities/claude';
-import type { McpActivities } from '../../activities/mcp';
+import type { ToolCallActivities } from '../../activities/tool-calls';
 import type { BatchSubmitted, MessageBatchActivities, MessageBatchSubmitActivities } from '../../activities/message-batches';
 import type { TurnStartActivities } from '../../activities/turn-start';
 import type {
@@ -461,7 +461,7 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
       if (activityType !== toolCallName(input.server, input.tool)) throw scriptError(`no scripted activity ${activityType}`);
       return turnActivities.callTool(input);
     },
-  } satisfies Pick<TurnStartActivities, 'prepareTurn'> & Pick<McpActivities, 'callTool'> & { default: unknown };
+  } satisfies Pick<TurnStartActivities, 'prepareTurn'> & Pick<ToolCallActivities, 'callTool'> & { default: unknown };
 
   async function record(
     activity: ClaudeRequestSeen['activity'],

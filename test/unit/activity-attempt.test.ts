@@ -7,7 +7,7 @@ import { ActivityFailure, ApplicationFailure, ApplicationFailureCategory, Cancel
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { stampAttempt, stampingAttempt } from '../../activities/attempt';
 import { makeClaudeActivities } from '../../activities/claude';
-import { makeMcpActivities } from '../../activities/mcp';
+import { makeToolCallActivities } from '../../activities/tool-calls';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig } from '../../src/claude/config';
 import { segment } from '../../src/core/transcript-segment';
@@ -122,7 +122,7 @@ describe('the activities stamp their failures', () => {
   it('callTool: a failure of the pool carries the attempt', async () => {
     const pool = new McpPool([]);
     const env = new MockActivityEnvironment({ attempt: 2 });
-    await expect(env.run(makeMcpActivities(pool).callTool, { server: 'nowhere', tool: 't', arguments: {}, toolUseId: 'tu' })).rejects.toMatchObject({
+    await expect(env.run(makeToolCallActivities(pool).callTool, { server: 'nowhere', tool: 't', arguments: {}, toolUseId: 'tu' })).rejects.toMatchObject({
       type: 'McpUnknownServer',
       nonRetryable: true,
       message: 'server nowhere is not configured on this worker; attempt 2',

@@ -1,14 +1,15 @@
 /**
- * The MCP tool-call activity: a thin wrapper binding the worker's pool to the activity context. Run
- * as a regular activity it heartbeats while it waits and on every progress notification (a local
- * one has no heartbeat: its workflow task is kept alive instead). It turns the activity's
- * cancellation into an AbortSignal on the MCP request (the server gets `notifications/cancelled`).
- * Its failures carry the attempt they happened on (./attempt.ts).
+ * The tool-call activity: a thin wrapper binding the worker's tools (its MCP servers and tool
+ * modules: src/tools/toolbox.ts) to the activity context. Run as a regular activity it heartbeats
+ * while it waits and on every MCP progress notification (a local one has no heartbeat: its workflow
+ * task is kept alive instead). It turns the activity's cancellation into an AbortSignal on the call
+ * (an MCP server gets `notifications/cancelled`, a code tool its `abortSignal`). Its failures carry
+ * the attempt they happened on (./attempt.ts).
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallToolInput, CallToolOutput } from '../src/core/contracts';
-import type { McpPool } from '../src/mcp/pool';
+import type { Toolbox } from '../src/tools/toolbox';
 import { toolCallName } from '../src/core/tool-call-activity';
 import { stampingAttempt } from './attempt';
 import { heartbeatingWhile } from './heartbeat';
@@ -16,14 +17,15 @@ import { heartbeatingWhile } from './heartbeat';
 /** A worker's own dynamic activity, which ours hands every type that is not a tool call. */
 export type DynamicActivity = (...args: unknown[]) => Promise<unknown>;
 
-export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity) {
+export function makeToolCallActivities(tools: Pick<Toolbox, 'callTool'>, otherDynamic?: DynamicActivity) {
   const callTool = async (input: CallToolInput): Promise<CallToolOutput> => {
     const ctx = Context.current();
     const started = Date.now();
     // Progress keeps the MCP request alive in both cases (up to max_total_timeout_ms).
     const call = (): Promise<Omit<CallToolOutput, 'attempt'>> =>
-      pool.callTool(input, {
+      tools.callTool(input, {
         signal: ctx.cancellationSignal,
+        turnId: ctx.info.workflowExecution?.workflowId ?? '',
         onProgress: (p) => {
           if (!ctx.info.isLocal) ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) });
         },
@@ -42,10 +44,10 @@ export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity)
     };
   };
   return {
-    /** One MCP tool call, as an activity of its own; see McpPool.callTool for what is returned and what is thrown. */
+    /** One tool call, as an activity of its own; see Toolbox.callTool for what is returned and what is thrown. */
     callTool,
     /**
-     * One MCP tool call run as a local activity, whose type is the call's name
+     * One tool call run as a local activity, whose type is the call's name
      * (src/core/tool-call-activity.ts): Temporal's dynamic activity, the one for any type not
      * registered. Any other type goes to the worker's own dynamic activity, or is refused as the
      * worker refuses an unknown one.
@@ -62,5 +64,5 @@ export function makeMcpActivities(pool: McpPool, otherDynamic?: DynamicActivity)
   };
 }
 
-/** The MCP activities' type: what the workflow schedules and the worker registers. */
-export type McpActivities = ReturnType<typeof makeMcpActivities>;
+/** The tool-call activities' type: what the workflow schedules and the worker registers. */
+export type ToolCallActivities = ReturnType<typeof makeToolCallActivities>;
