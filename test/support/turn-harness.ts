@@ -8,6 +8,8 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
 import { startStubModel, type RecordedRequest, type Scenario, type StubModel } from '../../src/stub';
 import { McpPool, type McpLogger } from '../../src/mcp';
+import { CodeTools } from '../../src/tools/code-tools';
+import type { Toolset } from '../../src/core/toolsets';
 import { parseConfig } from '../../src/config/config-file';
 import { createClaudeClient } from '../../src/claude/client';
 import { resolveClaudeConfig, type ClaudeConfigInput } from '../../src/claude/config';
@@ -46,6 +48,12 @@ export async function startTurnHarness(opts: {
   /** The scenario of a request whose model names none (a real model id, priced). */
   defaultScenario?: string;
   servers: Record<string, unknown>;
+  /** Tools written in code, by module name (a module's `tools` export), run as the plugin's `tools` option runs them. */
+  tools?: Record<string, unknown>;
+  /** The config's tool sets (src/core/toolsets.ts), which may name the modules of `tools`. */
+  toolsets?: Record<string, Toolset>;
+  /** Values the code tools never let out (the worker's credential-named environment values). */
+  credentials?: string[];
   claude?: ClaudeConfigInput;
   env?: NodeJS.ProcessEnv;
   /** Where the MCP pool logs (default: nowhere). */
@@ -59,8 +67,15 @@ export async function startTurnHarness(opts: {
     ...(opts.defaultScenario ? { defaultScenario: opts.defaultScenario } : {}),
     ...(opts.stubApiKey !== undefined ? { apiKey: opts.stubApiKey } : {}),
   });
-  const config = parseConfig(JSON.stringify({ mcp_servers: opts.servers }), 'json', { ...process.env, ...opts.env }, 'test config', testStateDir());
+  const config = parseConfig(
+    JSON.stringify({ mcp_servers: opts.servers }),
+    'json',
+    { ...process.env, ...opts.env },
+    'test config',
+    testStateDir(),
+  );
   const pool = new McpPool(config.servers, opts.log);
+  const codeTools = opts.tools ? new CodeTools([], opts.tools, opts.credentials ?? [], opts.log) : undefined;
   const claudeClient = createClaudeClient({ apiKey: TEST_API_KEY, baseURL: stub.url });
   const taskQueue = uniqueQueue('turns');
   const address = process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!;
@@ -71,6 +86,8 @@ export async function startTurnHarness(opts: {
     connection,
     taskQueue,
     pool,
+    ...(codeTools ? { codeTools } : {}),
+    ...(opts.toolsets ? { toolsets: opts.toolsets } : {}),
     claudeClient,
     claudeConfig: resolveClaudeConfig(opts.claude ?? {}),
     workflowBundle: { codePath: process.env.MCP_TURNS_TEST_BUNDLE! },
