@@ -7,6 +7,8 @@ import { BIN } from './cli';
 
 export async function startWorkerProcess(opts: {
   config: Record<string, unknown>;
+  /** Where the config file is written (its relative paths resolve there). @default a new temporary directory */
+  configDir?: string;
   taskQueue: string;
   stubUrl: string;
   extraArgs?: string[];
@@ -14,7 +16,7 @@ export async function startWorkerProcess(opts: {
   /** Given: the worker's stderr goes here instead of this process's. */
   onStderr?: (text: string) => void;
 }): Promise<ChildProcess> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-worker-'));
+  const dir = opts.configDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-worker-'));
   const config = path.join(dir, 'config.json');
   fs.writeFileSync(config, JSON.stringify(opts.config));
   const child = spawn(process.execPath, [BIN, 'worker', '--config', config, '--task-queue', opts.taskQueue, '--log-level', 'WARN', ...(opts.extraArgs ?? [])], {
