@@ -2,8 +2,9 @@
  * What durability costs. Runs the same tool loop two ways against the same stub and the same pooled
  * server-everything: as the chatTurn workflow on a local dev server, and in-process (the same
  * activity functions called directly, in a mock activity context). Prints the median added time per
- * tool round at 0 ms and 200 ms stub latency, and the history size of turns of 1, 5, 20 and 100 steps
- * with a quadratic fit (its s² term says whether history grows faster than the steps).
+ * tool round at 0 ms and 200 ms stub latency, a round of a tool written in code against a round of the
+ * same tool on an MCP server (stdio), and the history size of turns of 1, 5, 20 and 100 steps with a
+ * quadratic fit (its s² term says whether history grows faster than the steps).
  *
  *   npm run bench:turns
  */
@@ -13,6 +14,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startStubModel, type Scenario } from '../src/stub';
 import { makeToolCallActivities } from '../activities/tool-calls';
+import { CodeTools } from '../src/tools/code-tools';
+import { defineTool } from '../src/tools/define-tool';
 import { callClaude } from '../src/claude/call-claude';
 import { createClaudeClient } from '../src/claude/client';
 import { resolveClaudeConfig } from '../src/claude/config';
@@ -32,12 +35,20 @@ import { testDataConverter } from '../test/support/settings';
 const ROUNDS = 5;
 const TURNS = Number(process.env.BENCH_TURNS ?? 8);
 
-function scenario(rounds: number, latencyMs: number): Scenario {
+/** The same echo as server-everything's, written in code (module `code`: Claude sees `code__echo`). */
+const CODE_ECHO = defineTool({
+  name: 'echo',
+  description: 'Echoes back the input',
+  inputSchema: { type: 'object', properties: { message: { type: 'string', description: 'Message to echo' } }, required: ['message'] },
+  execute: ({ message }) => `Echo: ${String(message)}`,
+});
+
+function scenario(rounds: number, latencyMs: number, tool = 'everything__echo'): Scenario {
   return {
     latencyMs,
     steps: [
       ...Array.from({ length: rounds }, (_, i) => ({
-        content: [{ type: 'tool_use' as const, name: 'everything__echo', input: { message: `round ${i}` } }],
+        content: [{ type: 'tool_use' as const, name: tool, input: { message: `round ${i}` } }],
       })),
       { content: [{ type: 'text' as const, text: 'done: {{lastToolResult}}' }] },
     ],
@@ -73,6 +84,7 @@ async function main(): Promise<void> {
   const scenarios: Record<string, Scenario> = {
     'lat-0': scenario(ROUNDS, 0),
     'lat-200': scenario(ROUNDS, 200),
+    'code-0': scenario(ROUNDS, 0, 'code__echo'),
     'steps-1': scenario(0, 0),
     'steps-5': scenario(4, 0),
     'steps-20': scenario(19, 0),
@@ -87,7 +99,8 @@ async function main(): Promise<void> {
   const taskQueue = 'bench-overhead';
   // The workers and both clients share one converter.
   const dataConverter = testDataConverter();
-  const workers = await createTurnWorkers({ connection, taskQueue, pool, claudeClient, claudeConfig, workflowBundle: bundle, dataConverter });
+  const codeTools = new CodeTools([], { code: [CODE_ECHO] });
+  const workers = await createTurnWorkers({ connection, taskQueue, pool, codeTools, claudeClient, claudeConfig, workflowBundle: bundle, dataConverter });
   const running = workers.run();
   const client = new Client({ connection: await Connection.connect({ address: server.address }), ...clientStorageOptions(dataConverter) });
   // Turns start as `run` starts them with its in-process worker: on the worker's connection, eagerly.
@@ -141,6 +154,24 @@ async function main(): Promise<void> {
         `→ ${added.toFixed(1)} ms added per round (target ≤ 10 ms)`,
     );
   }
+
+  // A round of a tool written in code against the same round on the MCP server: no process hop.
+  await executeChatTurn(workerClient, { question: 'warm code', model: 'code-0', format: false, maxSteps: 20 }, eager);
+  const byKind: Record<'mcp' | 'code', { turns: number[]; calls: number[] }> = { mcp: { turns: [], calls: [] }, code: { turns: [], calls: [] } };
+  for (let i = 0; i < TURNS; i++) {
+    for (const [kind, model] of [['mcp', 'lat-0'], ['code', 'code-0']] as const) {
+      const t = performance.now();
+      const result = await executeChatTurn(workerClient, { question: `${kind} ${i}`, model, format: false, maxSteps: 20 }, eager);
+      byKind[kind].turns.push(performance.now() - t);
+      byKind[kind].calls.push(...result.toolCalls.map((c) => c.durationMs));
+    }
+  }
+  const perRound = (kind: 'mcp' | 'code'): number => median(byKind[kind].turns) / (ROUNDS + 1);
+  console.log(
+    `  a code tool round against an MCP tool round (0 ms stub, ${TURNS} turns of ${ROUNDS} rounds each): ` +
+      `${perRound('code').toFixed(1)} vs ${perRound('mcp').toFixed(1)} ms per round (${(perRound('code') / perRound('mcp')).toFixed(2)}×); ` +
+      `the call itself, by the worker's clock: median ${median(byKind.code.calls).toFixed(2)} vs ${median(byKind.mcp.calls).toFixed(2)} ms`,
+  );
 
   // Temporal's own floor for the same hops: no-op activities, nothing else.
   const floorBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./floor-workflow'), logger: quietBundlerLogger });

@@ -3,9 +3,10 @@
  * same build, runs in CI's `npm ci` of the clean clone), the tarball
  * installed from the registry's dependencies into an empty project, then in that project:
  * `npx mcp-turns demo`; a type check, with the installed declarations checked too (`skipLibCheck` off),
- * of the README's client example, small ESM and CommonJS programs and a workflow module; a
- * team's own worker, built with `McpTurnsPlugin`, whose workflow runs `chatTurn` as a child; an ESM
- * client and a CommonJS client that load nothing of the worker. It packs a copy, so the `dist/` other
+ * of the README's client example, small ESM and CommonJS programs, a workflow module and a tool
+ * module written with `mcp-turns/tools`; a team's own worker, built with `McpTurnsPlugin`, whose
+ * workflow runs `chatTurn` as a child and whose config loads that tool module; an ESM client and a
+ * CommonJS client that load nothing of the worker; `mcp-turns/tools` loading nothing heavy. It packs a copy, so the `dist/` other
  * tests run from is never touched.
  */
 import fs from 'node:fs';
@@ -63,12 +64,19 @@ function copyPackage(to: string): void {
   }
 }
 
-const TEAM_SCENARIO = {
-  steps: [
-    { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: '{{question}}' } }] },
-    { content: [{ type: 'text', text: 'done' }] },
-  ],
-  formatter: { conversation: [{ type: 'text', content: 'team answer: {{toolResults}}' }] },
+const TEAM_SCENARIOS = {
+  team: {
+    steps: [
+      { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: '{{question}}' } }] },
+      { content: [{ type: 'text', text: 'done' }] },
+    ],
+    formatter: { conversation: [{ type: 'text', content: 'team answer: {{toolResults}}' }] },
+  },
+  // The team's own tool module (tools.mjs, named `notes` in mcp.json).
+  tools: {
+    steps: [{ content: [{ type: 'tool_use', name: 'notes__add', input: { a: 2, b: 3 } }] }, { content: [{ type: 'text', text: 'done' }] }],
+    formatter: { conversation: [{ type: 'text', content: 'tool answer: {{toolResults}}' }] },
+  },
 };
 
 /** Module paths of the worker package or the bundler among those loaded. */
@@ -95,7 +103,7 @@ const { McpTurnsPlugin } = require('mcp-turns/worker');
 const { startStubModel } = require('mcp-turns/stub');
 
 async function main() {
-  const stub = await startStubModel({ scenarios: { team: JSON.parse(process.env.TEAM_SCENARIO ?? '{}') } });
+  const stub = await startStubModel({ scenarios: JSON.parse(process.env.TEAM_SCENARIOS ?? '{}') });
   process.env.ANTHROPIC_BASE_URL = stub.url;
   const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS });
   const worker = await Worker.create({
@@ -115,6 +123,27 @@ main().catch((err) => {
   process.exit(1);
 });
 `,
+  // A tool module written with mcp-turns/tools and zod: the worker loads it from mcp.json's toolModules.
+  'tools.mjs': `// @ts-check
+import { z } from 'zod';
+import { defineTool } from 'mcp-turns/tools';
+
+export const tools = [
+  defineTool({
+    name: 'add',
+    description: 'Adds two numbers',
+    inputSchema: z.object({ a: z.number(), b: z.number() }),
+    /** The input's type comes from the schema: a and b are numbers. */
+    execute: async ({ a, b }, ctx) => ({ sum: a + b, turn: ctx.turnId.startsWith('tools-') }),
+  }),
+];
+`,
+  // mcp-turns/tools is light: what a tool module imports loads no worker, Temporal, SDK or schema library.
+  'tools-light.cjs': `// @ts-check
+const { defineTool } = require('mcp-turns/tools');
+const heavy = Object.keys(require.cache).filter((f) => /[\\/]node_modules[\\/](@temporalio|@anthropic-ai|@modelcontextprotocol|@ai-sdk|zod|ajv)[\\/]/.test(f));
+console.log(JSON.stringify({ defineTool: typeof defineTool, heavy }));
+`,
   'client.mjs': `// @ts-check
 import { createRequire } from 'node:module';
 import { connectClient, executeChatTurn, parseChatTurnInput, resolveTurn } from 'mcp-turns';
@@ -129,7 +158,8 @@ try {
   const direct = await executeChatTurn(client, { question, model: 'team', servers: ['everything'] }, { taskQueue });
   /** @type {string} */
   const team = await client.workflow.execute('teamWorkflow', { taskQueue, workflowId: 'team-' + Date.now(), args: ['child from ESM'] });
-  console.log(JSON.stringify({ workerModules, maxSteps: input.maxSteps, direct: direct.response.conversation, team }));
+  const tool = await executeChatTurn(client, { question: 'two and three', model: 'tools', servers: ['notes'] }, { taskQueue, workflowId: 'tools-' + Date.now() });
+  console.log(JSON.stringify({ workerModules, maxSteps: input.maxSteps, direct: direct.response.conversation, team, tool: tool.response.conversation }));
 } finally {
   await client.connection.close();
 }
@@ -290,11 +320,12 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
     path.join(app, 'mcp.json'),
     JSON.stringify({
       mcpServers: { everything: { command: process.execPath, args: [everything, 'stdio'] } },
+      toolModules: { notes: './tools.mjs' },
     }),
   );
   fs.writeFileSync(
     path.join(app, 'tsconfig.json'),
-    tsconfig(['team-workflows.ts', 'team-worker.cjs', 'client.mjs', 'client.cjs', 'readme-client.ts']),
+    tsconfig(['team-workflows.ts', 'team-worker.cjs', 'client.mjs', 'client.cjs', 'readme-client.ts', 'tools.mjs', 'tools-light.cjs']),
   );
   fs.writeFileSync(path.join(app, 'tsconfig.wrong.json'), tsconfig(['wrong.mjs']));
   const checked = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: app });
@@ -313,7 +344,7 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
     XDG_STATE_HOME: xdg,
     TEMPORAL_ADDRESS: address,
     TEAM_QUEUE: taskQueue,
-    TEAM_SCENARIO: JSON.stringify(TEAM_SCENARIO),
+    TEAM_SCENARIOS: JSON.stringify(TEAM_SCENARIOS),
   });
   const worker = spawn(process.execPath, ['team-worker.cjs'], { cwd: app, env });
   let workerOut = '';
@@ -337,13 +368,18 @@ it('packs, installs into an empty project, runs the demo, type-checks and runs E
       maxSteps: number;
       direct: string;
       team: string;
+      tool: string;
     };
     expect(esmOut).toEqual({
       workerModules: [],
       maxSteps: 5,
       direct: 'team answer: Echo: direct from ESM',
       team: 'team got: team answer: Echo: child from ESM (completed)',
+      tool: 'tool answer: {"sum":5,"turn":true}',
     });
+    const light = await run(process.execPath, ['tools-light.cjs'], { cwd: app, env });
+    expectOk(light, 'tools-light.cjs');
+    expect(JSON.parse(light.stdout)).toEqual({ defineTool: 'function', heavy: [] });
 
     const cjs = await run(process.execPath, ['client.cjs'], { cwd: app, env });
     expectOk(cjs, 'client.cjs');
