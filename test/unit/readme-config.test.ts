@@ -1,4 +1,5 @@
 /** The example config in docs/configuration.md is real: it parses, and its claude section is valid. */
+import path from 'node:path';
 import { parseConfig } from '../../src/config/config-file';
 import { resolveClaudeConfig } from '../../src/claude/config';
 import { resolveWorkerTuning } from '../../src/config/worker-tuning';
@@ -13,6 +14,8 @@ it('accepts the configuration example in docs/configuration.md', () => {
     ['search', 'streamable-http'],
   ]);
   expect(config.servers[1]!.headers.Authorization).toBe('Bearer tok');
+  expect(config.toolModules.map((m) => [m.name, m.path])).toEqual([['crm', path.resolve('docs/tools/crm-tools.mjs')]]);
+  expect(config.toolsets).toEqual({ research: { servers: ['search', 'crm'], deny: ['crm__delete_*'] } });
   expect(resolveClaudeConfig(config.claude)).toMatchObject({ rateLimitPerSecond: 5, maxToolsPerRequest: 40 });
   expect(resolveWorkerTuning(config.worker)).toEqual({ tuning: expect.objectContaining({ workflowThreadPoolSize: 1 }), problems: [] });
 });
