@@ -54,8 +54,11 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
   /** What the tool does, for Claude. */
   description?: string;
   inputSchema: S;
-  /** Runs the tool; its input has been checked against `inputSchema` (and parsed by it) first. */
-  execute: (input: ToolInput<S>, ctx: ToolContext) => ToolOutput | Promise<ToolOutput>;
+  /**
+   * Runs the tool; its input has been checked against `inputSchema` (and parsed by it) first. It
+   * returns a {@link ToolOutput}: any value is taken (one that is not text or content is its JSON).
+   */
+  execute: (input: ToolInput<S>, ctx: ToolContext) => unknown;
   /** Calls wait for a person's approval, on top of what the worker's config says. @default false */
   approval?: ToolApprovalOption;
 }
