@@ -24,6 +24,7 @@ import {
   REMEMBERED_MESSAGE_IDS,
   DEFAULT_TURNS_PER_CONVERSATION_RUN,
   conversationTurnId,
+  messageTurnOptions,
   type ConversationInput,
   type MessageAnswered,
   type QueuedMessage,
@@ -104,7 +105,7 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
     if (!message) break; // closing, nothing left to answer
     const turnId = conversationTurnId(workflowInfo().workflowId, message.index);
     const outcome: MessageAnswered = { index: message.index, turnId };
-    const turnInput = { ...input.options, ...message.options, question: message.text };
+    const turnInput = { ...messageTurnOptions(input.options, message.options), question: message.text };
     const scope = new CancellationScope();
     current = { turnId, scope };
     try {

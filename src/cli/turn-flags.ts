@@ -1,19 +1,28 @@
 /**
  * The flags that shape a turn, shared by `run` and `chat`, and the one mapping from them to the
- * turn's input: `--server`, `--model`, `--system`, `--max-steps`, `--max-tools`, `--allow`,
- * `--deny`, `--require-approval`, `--approval-timeout` and `--no-format`. A bad flag is one line
- * naming it, with exit code 2, before anything is started.
+ * turn's input: `--server`, `--toolset`, `--context`, `--model`, `--system`, `--max-steps`,
+ * `--max-tools`, `--allow`, `--deny`, `--require-approval`, `--approval-timeout` and
+ * `--no-format`. `batch` shares `--toolset` and `--context` (its lines' defaults). A bad flag is one
+ * line naming it, with exit code 2, before anything is started.
  */
 import type { Command } from 'commander';
 import type { TurnOptions } from '../core/conversation';
 import { MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
-import { ChatTurnInputError, type ChatTurnInput } from '../schemas/turn-input';
+import { oneLine } from '../core/text';
+import { ChatTurnInputError, ContextKeySchema, type ChatTurnInput } from '../schemas/turn-input';
 import { parseTurnOptions } from '../schemas/turn-options';
 import { CliError, parsePositiveInt } from './cli-error';
 import { EXIT } from './exit-codes';
 
+/** `--toolset` and `--context` as commander gives them: `run`, `chat` and `batch` take them. */
+export interface ContextFlags {
+  toolset?: string;
+  /** Each `--context` given, in order: `key=value`. */
+  context?: string[];
+}
+
 /** The flags as commander gives them. */
-export interface TurnFlags {
+export interface TurnFlags extends ContextFlags {
   server?: string[];
   model?: string;
   system?: string;
@@ -48,13 +57,60 @@ const MAX_TOOLS = { min: 1, max: MAX_TOOLS_PER_REQUEST } as const;
 
 const PATTERN = 'server__tool, a bare tool name, or server__*';
 
+/** One more `--context` value after those given before it (commander's collector: the flag repeats). */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Adds `--toolset` and `--context` to `command`; for `batch` (`lines`), they are its lines' defaults. */
+export function addContextFlags(command: Command, lines = false): Command {
+  return command
+    .option(
+      '--toolset <name>',
+      `a tool set of the worker's config (toolsets): its servers and tool rules${lines ? ', for lines that name none' : ''}`,
+    )
+    .option(
+      '--context <key=value>',
+      `a value for the turn's tools, never sent to Claude (repeatable; recorded in history: no secrets)${lines ? "; a line's own context keys win" : ''}`,
+      collect,
+    );
+}
+
+/**
+ * The context `--context key=value` flags give: each value a string (`key=` an empty one), split at
+ * the first `=`; a key given twice takes its last value. A pair without `=`, or a key outside the
+ * context's key rule, is one line naming the flag, with exit code 2.
+ */
+export function contextOf(pairs: readonly string[]): Record<string, string> {
+  const context: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    const shown = oneLine(pair, 100);
+    if (eq < 0) throw new CliError(`--context "${shown}" has no value: write --context key=value (key= for an empty value)`, EXIT.badInput);
+    const key = pair.slice(0, eq);
+    const checked = ContextKeySchema.safeParse(key);
+    if (!checked.success)
+      throw new CliError(`--context "${shown}": ${checked.error.issues[0]!.message}, got "${oneLine(key, 100)}"`, EXIT.badInput);
+    context[key] = pair.slice(eq + 1);
+  }
+  return context;
+}
+
+/** The options `--toolset` and `--context` set: only those given. */
+function contextOptionsOf(flags: ContextFlags): TurnOptions {
+  return {
+    ...(flags.toolset !== undefined ? { toolset: flags.toolset } : {}),
+    ...(flags.context ? { context: contextOf(flags.context) } : {}),
+  };
+}
+
 /**
  * Adds the flags to `command`. `per` says what a budget counts in (`the turn`, or `each message`
  * for a chat).
  */
 export function addTurnFlags(command: Command, per: 'the turn' | 'each message'): Command {
-  return command
-    .option('--server <name...>', 'MCP servers to use (default: all the worker has)')
+  command.option('--server <name...>', 'MCP servers to use (default: all the worker has, or the toolset\'s)');
+  return addContextFlags(command)
     .option('--model <model>', 'Claude model')
     .option('--system <prompt>', 'system prompt')
     .option('--max-steps <n>', `Claude calls in the tool loop of ${per}`)
@@ -95,7 +151,7 @@ function parseSeconds(value: string, flag: string): number {
  * terminal, or with `--events`; a `watch` elsewhere can follow it).
  */
 export function turnOptionsOf(flags: TurnFlags): TurnOptions {
-  const options: TurnOptions = { stream: true };
+  const options: TurnOptions = { stream: true, ...contextOptionsOf(flags) };
   if (flags.server) options.servers = flags.server;
   if (flags.model) options.model = flags.model;
   if (flags.system) options.system = flags.system;
@@ -117,6 +173,19 @@ export function turnOptionsOf(flags: TurnFlags): TurnOptions {
       options.approval.timeoutMs = parseSeconds(flags.approvalTimeout, '--approval-timeout');
   }
   if (!flags.format) options.format = false;
+  return checked(options);
+}
+
+/**
+ * The defaults `batch`'s flags give its lines (`--model`, `--toolset`, `--context`): only those
+ * given. How a line takes them is `parseBatchLines`' rule (src/schemas/batch-lines.ts).
+ */
+export function batchDefaultsOf(flags: ContextFlags & { model?: string }): TurnOptions {
+  return checked({ ...(flags.model ? { model: flags.model } : {}), ...contextOptionsOf(flags) });
+}
+
+/** `options` once the turn input's schema passed them; else one line naming every bad field, exit code 2. */
+function checked(options: TurnOptions): TurnOptions {
   try {
     parseTurnOptions(options);
   } catch (err) {

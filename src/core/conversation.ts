@@ -11,7 +11,7 @@ export type TurnOptions = Omit<ChatTurnInput, 'question' | 'history'>;
 
 /** The conversation workflow's input; the carried-over fields are set by continue-as-new. */
 export interface ConversationInput {
-  /** Turn options for every message (a message's own options win field by field). */
+  /** Turn options for every message (a message's own options win field by field, `context` key by key). */
   options?: TurnOptions;
   /** An idle conversation (no message for this long) closes itself. @default 24 h */
   idleTimeoutMs?: number;
@@ -48,6 +48,17 @@ export interface ConversationMessage {
   id?: string;
   /** This message's turn options, over the conversation's. */
   options?: TurnOptions;
+}
+
+/**
+ * The options of a message's turn: the conversation's, with the message's own over them field by
+ * field, except `context`, merged key by key (the message's value of a key wins), so a message that
+ * adds a value (serve's `user`) keeps the conversation's others (its tenant).
+ */
+export function messageTurnOptions(conversation: TurnOptions | undefined, message: TurnOptions | undefined): TurnOptions {
+  const merged = { ...conversation, ...message };
+  if (conversation?.context && message?.context) merged.context = { ...conversation.context, ...message.context };
+  return merged;
 }
 
 export interface QueuedMessage extends ConversationMessage {

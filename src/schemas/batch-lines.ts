@@ -1,7 +1,13 @@
-/** Parsing a batch's JSONL input: one chat-turn input per line, bad lines reported by number. */
+/**
+ * Parsing a batch's JSONL input: one chat-turn input per line, bad lines reported by number. Options
+ * given for the whole batch (the CLI's `--model`, `--toolset`, `--context`) are each line's defaults:
+ * a field the line sets wins, but `context` is merged key by key (the line's value of a key wins).
+ * A line is checked with its defaults applied.
+ */
 import { z } from 'zod';
 import { ChatTurnInputSchema, type ChatTurnInput } from './turn-input';
 import type { BatchItem } from '../core/batch';
+import type { TurnOptions } from '../core/conversation';
 
 /** One input line: `{ "id"?: string, "question": string, ...per-query overrides }`. */
 export const BatchLineSchema = ChatTurnInputSchema.extend({
@@ -11,16 +17,30 @@ export const BatchLineSchema = ChatTurnInputSchema.extend({
     .optional(),
 });
 
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `line` with the batch's `defaults` under it (see the file comment); a line that is not an object is left as it is. */
+function withBatchDefaults(line: unknown, defaults: TurnOptions): unknown {
+  if (!isObject(line)) return line;
+  const merged: Record<string, unknown> = { ...defaults, ...line };
+  // A line's context that is not an object is left as it is, to be refused by name.
+  if (defaults.context && (line.context === undefined || isObject(line.context))) merged.context = { ...defaults.context, ...line.context };
+  return merged;
+}
+
 export interface BatchLineProblem {
   line: number;
   message: string;
 }
 
 /**
- * Parses JSONL text into items; bad lines are reported with their line number and left out, so the
- * rest can run. Blank lines are ignored. Duplicate ids are errors (they would share a workflow id).
+ * Parses JSONL text into items, each line under `defaults`; bad lines are reported with their line
+ * number and left out, so the rest can run. Blank lines are ignored. Duplicate ids are errors (they
+ * would share a workflow id).
  */
-export function parseBatchLines(text: string): { items: BatchItem[]; problems: BatchLineProblem[] } {
+export function parseBatchLines(text: string, defaults: TurnOptions = {}): { items: BatchItem[]; problems: BatchLineProblem[] } {
   const items: BatchItem[] = [];
   const problems: BatchLineProblem[] = [];
   const seen = new Set<string>();
@@ -34,6 +54,7 @@ export function parseBatchLines(text: string): { items: BatchItem[]; problems: B
       problems.push({ line, message: `not JSON: ${(err as Error).message}` });
       return;
     }
+    json = withBatchDefaults(json, defaults);
     const parsed = BatchLineSchema.safeParse(json);
     if (!parsed.success) {
       problems.push({

@@ -18,12 +18,18 @@ const ModelSchema = z
 const NameSchema = z.string().min(1).max(200, 'at most 200 characters');
 const NAMES_MAX = 200;
 
+/** Any JSON value: a context's values. Recursive, so the OpenAPI document names it as a component (src/serve/serve-app.ts). */
+export const JsonValueSchema = z.json();
+
+/** A key of a turn's context: what a `${context.key}` template names. */
+export const ContextKeySchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'context keys are 1-64 characters of A-Z a-z 0-9 _ -');
+
 /**
  * A turn's context: a JSON object of non-secret values (tenant, user, conversation id) for its tools,
  * never sent to Claude. Keys are what `${context.key}` templates can name; it is recorded in history.
  */
 const ContextSchema = z
-  .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'context keys are 1-64 characters of A-Z a-z 0-9 _ -'), z.json())
+  .record(ContextKeySchema, JsonValueSchema)
   .refine((c) => new TextEncoder().encode(JSON.stringify(c)).length <= MAX_CONTEXT_BYTES, `at most ${MAX_CONTEXT_BYTES} bytes of JSON`);
 
 /** A content block of a prior message: any object with a string `type`, passed to Claude unchanged. */

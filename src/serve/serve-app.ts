@@ -10,8 +10,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { createJsonSchemaTransform, createJsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { MAX_ID_LENGTH } from '../core/input-limits';
+import { JsonValueSchema } from '../schemas/turn-input';
 import { clientErrorReply, errorReply, HttpError, pathOf, routerErrorReply } from './http-error';
 import { useBoundedJsonParser } from './json-body';
 import { allowedHostsOf, guardRequests, originAllowed } from './request-guard';
@@ -32,6 +34,16 @@ export interface ServeAppOptions extends ServeContext {
    * process's own; absent when the work goes to a worker elsewhere, whose servers are not known here.
    */
   servers?: readonly string[];
+}
+
+/**
+ * The schemas the OpenAPI document names as components: a recursive schema has to be one, else its
+ * `$ref` would name nothing.
+ */
+function documentedSchemas(): z.core.$ZodRegistry<{ id?: string }> {
+  const registry = z.registry<{ id?: string }>();
+  registry.add(JsonValueSchema, { id: 'JsonValue' });
+  return registry;
 }
 
 export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInstance> {
@@ -71,13 +83,15 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `rate limit: ${context.max} requests per ${settings.rateLimit.windowSeconds} s; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
+  const schemaRegistry = documentedSchemas();
   await app.register(swagger, {
     openapi: {
       info: { title: 'mcp-turns serve', version: opts.version, description: 'Durable Claude tool-use turns over HTTP; /api/chat speaks the AI SDK UI message stream.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       ...(settings.tokens.length ? { security: [{ bearer: [] }] } : {}),
     },
-    transform: jsonSchemaTransform,
+    transform: createJsonSchemaTransform({ schemaRegistry }),
+    transformObject: createJsonSchemaTransformObject({ schemaRegistry }),
   });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { open: true } }, async () => app.swagger());

@@ -13,6 +13,8 @@ import { startServeApp, words } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 import { uniqueQueue } from '../support/temporal';
+import { until } from '../support/until';
+import { getTurnView } from '../../src/client/turn-view';
 
 jest.setTimeout(180_000);
 
@@ -276,6 +278,40 @@ describe('what a caller sends cannot end a conversation', () => {
     expect(chat.status).toBe(409);
     expect((await h.client.workflow.getHandle(conversation).describe()).status.name).toBe('TERMINATED');
     await expect(h.client.workflow.getHandle(`${conversation}-turn-2`).describe()).rejects.toThrow(/not found/i);
+  });
+});
+
+describe("a turn's context names its caller", () => {
+  /** The context turn `id` was started with, read from its history. */
+  const contextOf = async (id: string): Promise<unknown> => (await getTurnView(h.client, id)).input?.context;
+
+  it('context.user is the token\'s name on every route that starts a turn, whatever the body claims; the rest of the context is kept', async () => {
+    const claim = { user: 'alice', tenant: 'acme' };
+    const turn = await call('POST', '/v1/turns', { question: 'who asks?', context: claim }, bearer(BOB));
+    expect(turn.status).toBe(202);
+    expect(await contextOf((json(turn) as { id: string }).id)).toEqual({ user: 'bob', tenant: 'acme' });
+
+    const conversation = `fd-caller-${RUN}`;
+    expect(await contextOf(await message(conversation, 'who asks?', { context: claim }, BOB))).toEqual({ user: 'bob', tenant: 'acme' });
+    // A message without a context has one all the same.
+    expect(await contextOf(await message(conversation, 'and now?', undefined, BOB))).toEqual({ user: 'bob' });
+
+    const chatId = `fd-caller-chat-${RUN}`;
+    const chat = await call('POST', '/api/chat', { id: chatId, messages: [{ id: 'c1', role: 'user', parts: [{ type: 'text', text: 'who asks?' }] }], options: { context: claim } }, bearer(BOB));
+    expect(chat.status).toBe(200);
+    const chatTurn = `${chatId}-turn-1`;
+    await until(async () => (await contextOf(chatTurn).catch(() => undefined)) !== undefined, `turn ${chatTurn}`);
+    expect(await contextOf(chatTurn)).toEqual({ user: 'bob', tenant: 'acme' });
+  });
+
+  it('/openapi.json documents toolset and context, and every $ref in it names a component it has', async () => {
+    const text = (await raw(port, 'GET', '/openapi.json')).body;
+    const doc = JSON.parse(text) as { paths: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { properties: Record<string, unknown> } } } } } }>; components?: { schemas?: Record<string, unknown> } };
+    expect(Object.keys(doc.paths['/v1/turns']!.post.requestBody.content['application/json'].schema.properties)).toEqual(expect.arrayContaining(['toolset', 'context']));
+    const refs = [...text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThan(0);
+    expect(refs.filter((r) => !doc.components?.schemas?.[r])).toEqual([]);
+    expect([...text.matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!).filter((r) => !r.startsWith('#/components/schemas/'))).toEqual([]);
   });
 });
 

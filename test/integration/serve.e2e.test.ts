@@ -327,7 +327,7 @@ describe('the /v1 API', () => {
     // Every turn option is documented, from the one schema the client and the CLI check too.
     type Body = { requestBody: { content: { 'application/json': { schema: { properties: Record<string, { properties?: Record<string, unknown> }> } } } } };
     const bodyOf = (p: string): Body['requestBody']['content']['application/json']['schema'] => (openapi.paths[p] as { post: Body }).post.requestBody.content['application/json'].schema;
-    const options = ['model', 'system', 'servers', 'maxSteps', 'maxTokens', 'format', 'tools', 'approval', 'stream', 'messageBatches'];
+    const options = ['model', 'system', 'servers', 'toolset', 'context', 'maxSteps', 'maxTokens', 'format', 'tools', 'approval', 'stream', 'messageBatches'];
     expect(Object.keys(bodyOf('/v1/conversations/{id}/messages').properties.options!.properties ?? {})).toEqual(expect.arrayContaining(options));
     expect(Object.keys(bodyOf('/api/chat').properties.options!.properties ?? {})).toEqual(expect.arrayContaining(options));
     expect(Object.keys(bodyOf('/v1/turns').properties)).toEqual(expect.arrayContaining(['id', 'question', 'history', ...options]));

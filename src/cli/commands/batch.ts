@@ -27,8 +27,9 @@ import { openTurnStack } from '../turn-stack';
 import { holdExitOnClosedOutput } from '../closed-output';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
+import { addContextFlags, batchDefaultsOf, type ContextFlags } from '../turn-flags';
 
-interface BatchOptions {
+interface BatchOptions extends ContextFlags {
   concurrency: string;
   out?: string;
   name?: string;
@@ -57,13 +58,14 @@ function readResults(file: string): ResultLine[] {
 }
 
 export function batchCommand(): Command {
-  return new Command('batch')
+  const command = new Command('batch')
     .description('run every query of a JSONL file as a durable batch; safe to run again after any crash')
     .argument('<file>', 'JSONL: one {"id"?, "question", ...overrides} per line')
     .option('--concurrency <n>', 'turns running at once', '10')
     .option('--out <file>', 'results JSONL (default <file>.results.jsonl; with another --name N, <file>.N.results.jsonl)')
     .option('--name <name>', 'batch name (default: the file name); child workflow ids are <name>-<id or line>')
-    .option('--model <model>', 'model for lines that name none')
+    .option('--model <model>', 'model for lines that name none');
+  return addContextFlags(command, true)
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
@@ -79,6 +81,7 @@ export function batchCommand(): Command {
     .action(async (file: string, opts: BatchOptions, command: Command) => {
       const concurrency = parsePositiveInt(opts.concurrency, '--concurrency');
       const messageBatches = messageBatchesOf(opts);
+      const defaults = batchDefaultsOf(opts);
       let text: string;
       try {
         text = fs.readFileSync(file, 'utf8');
@@ -87,9 +90,8 @@ export function batchCommand(): Command {
       }
       const name = opts.name ?? defaultBatchName(file);
       if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new CliError(`--name must be 1-100 characters of A-Z a-z 0-9 . _ -, got "${name}"`, EXIT.badInput);
-      const { items, problems } = parseBatchLines(text);
+      const { items, problems } = parseBatchLines(text, defaults);
       for (const p of problems) console.error(`${file}:${p.line}: ${p.message} (skipped)`);
-      if (opts.model) for (const item of items) item.input.model ??= opts.model;
       if (!items.length) throw new CliError(`${file}: no valid query lines`, 2);
 
       const out = opts.out ?? defaultResultsFile(file, name);

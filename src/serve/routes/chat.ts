@@ -62,7 +62,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
       if (action.kind === 'message') {
         // A regenerated answer is a message of its own (the same text asked again).
         const messageId = action.regenerate ? newId('msg') : action.messageId;
-        const sent = await sendOrFindTurn(ctx, action.chatId, action.text, messageId, request.body.options);
+        const sent = await sendOrFindTurn(ctx, request.actor, action.chatId, action.text, messageId, request.body.options);
         return pipeUiMessage(reply, sentTurnEvents(ctx, action.chatId, sent, stop.signal), stop, ctx, true);
       }
       for (const d of action.decisions) {

@@ -19,6 +19,7 @@ import { runStatusOf } from '../../client/run-status';
 import { conversationTurnId, type ConversationStatus, type TurnOptions } from '../../core/conversation';
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { subscribeTurn } from '../../client/subscribe';
+import { withCaller } from '../caller-context';
 import { asFieldRefusal, HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { SseStream, wantsEventStream } from '../sse';
@@ -63,7 +64,7 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
     async (request, reply) => {
       const conversationId = request.params.id;
       const messageId = request.body.messageId ?? newId('msg');
-      const sent = await sendOrFindTurn(ctx, conversationId, request.body.text, messageId, request.body.options);
+      const sent = await sendOrFindTurn(ctx, request.actor, conversationId, request.body.text, messageId, request.body.options);
       if (!wantsEventStream(request) && /json/.test(request.headers.accept ?? '')) {
         const turnId = sent.turnId ?? (await messageTurnId(ctx.client, conversationId, messageId));
         const links = turnId ? { events: `/v1/turns/${encodeURIComponent(turnId)}/events`, ui: uiLink(ctx, turnId) } : {};
@@ -76,13 +77,14 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
   );
 }
 
-/** A message sent, or (sent before with the same id) the turn that answers it. */
 /**
- * Sends message `messageId` with streaming on, creating the conversation if needed; a message sent
- * before with that id is not asked again: its turn is named instead.
+ * Sends message `messageId` for `caller` (the request's actor: its turn's `context.user`) with
+ * streaming on, creating the conversation if needed; a message sent before with that id is not
+ * asked again: its turn is named instead.
  */
 export async function sendOrFindTurn(
   ctx: ServeContext,
+  caller: string,
   conversationId: string,
   text: string,
   messageId: string,
@@ -93,7 +95,7 @@ export async function sendOrFindTurn(
     await requireWorker(ctx.client, ctx.taskQueue);
     return await sendOrFindMessage(ctx.client, conversationId, text, {
       messageId,
-      options: { stream: true, ...options },
+      options: withCaller({ stream: true, ...options }, caller),
       // A conversation this message creates is titled by it (submitMessage's rule).
       conversation: { taskQueue: ctx.taskQueue },
     });

@@ -15,6 +15,7 @@ import { kindPhrase, WorkflowKindError } from '../../client/workflow-kind';
 import { TurnIdSchema } from '../../schemas/ids';
 import { ChatTurnInputSchema, type ChatTurnInput } from '../../schemas/turn-input';
 import { subscribe } from '../../client/subscribe';
+import { withCaller } from '../caller-context';
 import { HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { pipeTurnEvents } from '../turn-event-stream';
@@ -60,7 +61,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     },
     async (request, reply) => {
       const { id, ...fields } = request.body;
-      const input: ChatTurnInput = { stream: true, ...fields };
+      const input: ChatTurnInput = withCaller({ stream: true, ...fields }, request.actor);
       if (input.stream === false) delete input.stream;
       const workflowId = id ?? newId('turn');
       try {
