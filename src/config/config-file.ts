@@ -63,6 +63,11 @@ const ConfigFileSchema = z
   })
   .strict();
 
+/** The entry names of a section (servers or modules) as the file writes them; none when it is not an object. */
+function namesIn(section: unknown): string[] {
+  return section && typeof section === 'object' && !Array.isArray(section) ? Object.keys(section) : [];
+}
+
 /** A file's tool modules are resolved against its directory; text not from a file, against the working directory. */
 function baseDirOf(sourceName: string): string {
   return /[\\/]/.test(sourceName) || /\.(json|ya?ml)$/i.test(sourceName) ? path.dirname(path.resolve(sourceName)) : process.cwd();
@@ -108,10 +113,14 @@ export function checkConfig(parsedText: unknown, env: NodeJS.ProcessEnv, sourceN
   problems.push(...mcp.problems);
   const modules = parseToolModules(camel ? toolModules : tool_modules, camel ? 'toolModules' : 'tool_modules', baseDirOf(sourceName));
   problems.push(...modules.problems);
-  for (const m of modules.modules ?? []) {
-    if (mcp.servers?.some((s) => s.name === m.name)) problems.push(`${camel ? 'toolModules' : 'tool_modules'}.${m.name}: ${m.name} is an MCP server's name too (one name is one server or one module)`);
+  // The names the file gives, whatever the problems of their entries (reported above): a section
+  // with one bad entry resolves to none, which must not make every other name unknown here.
+  const serverNames = namesIn(camel ? mcpServers : mcp_servers);
+  const moduleNames = namesIn(camel ? toolModules : tool_modules);
+  for (const name of moduleNames) {
+    if (serverNames.includes(name)) problems.push(`${camel ? 'toolModules' : 'tool_modules'}.${name}: ${name} is an MCP server's name too (one name is one server or one module)`);
   }
-  const toolsets = parseToolsets(toolsetsSection, [...(mcp.servers ?? []).map((s) => s.name), ...(modules.modules ?? []).map((m) => m.name)]);
+  const toolsets = parseToolsets(toolsetsSection, [...serverNames, ...moduleNames]);
   problems.push(...toolsets.problems);
 
   const parsed = ConfigFileSchema.safeParse(sections);

@@ -400,7 +400,7 @@ export function camelEntryToSnake(entry: unknown, path: string[], problems: stri
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(entry)) {
     if (SNAKE_TO_CAMEL[k] !== undefined) {
-      problems.push(`${[...path, k].join('.')}: unknown key (mcpServers uses ${SNAKE_TO_CAMEL[k]})`);
+      problems.push(`${[...path, k].join('.')}: unknown key (${path[0] ?? 'mcpServers'} uses ${SNAKE_TO_CAMEL[k]})`);
       continue;
     }
     out[CAMEL_TO_SNAKE[k] ?? k] =

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { ContentBlockParam } from '../core/contracts';
 import { MAX_CONTEXT_BYTES, MAX_MODEL_LENGTH, MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
+import { issueMessage } from './issue-problems';
 
 /** Model ids as the Messages API (and Bedrock's, Vertex's) name them; the id is a search attribute too. */
 const ModelSchema = z
@@ -151,5 +152,5 @@ export function parseChatTurnInput(input: unknown): ChatTurnInput {
 
 /** Each problem of a turn's input as `field.path: message`. */
 export function turnInputProblems(error: z.ZodError): string[] {
-  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`);
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${issueMessage(i)}`);
 }

@@ -21,7 +21,7 @@ import { claudeInputSchema } from '../mcp/claude-tool-schema';
 import { unknownToolFailure } from '../mcp/errors';
 import { silentLogger, type McpLogger } from '../mcp/logger';
 import { Redactor } from '../mcp/redaction';
-import { convertToolResult } from '../mcp/result-conversion';
+import { convertToolResult, type McpCallResult } from '../mcp/result-conversion';
 import { ToolSpeed } from '../mcp/tool-speed';
 import { readCodeTools, type CodeTool } from './code-tool';
 import { CODE_TOOL } from './define-tool';
@@ -169,6 +169,17 @@ export class CodeTools {
     };
   }
 
+  /** A tool's result as Claude's content, with the module's size caps and the worker's credentials replaced. */
+  private converted(result: McpCallResult, config: ToolModuleConfig, tool: string): Omit<CallToolOutput, 'attempt'> {
+    return convertToolResult(result, {
+      server: config.name,
+      tool,
+      maxBytes: config.maxResultBytes,
+      maxBinaryBytes: config.maxBinaryBytes,
+      ...(this.redactor.empty ? {} : { redact: (t: string) => this.redactor.redact(t) }),
+    });
+  }
+
   /** One call: see the file comment for what is returned and what is thrown. */
   async callTool(input: CallToolInput, opts: CodeCallOptions): Promise<Omit<CallToolOutput, 'attempt'>> {
     await this.load();
@@ -182,10 +193,12 @@ export class CodeTools {
     const checked = await tool.check(input.arguments);
     if (!checked.ok) return errorResult(`Invalid arguments for ${input.tool}: ${checked.problems.join('; ')}`);
 
+    // Cancelled before it starts: not run (a listener added now would never hear the abort).
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error(`${config.name}/${tool.name} cancelled`);
+
     const started = Date.now();
     const abort = new AbortController();
     const onCancel = (): void => abort.abort(opts.signal?.reason);
-    if (opts.signal?.aborted) onCancel();
     opts.signal?.addEventListener('abort', onCancel, { once: true });
     let timer: NodeJS.Timeout | undefined;
     const stopped = new Promise<never>((_, reject) => {
@@ -198,19 +211,13 @@ export class CodeTools {
     try {
       const result = await Promise.race([tool.run(checked.value, { toolCallId: input.toolUseId, turnId: opts.turnId, context: input.context ?? {}, abortSignal: abort.signal }), stopped]);
       m.speed.record(tool.name, Date.now() - started);
-      return convertToolResult(result, {
-        server: config.name,
-        tool: tool.name,
-        maxBytes: config.maxResultBytes,
-        maxBinaryBytes: config.maxBinaryBytes,
-        ...(this.redactor.empty ? {} : { redact: (t: string) => this.redactor.redact(t) }),
-      });
+      return this.converted(result, config, tool.name);
     } catch (err) {
       m.speed.record(tool.name, Date.now() - started);
       if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : err;
       if (err instanceof ApplicationFailure) throw err;
       const message = this.redactor.redact((err as Error)?.message ?? String(err));
-      if (isToolError(err)) return errorResult(message);
+      if (isToolError(err)) return this.converted({ content: [{ type: 'text', text: message }], isError: true }, config, tool.name);
       this.log.warn('code tool call failed', { module: config.name, tool: tool.name, toolUseId: input.toolUseId, error: message });
       throw ApplicationFailure.create({ type: CodeToolFailureType.Failed, message: `${config.name}/${tool.name}: ${message}`, nonRetryable: false });
     } finally {
