@@ -19,24 +19,35 @@ import { freePort } from './ports';
 export default async function globalSetup(): Promise<void> {
   const t0 = Date.now();
   const cli = testTemporalCli((line) => console.log(`[global-setup] ${line}`));
-  const uiPort = await freePort();
   // The SDK's core spawns the server with this process's environment: give it the dev server's.
   const gogc = process.env.GOGC;
   process.env.GOGC = devServerEnv().GOGC;
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: cli.path },
-      ip: '127.0.0.1',
-      ui: true,
-      uiPort,
-      searchAttributes: [...SEARCH_ATTRIBUTES],
-      log: { format: 'pretty', level: 'error' },
-      extraArgs: devServerDynamicConfigArgs(),
-    },
-  }).finally(() => {
-    if (gogc === undefined) delete process.env.GOGC;
-    else process.env.GOGC = gogc;
-  });
+  // Its ports are free when chosen, not reserved: another program on the machine may take one
+  // first, and the server then exits at start; a second try takes new ports.
+  let uiPort = 0;
+  const start = async (): Promise<TestWorkflowEnvironment> => {
+    uiPort = await freePort();
+    return TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: cli.path },
+        ip: '127.0.0.1',
+        ui: true,
+        uiPort,
+        searchAttributes: [...SEARCH_ATTRIBUTES],
+        log: { format: 'pretty', level: 'error' },
+        extraArgs: devServerDynamicConfigArgs(),
+      },
+    });
+  };
+  const env = await start()
+    .catch((err: unknown) => {
+      console.log(`[global-setup] the dev server did not start (${(err as Error).message.split('\n')[0]}); trying again on other ports`);
+      return start();
+    })
+    .finally(() => {
+      if (gogc === undefined) delete process.env.GOGC;
+      else process.env.GOGC = gogc;
+    });
   (globalThis as { __TEMPORAL_ENV__?: TestWorkflowEnvironment }).__TEMPORAL_ENV__ = env;
   const address = env.connection.options.address;
   process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS = address;
