@@ -2,10 +2,12 @@
  * The end of a turn: its answer. The forced response formatter writes it; with `format: false`,
  * after a refusal, it is Claude's last text of this turn; when the conversation no longer fits the
  * context window, it says so (the formatter would not fit either). An answer written without any
- * tools because every server was unavailable says that too.
+ * tools because every server was unavailable says that too. The sources Claude cited in the turn
+ * (web search results, fetched pages) follow the tools' artifacts as one bibliography.
  */
 import type { FormatMode } from '../src/core/contracts';
 import { CONTEXT_WINDOW_ANSWER, toolsUnavailableNote } from '../src/core/prompts';
+import { bibliographyArtifact } from '../src/core/bibliography';
 import { buildResponse, textOutput } from '../src/core/response';
 import type { FormatterOutput } from '../src/schemas/response-formatter-tool';
 import { lastAssistantText } from '../src/core/transcript';
@@ -17,7 +19,9 @@ export async function answer(turn: Turn, stopReason: TurnStopReason): Promise<Tu
   const note = turn.unavailable.length && !turn.hadTools ? toolsUnavailableNote(turn.unavailable) : undefined;
   // The note follows the answer's text, before the tools' artifacts.
   const withNote = note ? { ...output, conversation: [...output.conversation, { type: 'text' as const, content: note }] } : output;
-  return { response: buildResponse(withNote, turn.calls.artifacts), ...(formatMode ? { formatMode } : {}) };
+  const sources = bibliographyArtifact(turn.transcript.ownMessages());
+  const artifacts = sources ? [...turn.calls.artifacts, sources] : turn.calls.artifacts;
+  return { response: buildResponse(withNote, artifacts), ...(formatMode ? { formatMode } : {}) };
 }
 
 /** The answer's text and artifacts as the formatter's output, and how it was written. */

@@ -18,6 +18,7 @@ import type {
   ToolApproval,
 } from '../src/core/contracts';
 import { turnSystemPrompt } from '../src/core/prompts';
+import { isServerToolDefinition } from '../src/core/server-tools';
 import { streamRequest } from '../src/core/stream-record';
 import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
 import type { TurnResponse } from '../src/core/response';
@@ -124,7 +125,15 @@ export class Turn {
       : new InteractiveCalls({ streamed: this.streamed, claudeOnTurnQueue: this.claudeOnTurnQueue });
     const streaming = stream ? { stream } : {};
     this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
-    this.formatRequest = { model, maxTokens, ...(formatterSystem !== undefined ? { system: formatterSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
+    const serverTools = catalog.tools.filter(isServerToolDefinition);
+    this.formatRequest = {
+      model,
+      maxTokens,
+      ...(formatterSystem !== undefined ? { system: formatterSystem } : {}),
+      ...(thinking ? { thinking } : {}),
+      ...streaming,
+      ...(serverTools.length ? { serverTools } : {}),
+    };
   }
 
   /** Claude calls of the loop so far. */

@@ -7,7 +7,7 @@
  */
 import { log } from '@temporalio/workflow';
 import { addReports, compactSegments, type CompactionPolicy, type CompactionReport } from '../src/core/compaction';
-import type { ContentBlock, MessageParam, Tool } from '../src/core/contracts';
+import type { ContentBlock, MessageParam, OfferedTool } from '../src/core/contracts';
 import { stepSegments } from '../src/core/segment-groups';
 import { toolsSegment, type TranscriptSegment } from '../src/core/transcript-segment';
 
@@ -26,7 +26,7 @@ export class TurnTranscript {
   }
 
   /** The tool definitions Claude is offered, sent with the messages. */
-  offerTools(tools: Tool[]): void {
+  offerTools(tools: OfferedTool[]): void {
     this.tools = toolsSegment(tools);
   }
 

@@ -125,7 +125,7 @@ export async function callClaude(
       message = created;
       requestId = created._request_id;
     }
-    const usage = fromApiUsage(message.usage);
+    const usage = fromApiUsage(message.usage, message.content);
     const output: ClaudeCallOutput = {
       // A plain JSON copy: the stream accumulator leaves non-enumerable helpers on blocks, and
       // both modes must hand the workflow the same value.

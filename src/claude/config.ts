@@ -8,6 +8,7 @@ import { DEFAULT_MODEL } from '../core/resolve-turn';
 import { MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 import { DEFAULT_CLAUDE_ERROR_POLICY, type ClaudeErrorPolicy } from './errors';
 import { PricingOverridesSchema } from './pricing';
+import { ServerToolsSchema } from '../schemas/server-tools';
 import { API_MAX_BYTES, API_MAX_REQUESTS, DEFAULT_MESSAGE_BATCH_SETTINGS } from '../core/message-batches';
 
 export const ClaudeConfigSchema = z
@@ -16,6 +17,8 @@ export const ClaudeConfigSchema = z
     model: z.string().min(1).default(DEFAULT_MODEL),
     /** Tools offered per Claude request for turns that set no `maxToolsPerRequest` of their own (sent to the workflow with the tool list). @default 15 */
     maxToolsPerRequest: z.number().int().min(1).max(MAX_TOOLS_PER_REQUEST).optional(),
+    /** Claude's own tools every turn is offered unless its toolset or its input turns them off (recorded with the tool list). */
+    serverTools: ServerToolsSchema.optional(),
     /** Stream responses: heartbeats on every event, and no SDK limit on long non-streamed calls. @default false */
     stream: z.boolean().default(false),
     /** `cache_control` on the last tool, the system prompt and the last user message (each step reads the conversation so far back from the cache). @default true */

@@ -117,6 +117,13 @@ export interface Cost {
   priceKey?: string;
 }
 
+/**
+ * A web search the API ran for a call: $10 per 1,000 searches, on top of the tokens (its results
+ * count as input tokens). Web fetch costs only its tokens. Code execution is billed by container
+ * time, which the API's usage does not report: no cost here includes it.
+ */
+export const WEB_SEARCH_USD = 0.01;
+
 /** What a call answered through the Message Batches API costs, as a share of the standard price. */
 export const MESSAGE_BATCH_PRICE_FACTOR = 0.5;
 
@@ -180,8 +187,9 @@ function priceUsage(usage: TokenUsage, p: ModelPrice, factor: number): number {
     usage.outputTokens * rates.output +
     usage.cacheCreationInputTokens * rates.cacheWrite +
     usage.cacheReadInputTokens * rates.cacheRead;
+  const searches = (usage.webSearchRequests ?? 0) * WEB_SEARCH_USD * 1e6;
   // Round to a millionth of a cent so sums of many calls don't show float noise.
-  return Math.round(micro * factor * 100) / 1e8;
+  return Math.round((micro * factor + searches) * 100) / 1e8;
 }
 
 /**

@@ -101,7 +101,8 @@ export class StreamPrinter {
         return;
       }
       case 'tool-input-available': {
-        const label = event.server && event.tool ? `${event.server} · ${event.tool}` : event.toolName;
+        // Claude's server tools run at the API: labelled as Claude's.
+        const label = event.providerExecuted ? `Claude · ${event.toolName}` : event.server && event.tool ? `${event.server} · ${event.tool}` : event.toolName;
         turn.tools.set(event.toolCallId, label);
         this.line(`→ ${label} ${oneLine(JSON.stringify(event.input ?? {}), INPUT_CHARS)}`);
         return;
@@ -111,6 +112,7 @@ export class StreamPrinter {
         const attempts = event.attempts && event.attempts > 1 ? ` · ${event.attempts} attempts` : '';
         if (event.notRun === 'repeated') this.line(`↺ ${label} · repeated, not run again`);
         else if (event.notRun) this.line(`✗ ${label} · not run (${event.notRun})`);
+        else if (event.providerExecuted) this.line(`${event.isError ? '✗' : '✓'} ${label} · ${oneLine(event.output ?? '', INPUT_CHARS) || 'done'}`);
         else if (event.isError) this.line(`✗ ${label} · error · ${event.durationMs} ms${attempts}`);
         else this.line(`✓ ${label} · ${event.durationMs} ms${attempts}`);
         return;

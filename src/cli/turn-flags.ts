@@ -1,28 +1,31 @@
 /**
  * The flags that shape a turn, shared by `run` and `chat`, and the one mapping from them to the
- * turn's input: `--server`, `--toolset`, `--context`, `--model`, `--system`, `--max-steps`,
+ * turn's input: `--server`, `--toolset`, `--context`, `--server-tool`, `--model`, `--system`, `--max-steps`,
  * `--max-tools`, `--allow`, `--deny`, `--require-approval`, `--approval-timeout` and
- * `--no-format`. `batch` shares `--toolset` and `--context` (its lines' defaults). A bad flag is one
+ * `--no-format`. `batch` shares `--toolset`, `--context` and `--server-tool` (its lines' defaults). A bad flag is one
  * line naming it, with exit code 2, before anything is started.
  */
 import type { Command } from 'commander';
 import type { TurnOptions } from '../core/conversation';
 import { MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 import { oneLine } from '../core/text';
+import { SERVER_TOOL_KEYS, type ServerToolKey, type ServerToolsInput } from '../core/server-tools';
 import { ChatTurnInputError, ContextKeySchema, type ChatTurnInput } from '../schemas/turn-input';
 import { parseTurnOptions } from '../schemas/turn-options';
 import { CliError, parsePositiveInt } from './cli-error';
 import { EXIT } from './exit-codes';
 
-/** `--toolset` and `--context` as commander gives them: `run`, `chat` and `batch` take them. */
-export interface ContextFlags {
+/** `--toolset`, `--context` and `--server-tool` as commander gives them: `run`, `chat` and `batch` take them. */
+export interface ToolFlags {
   toolset?: string;
   /** Each `--context` given, in order: `key=value`. */
   context?: string[];
+  /** Each `--server-tool` given: Claude's own tools to offer (`web_search`, `web_fetch`, `code_execution`). */
+  serverTool?: string[];
 }
 
 /** The flags as commander gives them. */
-export interface TurnFlags extends ContextFlags {
+export interface TurnFlags extends ToolFlags {
   server?: string[];
   model?: string;
   system?: string;
@@ -62,8 +65,8 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-/** Adds `--toolset` and `--context` to `command`; for `batch` (`lines`), they are its lines' defaults. */
-export function addContextFlags(command: Command, lines = false): Command {
+/** Adds `--toolset`, `--context` and `--server-tool` to `command`; for `batch` (`lines`), they are its lines' defaults. */
+export function addToolFlags(command: Command, lines = false): Command {
   return command
     .option(
       '--toolset <name>',
@@ -73,7 +76,24 @@ export function addContextFlags(command: Command, lines = false): Command {
       '--context <key=value>',
       `a value for the turn's tools, never sent to Claude (repeatable; recorded in history: no secrets)${lines ? "; a line's own context keys win" : ''}`,
       collect,
+    )
+    .option(
+      '--server-tool <name>',
+      `Claude's own tool to offer, run by the API: ${SERVER_TOOL_KEYS.join(', ')} (repeatable; options in the config or the input)${lines ? ', for lines that set none' : ''}`,
+      collect,
     );
+}
+
+/** The server tools `--server-tool` flags turn on, each with its defaults; an unknown name is one line naming the flag. */
+export function serverToolsOf(names: readonly string[]): ServerToolsInput {
+  const tools: ServerToolsInput = {};
+  for (const name of names) {
+    if (!(SERVER_TOOL_KEYS as readonly string[]).includes(name)) {
+      throw new CliError(`--server-tool "${oneLine(name, 100)}": not one of Claude's server tools (${SERVER_TOOL_KEYS.join(', ')})`, EXIT.badInput);
+    }
+    tools[name as ServerToolKey] = true;
+  }
+  return tools;
 }
 
 /**
@@ -96,11 +116,12 @@ export function contextOf(pairs: readonly string[]): Record<string, string> {
   return context;
 }
 
-/** The options `--toolset` and `--context` set: only those given. */
-function contextOptionsOf(flags: ContextFlags): TurnOptions {
+/** The options `--toolset`, `--context` and `--server-tool` set: only those given. */
+function toolOptionsOf(flags: ToolFlags): TurnOptions {
   return {
     ...(flags.toolset !== undefined ? { toolset: flags.toolset } : {}),
     ...(flags.context ? { context: contextOf(flags.context) } : {}),
+    ...(flags.serverTool ? { serverTools: serverToolsOf(flags.serverTool) } : {}),
   };
 }
 
@@ -110,7 +131,7 @@ function contextOptionsOf(flags: ContextFlags): TurnOptions {
  */
 export function addTurnFlags(command: Command, per: 'the turn' | 'each message'): Command {
   command.option('--server <name...>', 'MCP servers to use (default: all the worker has, or the toolset\'s)');
-  return addContextFlags(command)
+  return addToolFlags(command)
     .option('--model <model>', 'Claude model')
     .option('--system <prompt>', 'system prompt')
     .option('--max-steps <n>', `Claude calls in the tool loop of ${per}`)
@@ -151,7 +172,7 @@ function parseSeconds(value: string, flag: string): number {
  * terminal, or with `--events`; a `watch` elsewhere can follow it).
  */
 export function turnOptionsOf(flags: TurnFlags): TurnOptions {
-  const options: TurnOptions = { stream: true, ...contextOptionsOf(flags) };
+  const options: TurnOptions = { stream: true, ...toolOptionsOf(flags) };
   if (flags.server) options.servers = flags.server;
   if (flags.model) options.model = flags.model;
   if (flags.system) options.system = flags.system;
@@ -177,11 +198,11 @@ export function turnOptionsOf(flags: TurnFlags): TurnOptions {
 }
 
 /**
- * The defaults `batch`'s flags give its lines (`--model`, `--toolset`, `--context`): only those
+ * The defaults `batch`'s flags give its lines (`--model`, `--toolset`, `--context`, `--server-tool`): only those
  * given. How a line takes them is `parseBatchLines`' rule (src/schemas/batch-lines.ts).
  */
-export function batchDefaultsOf(flags: ContextFlags & { model?: string }): TurnOptions {
-  return checked({ ...(flags.model ? { model: flags.model } : {}), ...contextOptionsOf(flags) });
+export function batchDefaultsOf(flags: ToolFlags & { model?: string }): TurnOptions {
+  return checked({ ...(flags.model ? { model: flags.model } : {}), ...toolOptionsOf(flags) });
 }
 
 /** `options` once the turn input's schema passed them; else one line naming every bad field, exit code 2. */

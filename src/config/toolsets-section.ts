@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Toolset } from '../core/toolsets';
 import { issueProblems } from '../schemas/issue-problems';
+import { ServerToolsSchema } from '../schemas/server-tools';
 
 const Names = z.array(z.string().min(1).max(200)).max(200);
 
@@ -17,6 +18,8 @@ const ToolsetSchema = z
     allow: Names.optional(),
     /** Never these. */
     deny: Names.optional(),
+    /** Claude's own tools the set offers (over the worker's `claude.serverTools`). */
+    serverTools: ServerToolsSchema.optional(),
   })
   .strict();
 

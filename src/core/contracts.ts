@@ -10,6 +10,7 @@ import type {
   TextBlockParam,
   ImageBlockParam,
   Tool,
+  ToolUnion,
   ToolChoice,
   StopReason,
   ThinkingConfigParam,
@@ -20,8 +21,9 @@ import type { FormatterOutput } from '../schemas/response-formatter-tool';
 import type { StreamRecord, StreamRequest } from './stream-record';
 import type { AskedAgain } from './activity-types';
 import type { TurnContext } from './context-templates';
+import type { ServerToolDefinition, ServerToolsInput } from './server-tools';
 
-export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolChoice, StopReason, ThinkingConfigParam };
+export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolUnion, ToolChoice, StopReason, ThinkingConfigParam };
 
 /** A JSON Schema object as MCP servers publish it in `inputSchema`. */
 export type JsonSchemaObject = { type: 'object'; properties?: Record<string, unknown>; required?: string[] } & Record<
@@ -123,6 +125,8 @@ export interface WorkerTurnDefaults {
    * (src/core/task-queues.ts).
    */
   claudeOnTurnQueue?: boolean;
+  /** Claude's own tools every turn is offered (the config's `claude.serverTools`). */
+  serverTools?: ServerToolsInput;
 }
 
 /** What a Claude tool name calls. */
@@ -136,10 +140,16 @@ export interface DroppedTool {
   reason: string;
 }
 
+/** A tool offered to Claude: one of the turn's (an MCP server's or a module's), or one of the API's own. */
+export type OfferedTool = Tool | ServerToolDefinition;
+
 /** The tools a turn offers Claude (src/core/tool-naming.ts builds it). */
 export interface ToolCatalog {
-  /** Tool definitions for the Claude request, in a stable order. */
-  tools: Tool[];
+  /**
+   * Tool definitions for the Claude request, in a stable order: the turn's tools, then Claude's own
+   * server tools (src/core/server-tools.ts), which have no target.
+   */
+  tools: OfferedTool[];
   /** Claude tool name → the MCP server and tool it calls. */
   targets: Record<string, ToolTarget>;
   /** Tools not offered to Claude, and why. */
@@ -201,7 +211,7 @@ export interface ClaudeRequest {
   model: string;
   system?: string;
   messages: MessageParam[];
-  tools: Tool[];
+  tools: ToolUnion[];
   maxTokens: number;
   toolChoice?: ToolChoice;
   thinking?: ThinkingConfigParam;
@@ -252,6 +262,11 @@ export interface FormatResponseInput {
   thinking?: ThinkingConfigParam;
   /** The turn streams: the call publishes the answer as it is written. */
   stream?: StreamRequest;
+  /**
+   * Claude's own tools the turn offered: sent again beside the formatter's tool, since the API
+   * refuses a transcript whose server tool blocks name a tool the request does not define.
+   */
+  serverTools?: ServerToolDefinition[];
 }
 
 /** The formatter's request as the worker makes it: the activity input with its conversation read. */

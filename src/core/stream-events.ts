@@ -58,6 +58,8 @@ export type TurnStreamEvent = Base &
         /** Claude's arguments (injected values are added on the worker and never appear here). */
         input: unknown;
         step: number;
+        /** One of Claude's own server tools (web search…): the API ran it, not the worker. */
+        providerExecuted?: true;
       }
     | {
         type: 'data-approval';
@@ -84,6 +86,8 @@ export type TurnStreamEvent = Base &
         /** Why it did not run: repeated, denied, or refused (unknown tool, budget). */
         notRun?: 'repeated' | 'denied' | 'refused';
         attempts?: number;
+        /** A server tool's result, as the API wrote it in Claude's reply (its duration is not known: 0). */
+        providerExecuted?: true;
       }
     | { type: 'finish-step'; step: number }
     | { type: 'data-answer'; response: TurnResponse }

@@ -4,6 +4,7 @@
  * the phases of a workflow that each need their own tools. A turn's own `servers` and `tools` narrow
  * its toolset further, never widen it.
  */
+import type { ServerToolsInput } from './server-tools';
 import type { ToolFilter } from './tool-naming';
 
 /** One tool set of the worker's config. */
@@ -14,6 +15,8 @@ export interface Toolset {
   allow?: string[];
   /** Never these. */
   deny?: string[];
+  /** Claude's own tools it offers (src/core/server-tools.ts). */
+  serverTools?: ServerToolsInput;
 }
 
 /** What a turn uses when it names a toolset: the servers to list, those it named outside the set, and the filters. */
@@ -24,6 +27,8 @@ export interface ToolsetSelection {
   outside: string[];
   /** The toolset's allow/deny lists, then the turn's. */
   filters: ToolFilter[];
+  /** The toolset's server tools. */
+  serverTools?: ServerToolsInput;
 }
 
 /** Why a turn cannot use the toolset it names: it is not defined on the worker. */
@@ -50,5 +55,6 @@ export function selectTools(
     ...(servers ? { servers } : {}),
     outside: (turn.servers ?? []).filter((s) => !inSet(s)),
     filters: [setFilter, own],
+    ...(toolset.serverTools ? { serverTools: toolset.serverTools } : {}),
   };
 }

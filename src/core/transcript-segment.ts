@@ -7,12 +7,12 @@
  * their JSON encoding starts with {@link TRANSCRIPT_SEGMENT_JSON_PREFIX}, which is how the storage
  * selector recognises them.
  */
-import type { MessageParam, Tool } from './contracts';
+import type { MessageParam, OfferedTool } from './contracts';
 
 export interface TranscriptSegment {
   transcriptSegment: MessageParam[];
   /** The tool definitions offered to Claude (a segment of its own, with no messages). */
-  tools?: Tool[];
+  tools?: OfferedTool[];
 }
 
 /** How a segment's JSON encoding begins (the key comes first). */
@@ -22,12 +22,12 @@ export function segment(messages: MessageParam[]): TranscriptSegment {
   return { transcriptSegment: messages };
 }
 
-export function toolsSegment(tools: Tool[]): TranscriptSegment {
+export function toolsSegment(tools: OfferedTool[]): TranscriptSegment {
   return { transcriptSegment: [], tools };
 }
 
 /** The messages and tools of a request's segments, in order. */
-export function joinSegments(segments: readonly TranscriptSegment[]): { messages: MessageParam[]; tools: Tool[] } {
+export function joinSegments(segments: readonly TranscriptSegment[]): { messages: MessageParam[]; tools: OfferedTool[] } {
   return {
     messages: segments.flatMap((s) => s.transcriptSegment),
     tools: segments.flatMap((s) => s.tools ?? []),

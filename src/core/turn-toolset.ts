@@ -1,7 +1,7 @@
 /**
  * The turn's toolset, decided once at its start from the input and the worker's tool listing: the
  * tools Claude is offered under their Claude names (the toolset's and the turn's allow/deny lists
- * and `maxToolsPerRequest` applied), what each name calls, the tools left out and why, and the
+ * and `maxToolsPerRequest` applied) and Claude's own server tools, what each name calls, the tools left out and why, and the
  * approval each offered tool's calls wait for. `prepareTurn` records it; the workflow and the turn's
  * stream read it from there.
  */
@@ -9,6 +9,7 @@ import { toolApprovals } from './approvals';
 import type { PreparedTurn, ToolListing, WorkerTurnDefaults } from './contracts';
 import { resolveTurn } from './resolve-turn';
 import { buildToolCatalog } from './tool-naming';
+import { mergeServerTools, serverToolDefinitions } from './server-tools';
 import { selectTools, type ToolsetSelection } from './toolsets';
 import type { ChatTurnInput } from '../schemas/turn-input';
 
@@ -23,7 +24,9 @@ export function prepareTurnOf(
   selection: ToolsetSelection = selectTools(input, undefined, undefined),
 ): PreparedTurn {
   const resolved = resolveTurn(input, workerDefaults);
-  const catalog = buildToolCatalog(listing.tools, selection.filters, resolved.maxToolsPerRequest, listing.unusableTools);
+  const built = buildToolCatalog(listing.tools, selection.filters, resolved.maxToolsPerRequest, listing.unusableTools);
+  const serverTools = serverToolDefinitions(mergeServerTools(workerDefaults.serverTools, selection.serverTools, input.serverTools));
+  const catalog = serverTools.length ? { ...built, tools: [...built.tools, ...serverTools] } : built;
   return {
     catalog,
     approvals: toolApprovals(listing.tools, catalog.targets, resolved.approval),

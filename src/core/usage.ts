@@ -1,10 +1,25 @@
-/** Token usage of one Claude call or a whole turn, summed exactly (retried attempts excluded). */
+/**
+ * Token usage of one Claude call or a whole turn, summed exactly (retried attempts excluded), and
+ * the uses of Claude's server tools it paid for (absent: none).
+ */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+  /** Web searches the API ran (`usage.server_tool_use.web_search_requests`): billed per search. */
+  webSearchRequests?: number;
+  /** Pages the API fetched (`usage.server_tool_use.web_fetch_requests`): tokens only. */
+  webFetchRequests?: number;
+  /**
+   * Code execution calls the API ran, counted from the reply's content: the API bills them by
+   * container time, which usage does not report, so no cost includes them.
+   */
+  codeExecutions?: number;
 }
+
+/** The server tool counts of {@link TokenUsage}. */
+const SERVER_TOOL_COUNTS = ['webSearchRequests', 'webFetchRequests', 'codeExecutions'] as const;
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({
   inputTokens: 0,
@@ -13,28 +28,51 @@ export const ZERO_USAGE: TokenUsage = Object.freeze({
   cacheCreationInputTokens: 0,
 });
 
+/** The sum of two usages; a server tool count is present only when the sum is not 0. */
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return {
+  const sum: TokenUsage = {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens,
     cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
   };
+  for (const k of SERVER_TOOL_COUNTS) {
+    const n = (a[k] ?? 0) + (b[k] ?? 0);
+    if (n) sum[k] = n;
+  }
+  return sum;
 }
 
-/** Converts the API's snake_case usage (nullable cache fields) to ours. */
-export function fromApiUsage(u: {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-}): TokenUsage {
-  return {
+/** Server tool names of code execution, as a reply's `server_tool_use` blocks name them. */
+const CODE_EXECUTION_NAMES = new Set(['code_execution', 'bash_code_execution', 'text_editor_code_execution']);
+
+/**
+ * Converts the API's snake_case usage (nullable cache fields) to ours; `content`, the reply's, counts
+ * its code execution calls (usage has no count of them).
+ */
+export function fromApiUsage(
+  u: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_input_tokens?: number | null;
+    cache_creation_input_tokens?: number | null;
+    server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
+  },
+  content: ReadonlyArray<{ type: string; name?: string }> = [],
+): TokenUsage {
+  const usage: TokenUsage = {
     inputTokens: u.input_tokens,
     outputTokens: u.output_tokens,
     cacheReadInputTokens: u.cache_read_input_tokens ?? 0,
     cacheCreationInputTokens: u.cache_creation_input_tokens ?? 0,
   };
+  const searches = u.server_tool_use?.web_search_requests ?? 0;
+  const fetches = u.server_tool_use?.web_fetch_requests ?? 0;
+  const executions = content.filter((b) => b.type === 'server_tool_use' && CODE_EXECUTION_NAMES.has(b.name ?? '')).length;
+  if (searches) usage.webSearchRequests = searches;
+  if (fetches) usage.webFetchRequests = fetches;
+  if (executions) usage.codeExecutions = executions;
+  return usage;
 }
 
 /** Every input token a call read: uncached, read from the cache, and written to it. */
@@ -45,4 +83,18 @@ export function inputTokensOf(u: TokenUsage): number {
 /** Every token of a call or a turn, input (cached or not) and output: what a turn's `maxTokens` budgets. */
 export function totalTokens(u: TokenUsage): number {
   return inputTokensOf(u) + u.outputTokens;
+}
+
+/**
+ * What a cost shown beside `usage` includes of the server tools, or '' when they were not used:
+ * the web searches (billed per search, included), and code execution, billed by container time,
+ * which usage does not report, so never included. E.g. ` (2 web searches included; code execution
+ * container time not included)`.
+ */
+export function serverToolCostNote(u: TokenUsage): string {
+  const notes: string[] = [];
+  if (u.webSearchRequests) notes.push(`${u.webSearchRequests} web search${u.webSearchRequests === 1 ? '' : 'es'} included`);
+  if (u.webFetchRequests) notes.push(`${u.webFetchRequests} web fetch${u.webFetchRequests === 1 ? '' : 'es'} (tokens only)`);
+  if (u.codeExecutions) notes.push('code execution container time not included');
+  return notes.length ? ` (${notes.join('; ')})` : '';
 }

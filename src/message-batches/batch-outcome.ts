@@ -23,7 +23,7 @@ export function outcomeOfResult(
   switch (result.type) {
     case 'succeeded': {
       const message = result.message;
-      const usage = fromApiUsage(message.usage);
+      const usage = fromApiUsage(message.usage, message.content);
       return {
         output: {
           content: JSON.parse(JSON.stringify(message.content)) as ContentBlock[],

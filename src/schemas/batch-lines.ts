@@ -1,7 +1,8 @@
 /**
  * Parsing a batch's JSONL input: one chat-turn input per line, bad lines reported by number. Options
- * given for the whole batch (the CLI's `--model`, `--toolset`, `--context`) are each line's defaults:
- * a field the line sets wins, but `context` is merged key by key (the line's value of a key wins).
+ * given for the whole batch (the CLI's `--model`, `--toolset`, `--context`, `--server-tool`) are each
+ * line's defaults: a field the line sets wins, but `context` and `serverTools` are merged key by key
+ * (the line's value of a key wins).
  * A line is checked with its defaults applied.
  */
 import { z } from 'zod';
@@ -27,6 +28,7 @@ function withBatchDefaults(line: unknown, defaults: TurnOptions): unknown {
   const merged: Record<string, unknown> = { ...defaults, ...line };
   // A line's context that is not an object is left as it is, to be refused by name.
   if (defaults.context && (line.context === undefined || isObject(line.context))) merged.context = { ...defaults.context, ...line.context };
+  if (defaults.serverTools && (line.serverTools === undefined || isObject(line.serverTools))) merged.serverTools = { ...defaults.serverTools, ...line.serverTools };
   return merged;
 }
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { ContentBlockParam } from '../core/contracts';
 import { MAX_CONTEXT_BYTES, MAX_MODEL_LENGTH, MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 import { issueMessage } from './issue-problems';
+import { ServerToolsSchema } from './server-tools';
 
 /** Model ids as the Messages API (and Bedrock's, Vertex's) name them; the id is a search attribute too. */
 const ModelSchema = z
@@ -64,6 +65,11 @@ export const ChatTurnInputSchema = z
      * recorded in the turn's history, so secrets do not belong here.
      */
     context: ContextSchema.optional(),
+    /**
+     * Claude's own tools, run by the API: `web_search`, `web_fetch`, `code_execution`, each `true`,
+     * its options, or `false` (off, over the worker's or the toolset's). See docs/tools.md.
+     */
+    serverTools: ServerToolsSchema.optional(),
     /** Tool allow/deny lists by `server__tool`, bare tool name, or `server__*`. */
     tools: z
       .object({ allow: z.array(NameSchema).max(NAMES_MAX).optional(), deny: z.array(NameSchema).max(NAMES_MAX).optional() })

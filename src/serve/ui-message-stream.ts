@@ -13,7 +13,8 @@
  *   back, so the next delta opens a new part, `<id>~<offset of the retry>` (unique across the streams
  *   of one turn). `data-retry` lists the superseded UI ids so a page can hide those parts; text parts
  *   carry no id in a UI message, so every part names its UI id in `providerMetadata.mcpTurns.id`.
- * - Tool calls are dynamic tools titled `server · tool`. An approval request's id is
+ * - Tool calls are dynamic tools titled `server · tool`; Claude's server tools (web search…) are
+ *   `providerExecuted`, titled `Claude · <tool>`. An approval request's id is
  *   `<turnId>/<callId>`; a denial or a timed-out wait answers the call with `tool-output-denied`
  *   once, and every decision is also a `data-approval` part (who, why).
  * - A call that did not run: denied ones are denials, the others name why (`not run: repeated`).
@@ -68,13 +69,15 @@ export type UiChunk =
       type: 'tool-input-available';
       toolCallId: string;
       toolName: string;
+      /** Run by the model's provider (Claude's server tools), not by the worker. */
+      providerExecuted?: true;
       input: unknown;
       dynamic: true;
       title?: string;
     }
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
-  | { type: 'tool-output-available'; toolCallId: string; output: unknown; dynamic: true }
-  | { type: 'tool-output-error'; toolCallId: string; errorText: string }
+  | { type: 'tool-output-available'; toolCallId: string; output: unknown; dynamic: true; providerExecuted?: true }
+  | { type: 'tool-output-error'; toolCallId: string; errorText: string; providerExecuted?: true }
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'error'; errorText: string }
   | { type: 'data-retry'; data: { superseded: string[]; reason: string; attempt: number } }
@@ -177,6 +180,7 @@ export class UiMessageStream {
             ...(event.server !== undefined && event.tool !== undefined
               ? { title: `${event.server} · ${event.tool}` }
               : {}),
+            ...(event.providerExecuted ? { providerExecuted: true as const, title: `Claude · ${event.toolName}` } : {}),
           },
         ];
       case 'data-approval': {
@@ -209,10 +213,11 @@ export class UiMessageStream {
               type: 'tool-output-error',
               toolCallId,
               errorText: event.output || (notRun ? `not run: ${notRun}` : 'the tool call failed'),
+              ...(event.providerExecuted ? { providerExecuted: true as const } : {}),
             },
           ];
         const output = event.output ?? (notRun ? `not run: ${notRun}` : '');
-        return [{ type: 'tool-output-available', toolCallId, output, dynamic: true }];
+        return [{ type: 'tool-output-available', toolCallId, output, dynamic: true, ...(event.providerExecuted ? { providerExecuted: true as const } : {}) }];
       }
       case 'data-answer':
         return [{ type: 'data-answer', data: event.response }];

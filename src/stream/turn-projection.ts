@@ -10,7 +10,9 @@
  *   `finish-step`); a step asked again: `data-retry` (after `data-compaction` when the conversation
  *   was compacted);
  * - a Claude call's record: `text-delta` / `reasoning-delta` / `data-retry` per part; its reply's
- *   tool calls: `tool-input-available`, once the turn goes on with them;
+ *   server tool calls and results (run by the API): `tool-input-available` and
+ *   `tool-output-available` marked `providerExecuted`, at once; its reply's tool calls:
+ *   `tool-input-available`, once the turn goes on with them;
  * - waiting calls (the memo) and decisions (the `decide` update): `data-approval`;
  * - a tool call's end: `tool-output-available`; calls that never ran, at the step's end;
  * - the formatter's record: `text-delta` with id `answer`; the end: the rest of the answer,
@@ -42,6 +44,7 @@ import {
   type FinalTexts,
   type StreamRecord,
 } from '../core/stream-record';
+import { serverToolCalls, serverToolResults } from '../core/server-tool-blocks';
 import { toolUses, type ToolUseBlock } from '../core/transcript';
 import { runningClaudeCalls, type TurnFact, type TurnFacts } from './turn-facts';
 
@@ -75,6 +78,8 @@ class Projection {
   private readonly denied = new Set<string>();
   /** The answer text the formatter streamed, once it has ended. */
   private answerStreamed: string | undefined;
+  /** Server tool calls announced, by id → their name, until their result is seen (it may come in a later reply). */
+  private readonly serverCalls = new Map<string, string>();
 
   run(facts: readonly TurnFact[], live: ReadonlyMap<string, StreamRecord>): UnnumberedEvent[] {
     for (const fact of facts) this.apply(fact);
@@ -213,6 +218,7 @@ class Projection {
           t: stepText(reply.content),
           ...(this.reasoning ? { r: reasoningText(reply.content) } : {}),
         });
+      this.serverTools(reply, call.step);
       this.unannounced = toolUses(reply.content).map((use) => ({ use, step: call.step, ended: false }));
       return;
     }
@@ -232,6 +238,33 @@ class Projection {
         resultBytes: byteLength(out.content),
         output: outputText(out.content),
         ...(out.attempt !== undefined ? { attempts: out.attempt } : {}),
+      });
+    }
+  }
+
+  /**
+   * A reply's server tool calls and results: the API ran them within the call. A call whose result
+   * is not in this reply (Claude called one of the turn's tools too) gets it in a later one.
+   */
+  private serverTools(reply: ClaudeCallOutput, step: number): void {
+    for (const c of serverToolCalls(reply.content)) {
+      if (this.serverCalls.has(c.id)) continue;
+      this.serverCalls.set(c.id, c.name);
+      this.out.push({ type: 'tool-input-available', toolCallId: c.id, toolName: c.name, input: c.input, step, providerExecuted: true });
+    }
+    for (const r of serverToolResults(reply.content)) {
+      const toolName = this.serverCalls.get(r.toolUseId);
+      if (toolName === undefined) continue;
+      this.serverCalls.delete(r.toolUseId);
+      this.out.push({
+        type: 'tool-output-available',
+        toolCallId: r.toolUseId,
+        toolName,
+        isError: r.isError,
+        durationMs: 0,
+        resultBytes: r.bytes,
+        output: r.text.length <= TOOL_OUTPUT_TEXT_LIMIT ? r.text : `${r.text.slice(0, TOOL_OUTPUT_TEXT_LIMIT)}… (${r.text.length - TOOL_OUTPUT_TEXT_LIMIT} more characters)`,
+        providerExecuted: true,
       });
     }
   }

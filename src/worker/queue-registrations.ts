@@ -59,6 +59,7 @@ export function turnQueueActivities(
     model: claudeConfig.model,
     ...(claudeConfig.maxToolsPerRequest !== undefined ? { maxToolsPerRequest: claudeConfig.maxToolsPerRequest } : {}),
     claudeOnTurnQueue: claudeConfig.rateLimitPerSecond === undefined,
+    ...(claudeConfig.serverTools ? { serverTools: claudeConfig.serverTools } : {}),
   };
   return {
     ...makeToolCallActivities(tools, otherDynamic), // its dynamic activity runs the local tool calls

@@ -43,7 +43,7 @@ import type {
   ServerCallPolicy,
   ServerUnavailable,
   StopReason,
-  Tool,
+  OfferedTool,
 } from '../../src/core/contracts';
 import type { ToolApproval } from '../../src/core/contracts';
 import type { WorkerTurnDefaults } from '../../src/core/contracts';
@@ -156,7 +156,7 @@ export interface ClaudeRequestSeen {
   /** The conversation Claude was sent (the messages of its transcript segments). */
   messages: MessageParam[];
   /** The tool definitions Claude was offered (none for the formatter). */
-  tools: Tool[];
+  tools: OfferedTool[];
   /** The activity input as scheduled (of a batched call: the request it submitted). */
   input: ClaudeCallInput | FormatResponseInput;
   /** A batched call: the custom_id of its request in a Message Batch. */

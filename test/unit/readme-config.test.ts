@@ -15,7 +15,7 @@ it('accepts the configuration example in docs/configuration.md', () => {
   ]);
   expect(config.servers[1]!.headers.Authorization).toBe('Bearer tok');
   expect(config.toolModules.map((m) => [m.name, m.path])).toEqual([['crm', path.resolve('docs/tools/crm-tools.mjs')]]);
-  expect(config.toolsets).toEqual({ research: { servers: ['search', 'crm'], deny: ['crm__delete_*'] } });
-  expect(resolveClaudeConfig(config.claude)).toMatchObject({ rateLimitPerSecond: 5, maxToolsPerRequest: 40 });
+  expect(config.toolsets).toEqual({ research: { servers: ['search', 'crm'], deny: ['crm__delete_*'], serverTools: { web_fetch: true } } });
+  expect(resolveClaudeConfig(config.claude)).toMatchObject({ rateLimitPerSecond: 5, maxToolsPerRequest: 40, serverTools: { web_search: { maxUses: 5 } } });
   expect(resolveWorkerTuning(config.worker)).toEqual({ tuning: expect.objectContaining({ workflowThreadPoolSize: 1 }), problems: [] });
 });

@@ -27,9 +27,9 @@ import { openTurnStack } from '../turn-stack';
 import { holdExitOnClosedOutput } from '../closed-output';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
-import { addContextFlags, batchDefaultsOf, type ContextFlags } from '../turn-flags';
+import { addToolFlags, batchDefaultsOf, type ToolFlags } from '../turn-flags';
 
-interface BatchOptions extends ContextFlags {
+interface BatchOptions extends ToolFlags {
   concurrency: string;
   out?: string;
   name?: string;
@@ -65,7 +65,7 @@ export function batchCommand(): Command {
     .option('--out <file>', 'results JSONL (default <file>.results.jsonl; with another --name N, <file>.N.results.jsonl)')
     .option('--name <name>', 'batch name (default: the file name); child workflow ids are <name>-<id or line>')
     .option('--model <model>', 'model for lines that name none');
-  return addContextFlags(command, true)
+  return addToolFlags(command, true)
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')

@@ -40,6 +40,7 @@ import { openTurnStack, type TurnStack } from '../turn-stack';
 import { droppedToolsLine, toolCallLine } from '../render';
 import { addTurnFlags, turnOptionsOf, type TurnFlags } from '../turn-flags';
 import { followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
+import { serverToolCostNote } from '../../core/usage';
 
 interface ChatOptions extends TurnFlags {
   id?: string;
@@ -212,7 +213,7 @@ class Chat {
         : '';
       say(
         `  turn ${outcome.turnId} · ${result.stopReason} · ${result.toolCalls.length} tool call${result.toolCalls.length === 1 ? '' : 's'} · ` +
-          `${u.inputTokens} in / ${u.outputTokens} out tokens · $${result.costUsd.toFixed(4)}${compacted}`,
+          `${u.inputTokens} in / ${u.outputTokens} out tokens · $${result.costUsd.toFixed(4)}${serverToolCostNote(u)}${compacted}`,
       );
     } else {
       say(`  turn ${outcome.turnId}: ${outcome.error ?? 'no answer'}`);

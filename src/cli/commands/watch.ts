@@ -17,6 +17,7 @@ import { oneLine } from '../../core/text';
 import { describeId } from '../../client/describe-id';
 import { noWorkerLine, runHealth } from '../../client/run-health';
 import { eventLine, StreamPrinter } from '../stream-printer';
+import { serverToolCostNote } from '../../core/usage';
 
 interface WatchOptions {
   from?: string;
@@ -59,7 +60,7 @@ function completedLine(finish: Extract<TurnStreamEvent, { type: 'finish' }>): st
     `${ending(finish.turnId, finish.status)}` +
     (finish.stopReason ? ` · ${finish.stopReason}` : '') +
     (u ? ` · ${u.inputTokens} in / ${u.outputTokens} out tokens` : '') +
-    (finish.costUsd !== undefined ? ` · $${finish.costUsd.toFixed(4)}` : '')
+    (finish.costUsd !== undefined ? ` · $${finish.costUsd.toFixed(4)}${finish.usage ? serverToolCostNote(finish.usage) : ''}` : '')
   );
 }
 
