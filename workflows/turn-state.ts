@@ -19,6 +19,7 @@ import type {
 } from '../src/core/contracts';
 import { turnSystemPrompt } from '../src/core/prompts';
 import { isServerToolDefinition } from '../src/core/server-tools';
+import { unavailableServers } from '../src/core/turn-toolset';
 import { streamRequest } from '../src/core/stream-record';
 import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
 import type { TurnResponse } from '../src/core/response';
@@ -98,10 +99,7 @@ export class Turn {
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
     this.hadTools = catalog.tools.length > 0;
-    this.unavailable = [
-      ...prepared.unavailable,
-      ...prepared.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
-    ];
+    this.unavailable = unavailableServers(prepared);
     this.transcript = new TurnTranscript([...(this.input.history ? [segment(this.input.history)] : []), ...history], this.input.question);
     this.transcript.offerTools(catalog.tools);
     this.calls = new ToolCalls({

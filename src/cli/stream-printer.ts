@@ -11,7 +11,7 @@
  * nothing, and the answer's deltas are held back while they repeat them; once they differ (a custom
  * formatter, an answer with more or other text) the answer is printed in full, as it is written.
  */
-import type { TurnStreamEvent } from '../core/stream-events';
+import type { TurnStreamEvent, TurnTools } from '../core/stream-events';
 import { ANSWER_TEXT_ID } from '../core/stream-events';
 import type { TurnResponse } from '../core/response';
 import { oneLine } from '../core/text';
@@ -21,6 +21,50 @@ import { artifactLines } from './render';
 const INPUT_CHARS = 80;
 const DIM = '\x1b[2m';
 const UNDIM = '\x1b[22m';
+
+/** `text` dimmed on a terminal (the caller knows colour is allowed: no NO_COLOR). */
+export function dimmed(text: string): string {
+  return `${DIM}${text}${UNDIM}`;
+}
+
+/** Unavailable servers named on a tools line; the rest are counted. */
+const UNAVAILABLE_NAMED = 5;
+
+/**
+ * What a turn offers Claude, in one line (its `data-tools` event), e.g. `tools: 12 offered
+ * (everything 11, crm 1) · 3 dropped (over maxToolsPerRequest (15): 3) · unavailable: files
+ * (connect failed: ECONNREFUSED)`: counts per server (Claude's own tools by name), the deferred
+ * ones counted, the dropped ones counted per reason, each unavailable server with its reason (the
+ * first five, then how many more); empty parts left out.
+ */
+export function toolsLine(tools: TurnTools): string {
+  const parts: string[] = [];
+  if (tools.offered.length) {
+    const perServer = new Map<string, number>();
+    const own: string[] = [];
+    for (const t of tools.offered) {
+      if (t.server === undefined) own.push(t.name);
+      else perServer.set(t.server, (perServer.get(t.server) ?? 0) + 1);
+    }
+    const groups = [...[...perServer].map(([server, n]) => `${server} ${n}`), ...own];
+    parts.push(`${tools.offered.length} offered (${groups.join(', ')})`);
+  } else parts.push('none offered');
+  if (tools.deferred.length) parts.push(`${tools.deferred.length} deferred`);
+  if (tools.dropped.length) {
+    const perReason = new Map<string, number>();
+    for (const d of tools.dropped) {
+      const reason = oneLine(d.reason, 60);
+      perReason.set(reason, (perReason.get(reason) ?? 0) + 1);
+    }
+    parts.push(`${tools.dropped.length} dropped (${[...perReason].map(([reason, n]) => `${reason}: ${n}`).join(', ')})`);
+  }
+  if (tools.unavailable.length) {
+    const named = tools.unavailable.slice(0, UNAVAILABLE_NAMED).map((u) => `${u.server} (${oneLine(u.reason, 60)})`);
+    const more = tools.unavailable.length - named.length;
+    parts.push(`unavailable: ${named.join(', ')}${more > 0 ? ` +${more} more` : ''}`);
+  }
+  return `tools: ${parts.join(' · ')}`;
+}
 
 /** An event as `--events` prints it: the event object as is, on one line. */
 export function eventLine(event: TurnStreamEvent): string {
@@ -138,7 +182,8 @@ export class StreamPrinter {
         this.endLine();
         return;
       default:
-        // start-step, finish-step, reasoning, compaction (the retry that follows says why).
+        // start-step, finish-step, reasoning, compaction (the retry that follows says why); the
+        // turn's tools (a line on stderr: src/cli/turn-follower.ts).
         return;
     }
   }

@@ -3,7 +3,7 @@
  * print its text and tool calls as they are written; with `--events`, write each stream event as a
  * JSON line; else, when asked, print a progress line per step and ended tool call. Whatever is
  * printed, a failed attempt goes to stderr and a call waiting for approval goes to its turn's
- * {@link ApprovalPrompt}.
+ * {@link ApprovalPrompt}; on a terminal, what a turn offers Claude is one line on stderr at its start.
  *
  * An approval question comes after the lines that describe its call: it is asked once the lines
  * of the events read with it are printed (the stream hands on the events it has read one after the
@@ -14,7 +14,7 @@
 import type { FollowedEvent } from '../client/subscribe';
 import { ApprovalPrompt, askOnStderr, type ApprovalPromptOptions } from './approval-prompt';
 import type { ProgressLines } from './progress-lines';
-import { eventLine, type StreamPrinter } from './stream-printer';
+import { eventLine, toolsLine, type StreamPrinter } from './stream-printer';
 
 export interface TurnFollowerOptions {
   /** The text and tool calls as they are written (a terminal's stdout). */
@@ -27,6 +27,8 @@ export interface TurnFollowerOptions {
   approvals: Omit<ApprovalPromptOptions, 'turnId'>;
   /** Where a failed attempt's line goes. */
   warn: (line: string) => void;
+  /** Where each turn's tools line goes (`data-tools`, {@link toolsLine}: a terminal's stderr); none: not printed. */
+  tools?: ((line: string) => void) | undefined;
 }
 
 /** How long a followed turn's stream may take to reach its end after the turn's result is in. */
@@ -68,6 +70,10 @@ export class TurnFollower {
     if (event.type === 'failing-call') {
       printer?.endLine();
       this.opts.warn(event.line);
+    } else if (event.type === 'data-tools') {
+      if (!this.opts.tools) return;
+      printer?.endLine();
+      this.opts.tools(toolsLine(event));
     } else if (printer) printer.print(event);
     else if (progress) for (const line of progress.lines.next(event)) progress.write(line);
   }

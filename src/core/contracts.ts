@@ -154,6 +154,8 @@ export interface ToolCatalog {
   targets: Record<string, ToolTarget>;
   /** Tools not offered to Claude, and why. */
   dropped: DroppedTool[];
+  /** Tools sent with defer_loading, found by tool search (absent: none), by Claude name. */
+  deferred?: string[];
 }
 
 /**

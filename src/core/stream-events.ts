@@ -12,6 +12,7 @@ import type { ChatTurnResult, TurnStopReason } from './turn-result';
 import type { TurnResponse } from './response';
 import type { TokenUsage } from './usage';
 import type { EndStatus } from './run-status';
+import type { DroppedTool, ServerUnavailable } from './contracts';
 
 /** The id of step `n`'s text deltas. */
 export const stepTextId = (step: number): string => `step-${step}`;
@@ -29,12 +30,40 @@ interface Base {
   turnId: string;
 }
 
+/** A tool the turn offers Claude, as its start recorded it. */
+export interface OfferedTool {
+  /** The tool's name as Claude sees it. */
+  name: string;
+  /** The MCP server (or tool module) that has the tool. */
+  server?: string;
+  /** The tool's own name there. */
+  tool?: string;
+  /** One of Claude's own server tools (web search…): the API runs it, not a worker. */
+  providerExecuted?: boolean;
+}
+
+/**
+ * What a turn offers Claude and what it goes without, as its start (`prepareTurn`) recorded it:
+ * the `data-tools` event (src/core/turn-toolset.ts `turnToolsOf` makes it).
+ */
+export interface TurnTools {
+  /** Every tool sent to Claude, in the order sent (deferred ones too). */
+  offered: OfferedTool[];
+  /** Claude names of the offered tools sent with defer_loading, found by tool search. */
+  deferred: string[];
+  /** Tools left out, and why (allow/deny, `maxToolsPerRequest`, an unusable schema…). */
+  dropped: DroppedTool[];
+  /** Servers the turn goes without, and why: not reachable, circuit open, not configured, not in the toolset. */
+  unavailable: ServerUnavailable[];
+}
+
 /** How a stream ended (src/core/run-status.ts). */
 export type StreamEndStatus = EndStatus;
 
 export type TurnStreamEvent = Base &
   (
     | { type: 'start'; question: string }
+    | ({ type: 'data-tools' } & TurnTools)
     | { type: 'start-step'; step: number }
     | { type: 'text-delta'; id: string; delta: string; step?: number; attempt: number }
     | { type: 'reasoning-delta'; id: string; delta: string; step: number; attempt: number }

@@ -6,7 +6,8 @@
  * stream read it from there.
  */
 import { toolApprovals } from './approvals';
-import type { PreparedTurn, ToolListing, WorkerTurnDefaults } from './contracts';
+import type { PreparedTurn, ServerUnavailable, ToolListing, WorkerTurnDefaults } from './contracts';
+import type { TurnTools } from './stream-events';
 import { resolveTurn } from './resolve-turn';
 import { buildToolCatalog } from './tool-naming';
 import { mergeServerTools, serverToolDefinitions } from './server-tools';
@@ -34,5 +35,31 @@ export function prepareTurnOf(
     unavailable: [...listing.unavailable, ...selection.outside.map((server) => ({ server, reason: `not in toolset ${input.toolset}` }))],
     unknownServers: listing.unknownServers,
     workerDefaults,
+  };
+}
+
+/** The servers a turn goes without, and why: those its start could not use, then those the worker does not know. */
+export function unavailableServers(prepared: Pick<PreparedTurn, 'unavailable' | 'unknownServers'>): ServerUnavailable[] {
+  return [
+    ...prepared.unavailable,
+    ...prepared.unknownServers.map((server) => ({ server, reason: 'not configured on the worker' })),
+  ];
+}
+
+/**
+ * What the turn offers Claude and goes without (its `data-tools` event): each tool sent, with the
+ * server and tool it calls (none: one of Claude's own server tools), the deferred ones, the dropped
+ * ones and the servers unavailable.
+ */
+export function turnToolsOf(prepared: Pick<PreparedTurn, 'catalog' | 'unavailable' | 'unknownServers'>): TurnTools {
+  const { catalog } = prepared;
+  return {
+    offered: catalog.tools.map(({ name }) => {
+      const target = catalog.targets[name];
+      return target ? { name, server: target.server, tool: target.tool } : { name, providerExecuted: true };
+    }),
+    deferred: [...(catalog.deferred ?? [])],
+    dropped: [...catalog.dropped],
+    unavailable: unavailableServers(prepared),
   };
 }

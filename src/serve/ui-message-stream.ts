@@ -19,10 +19,12 @@
  *   once, and every decision is also a `data-approval` part (who, why).
  * - A call that did not run: denied ones are denials, the others name why (`not run: repeated`).
  * - The end carries the offset after the last event pushed: a client sends it back to continue.
+ * - What the turn offers Claude (`data-tools`) is a `data-tools` part at the start of the message,
+ *   before its first step.
  * - A turn's `error` is sent after the end's `finish`: `useChat` stops reading at an `error` chunk
  *   (and keeps what came before), so sent in place it would lose the end's metadata.
  */
-import type { TurnStreamEvent } from '../core/stream-events';
+import type { TurnStreamEvent, TurnTools } from '../core/stream-events';
 import type { TurnResponse } from '../core/response';
 import type { TurnStopReason } from '../core/turn-result';
 import type { TokenUsage } from '../core/usage';
@@ -83,6 +85,7 @@ export type UiChunk =
   | { type: 'data-retry'; data: { superseded: string[]; reason: string; attempt: number } }
   | { type: 'data-compaction'; data: { step: number; reason: string } }
   | { type: 'data-approval'; data: UiApprovalData }
+  | { type: 'data-tools'; data: TurnTools }
   | { type: 'data-answer'; data: TurnResponse };
 
 /** The approval id of call `callId` of turn `turnId`. */
@@ -147,6 +150,10 @@ export class UiMessageStream {
     switch (event.type) {
       case 'start':
         return [];
+      case 'data-tools': {
+        const { offered, deferred, dropped, unavailable } = event;
+        return [{ type: 'data-tools', data: { offered, deferred, dropped, unavailable } }];
+      }
       case 'start-step':
         return [{ type: 'start-step' }];
       case 'finish-step':

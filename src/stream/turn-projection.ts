@@ -6,9 +6,10 @@
  * activities' heartbeats, whatever the number of subscribers.
  *
  * Events per fact:
- * - the start: `start`; a step's first Claude call: `start-step` (and the previous step's
- *   `finish-step`); a step asked again: `data-retry` (after `data-compaction` when the conversation
- *   was compacted);
+ * - the start: `start`; the tools its start recorded (offered, deferred, dropped, servers
+ *   unavailable): `data-tools`; a step's first Claude call: `start-step` (and the previous step's
+ *   `finish-step`); a step asked again: `data-retry` (after `data-compaction` when the
+ *   conversation was compacted);
  * - a Claude call's record: `text-delta` / `reasoning-delta` / `data-retry` per part; its reply's
  *   server tool calls and results (run by the API): `tool-input-available` and
  *   `tool-output-available` marked `providerExecuted`, at once; its reply's tool calls:
@@ -46,6 +47,7 @@ import {
 } from '../core/stream-record';
 import { serverToolCalls, serverToolResults } from '../core/server-tool-blocks';
 import { toolUses, type ToolUseBlock } from '../core/transcript';
+import { turnToolsOf } from '../core/turn-toolset';
 import { runningClaudeCalls, type TurnFact, type TurnFacts } from './turn-facts';
 
 type ClaudeCall = { kind: 'step'; step: number } | { kind: 'formatter' };
@@ -100,6 +102,8 @@ class Projection {
         return;
       case 'prepared':
         this.targets = fact.prepared.catalog.targets;
+        // Recorded before the turn's first Claude call is scheduled: right after `start`.
+        this.out.push({ type: 'data-tools', ...turnToolsOf(fact.prepared) });
         return;
       case 'scheduled':
         return this.scheduled(fact.activityId, fact.activityType, fact.input, fact.timeMs);

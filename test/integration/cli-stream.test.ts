@@ -2,8 +2,8 @@
  * Streaming at the command line, run as a user runs it (the real CLI, a worker process, the stub in
  * this process streaming word by word): `run --events` prints the turn's stream as JSON lines as it
  * is written; `watch --events` of the closed turn prints the same stream; `watch` prints the text,
- * the tool calls and how the turn ended; `run` on a terminal prints the text as it is written and
- * the answer once.
+ * the tool calls and how the turn ended; `run` on a terminal prints the tools offered in a line, the
+ * text as it is written and the answer once.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -134,6 +134,9 @@ it('run --events prints the stream as JSON lines as it is written, and nothing e
   expect(runEvents.map((e) => e.offset)).toEqual(runEvents.map((_, i) => i));
   expect(runEvents.every((e) => e.turnId === wordsId)).toBe(true);
   expect(runEvents[0]).toMatchObject({ type: 'start', question: 'count to forty' });
+  // What the turn offered Claude, before its first step: server-everything's tools.
+  expect(runEvents[1]).toMatchObject({ type: 'data-tools', deferred: [], unavailable: [] });
+  expect(runEvents[2]).toMatchObject({ type: 'start-step', step: 1 });
   expect(runEvents[runEvents.length - 1]).toMatchObject({
     type: 'finish',
     status: 'completed',
@@ -300,6 +303,8 @@ function onTerminal(args: string[]): Promise<{ code: number | null; out: string 
   async () => {
     const tty = await onTerminal(['run', 'echo please', '--model', 'echo', ...common]);
     expect(tty.code).toBe(0);
+    // First, what the turn offers Claude, in one line (on stderr).
+    expect(tty.out).toMatch(/^tools: \d+ offered \(everything \d+\)( · \d+ dropped \([^\n]*\))?\nEchoing\.\n/);
     expect(tty.out).toMatch(
       /Echoing\.\n→ everything · echo \{"message":"from the stream"\}\n✓ everything · echo · \d+ ms\nThe echo is back\.\n\nThe tool said: Echo: from the stream\n\nTool calls \(1\):\n {2}step 1 · everything__echo/,
     );
@@ -315,7 +320,7 @@ function onTerminal(args: string[]): Promise<{ code: number | null; out: string 
     const tty = await onTerminal(['run', 'what is it?', '--model', 'repeat', '--id', id, ...common]);
     expect(tty.code).toBe(0);
     expect(tty.out.split(REPEATED_ANSWER)).toHaveLength(2);
-    expect(tty.out).toMatch(new RegExp(`^${REPEATED_ANSWER}\n\nStop reason: completed · steps 1 · model repeat · formatter forced\n`));
+    expect(tty.out).toMatch(new RegExp(`^tools: [^\n]+\n${REPEATED_ANSWER}\n\nStop reason: completed · steps 1 · model repeat · formatter forced\n`));
 
     // The formatter did write the answer: the stream and the result carry it.
     const shown = JSON.parse((await runCli(['show', id, '--json', ...connection])).stdout) as {

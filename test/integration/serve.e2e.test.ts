@@ -158,6 +158,16 @@ describe('useChat through the ai package (DefaultChatTransport, readUIMessageStr
     expect(echo!.output).toBe('Echo: lighthouse');
     expect(textOf(last)).toContain('Answer: Echo: lighthouse');
     expect(last.metadata).toMatchObject({ turnId: `${chatId}-turn-1`, status: 'completed' });
+    // What the turn offered Claude: the message's first part, before its first step.
+    expect(last.parts.slice(0, 2).map((p) => p.type)).toEqual(['data-tools', 'step-start']);
+    expect(last.parts[0]).toMatchObject({
+      data: {
+        offered: expect.arrayContaining([{ name: 'everything__echo', server: 'everything', tool: 'echo' }]),
+        deferred: [],
+        dropped: [],
+        unavailable: [],
+      },
+    });
 
     const second = await snapshots(
       await transport().sendMessages({

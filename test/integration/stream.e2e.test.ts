@@ -76,7 +76,14 @@ afterAll(async () => h?.close());
 test('a streamed turn: live and replayed streams are the same, and agree with the result', async () => {
   const handle = await startChatTurn(
     h.client,
-    { question: 'echo alpha', model: 'streamed-two-step', stream: true },
+    {
+      question: 'echo alpha',
+      model: 'streamed-two-step',
+      stream: true,
+      // A tool left out and a server the worker does not have: the turn's data-tools says both.
+      servers: ['everything', 'nowhere'],
+      tools: { deny: ['everything__get-sum'] },
+    },
     { taskQueue: h.taskQueue },
   );
   const arrivals: Array<{ e: TurnStreamEvent; at: number }> = [];
@@ -95,6 +102,14 @@ test('a streamed turn: live and replayed streams are the same, and agree with th
 
   expectEchoThenReply(live, result, 'Let me echo that first.', FORTY_WORDS);
   expect(deltasOf(live, 'step-2').length).toBeGreaterThan(10);
+  // What was offered, as the turn's start recorded it: the same lists as the result's.
+  const tools = live[1] as Extract<TurnStreamEvent, { type: 'data-tools' }>;
+  expect(tools.offered.map((t) => t.name)).not.toContain('everything__get-sum');
+  expect(tools.deferred).toEqual([]);
+  expect(tools.dropped).toEqual([{ name: 'everything__get-sum', reason: 'in tools.deny' }]);
+  expect(tools.unavailable).toEqual([{ server: 'nowhere', reason: 'not configured on the worker' }]);
+  expect(tools.dropped).toEqual(result.droppedTools);
+  expect(tools.unavailable).toEqual(result.unavailableServers);
 
   // The first delta of the 40-word reply reaches the subscriber well before the reply ends.
   const call = h.stub.requests.find(
@@ -174,6 +189,8 @@ test('a streamed conversation: its turns in order, one offset sequence, through 
   for (const [i, outcome] of outcomes.entries()) {
     const own = all.filter((e) => e.turnId === outcome.turnId);
     expect(own[0]).toMatchObject({ type: 'start', question: `question ${i + 1}` });
+    // Each turn says what it offered, before its first step.
+    expect(own.map((e) => e.type).slice(1, 3)).toEqual(['data-tools', 'start-step']);
     expect(own[own.length - 1]).toMatchObject({ type: 'finish', status: 'completed' });
     expect(finalText(own, 'answer')).toBe(outcome.result!.response.conversation);
     // sendMessage's stream is the turn's own stream: the same events, numbered from the turn's start.

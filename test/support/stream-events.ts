@@ -43,7 +43,7 @@ export function expectDense(events: readonly TurnStreamEvent[]): void {
 
 /**
  * A completed two-step turn whose first step says `stepOne` and echoes `alpha` and whose second
- * writes `stepTwo`: its steps, its call and its output, its texts exactly, its answer exactly the
+ * writes `stepTwo`: the tools it offered, its steps, its call and its output, its texts exactly, its answer exactly the
  * result's, and its end.
  */
 export function expectEchoThenReply(
@@ -55,6 +55,12 @@ export function expectEchoThenReply(
   expectDense(live);
   const types = live.map((e) => e.type);
   expect(types[0]).toBe('start');
+  // What the turn offered Claude, once, before its first step: server-everything's tools, echo among them.
+  expect(types.slice(1, 3)).toEqual(['data-tools', 'start-step']);
+  expect(types.filter((t) => t === 'data-tools')).toHaveLength(1);
+  const { offered } = live[1] as Extract<TurnStreamEvent, { type: 'data-tools' }>;
+  expect(offered).toContainEqual({ name: 'everything__echo', server: 'everything', tool: 'echo' });
+  expect(offered.every((t) => t.server === 'everything' && t.name === `everything__${t.tool}`)).toBe(true);
   expect(types.filter((t) => t === 'start-step')).toHaveLength(2);
   expect(types.filter((t) => t === 'finish-step')).toHaveLength(2);
   expect(types.slice(-2)).toEqual(['data-answer', 'finish']);

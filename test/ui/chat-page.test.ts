@@ -232,6 +232,11 @@ it('streams the answer as it is written, shows the tool call with its result and
   expect(squash((await turn.locator('.answer').textContent()) ?? '')).toBe(expected);
   // The step texts are shown as they were written, before the answer.
   await expect(turn.locator('.step-text').first().textContent()).resolves.toContain('Let me run that through the echo tool first.');
+  // What the turn offered Claude: a collapsed line above its text (server-everything's tools, nothing left out).
+  const tools = turn.locator('.turn-tools');
+  await expect(tools.locator('.tools-summary').textContent()).resolves.toMatch(/^\d+ tools offered$/);
+  await expect(tools.getAttribute('open')).resolves.toBeNull();
+  await expect(tools.locator('.tools-body').isVisible()).resolves.toBe(false);
 
   // The tool call: name, arguments, result and how long it took.
   const card = turn.locator('.tool-card');
@@ -298,7 +303,8 @@ it('asks for approval on the card; Approve runs the call and records the signed-
 it('reloaded in the middle of an answer, shows the same conversation and the answer going on, once', async () => {
   const convId = `page-reload-${RUN}`;
   conversations.push(convId);
-  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'slow' } });
+  // Four tools at most, and a server the worker does not have: the turn's tools line says both.
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'slow', servers: ['everything', 'nowhere'], maxToolsPerRequest: 4 } });
   const { page, errors } = await openPage(convId);
   const question = 'Write the long answer, please';
   await send(page, question);
@@ -332,6 +338,22 @@ it('reloaded in the middle of an answer, shows the same conversation and the ans
   for (const sentence of SLOW_SENTENCES) expect(answer.split(sentence).length - 1).toBe(1);
   const result = (await h.client.workflow.getHandle(turnId).result()) as ChatTurnResult;
   expect(result.response.conversation).toBe(SLOW_ANSWER);
+
+  // What the turn offered, once after the reload: collapsed, then open to the lists.
+  const tools = page.locator('section.turn .turn-tools');
+  await expect(tools.count()).resolves.toBe(1);
+  const dropped = result.droppedTools.length;
+  expect(dropped).toBeGreaterThan(0);
+  await expect(tools.locator('.tools-summary').textContent()).resolves.toBe(`4 tools offered · ${dropped} dropped · 1 unavailable`);
+  await expect(tools.getAttribute('data-tone')).resolves.toBe('warn');
+  await tools.locator('summary').click();
+  await tools.locator('.tools-body').waitFor({ state: 'visible' });
+  const lists = squash((await tools.locator('.tools-body').innerText()) ?? '');
+  expect(lists).toMatch(/^Offered everything /);
+  expect(lists).toContain(`${result.droppedTools[0]!.name} over maxToolsPerRequest (4)`);
+  expect(lists).toMatch(/Unavailable nowhere not configured on the worker$/);
+  await tools.scrollIntoViewIfNeeded();
+  await shot(page, 'tools');
   expect(errors).toEqual([]);
 });
 

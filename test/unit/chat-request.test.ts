@@ -46,6 +46,13 @@ const echo = { toolCallId: 'toolu_1', toolName: 'everything__echo' };
 
 const untilApproval = numbered([
   { type: 'start', question: 'Echo alpha, please.' },
+  {
+    type: 'data-tools',
+    offered: [{ name: 'everything__echo', server: 'everything', tool: 'echo' }],
+    deferred: [],
+    dropped: [],
+    unavailable: [{ server: 'files', reason: 'connect failed: ECONNREFUSED' }],
+  },
   { type: 'start-step', step: 1 },
   { type: 'text-delta', id: 'step-1', delta: 'Let me echo it.', step: 1, attempt: 1 },
   {
@@ -140,7 +147,7 @@ describe('chatActionOf, on what useChat posts', () => {
       state: 'output-denied',
       approval: { id: 'chat-1/turn-1/toolu_1', approved: false, reason: 'not today' },
     });
-    expect(chat.lastMessage!.metadata).toMatchObject({ turnId: TURN, offset: 10, status: 'completed' });
+    expect(chat.lastMessage!.metadata).toMatchObject({ turnId: TURN, offset: 11, status: 'completed' });
 
     // Regenerating the answer drops it and posts the conversation up to the question again.
     await chat.regenerate({ messageId: 'turn-msg-1' });

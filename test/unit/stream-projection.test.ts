@@ -210,3 +210,88 @@ test('a prompt refused as too long is asked again after compacting', () => {
   ];
   expect(types(facts)).toEqual(['start', 'start-step', 'data-compaction', 'data-retry']);
 });
+
+describe('the turn\'s tools (data-tools)', () => {
+  const schema = { type: 'object' as const, properties: {} };
+  const prepared: TurnFact = {
+    kind: 'prepared',
+    prepared: {
+      catalog: {
+        tools: [
+          { name: 'everything__echo', input_schema: schema },
+          { name: 'crm__find', input_schema: schema },
+          // No target: one of Claude's own server tools.
+          { name: 'web_search', input_schema: schema },
+        ],
+        targets: {
+          everything__echo: { server: 'everything', tool: 'echo' },
+          crm__find: { server: 'crm', tool: 'find' },
+        },
+        dropped: [{ name: 'everything__add', reason: 'over maxToolsPerRequest (3)' }],
+        deferred: ['crm__find'],
+      },
+      approvals: {},
+      policies: {},
+      unavailable: [{ server: 'files', reason: 'connect failed: ECONNREFUSED' }],
+      unknownServers: ['billing'],
+      workerDefaults: {},
+    },
+  };
+
+  test('comes right after start, before the first step, with what the start recorded', () => {
+    const facts: TurnFact[] = [
+      started,
+      prepared,
+      claude('1', 1),
+      reply('1', [text('Hi'), use('a', 'crm__find', { q: 'x' })], { attempt: 1, first: 1, parts: [['t', 2]] }),
+    ];
+    const events = projectTurn({ facts, live: new Map() });
+    expect(events.map((e) => e.type)).toEqual(['start', 'data-tools', 'start-step', 'text-delta']);
+    expect(events[1]).toEqual({
+      type: 'data-tools',
+      offered: [
+        { name: 'everything__echo', server: 'everything', tool: 'echo' },
+        { name: 'crm__find', server: 'crm', tool: 'find' },
+        { name: 'web_search', providerExecuted: true },
+      ],
+      deferred: ['crm__find'],
+      dropped: [{ name: 'everything__add', reason: 'over maxToolsPerRequest (3)' }],
+      // The unknown servers after the others, as the workflow tells Claude.
+      unavailable: [
+        { server: 'files', reason: 'connect failed: ECONNREFUSED' },
+        { server: 'billing', reason: 'not configured on the worker' },
+      ],
+    });
+  });
+
+  test('is at the same offset read live (before the first call) and after the end', () => {
+    const early = projectTurn({ facts: [started, prepared], live: new Map() });
+    const later = projectTurn({
+      facts: [started, prepared, claude('1', 1), reply('1', [text('Done')], { attempt: 1, first: 1, parts: [['t', 4]] }, 'end_turn')],
+      live: new Map(),
+    });
+    expect(early.map((e) => e.type)).toEqual(['start', 'data-tools']);
+    expect(later.slice(0, early.length)).toEqual(early);
+  });
+
+  test('a catalog without deferred tools, without unavailable servers: empty lists', () => {
+    const bare: TurnFact = {
+      kind: 'prepared',
+      prepared: {
+        catalog: { tools: [], targets: {}, dropped: [] },
+        approvals: {},
+        policies: {},
+        unavailable: [],
+        unknownServers: [],
+        workerDefaults: {},
+      },
+    };
+    expect(projectTurn({ facts: [started, bare], live: new Map() })[1]).toEqual({
+      type: 'data-tools',
+      offered: [],
+      deferred: [],
+      dropped: [],
+      unavailable: [],
+    });
+  });
+});

@@ -24,9 +24,21 @@ const TURN = 'chat-7/turn-2';
 const usage = { inputTokens: 120, outputTokens: 40, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 const echo = { toolCallId: 'toolu_1', toolName: 'everything__echo' };
 
+/** What the turn offered Claude, as its start recorded it. */
+const turnTools = {
+  offered: [
+    { name: 'everything__echo', server: 'everything', tool: 'echo' },
+    { name: 'web_search', providerExecuted: true },
+  ],
+  deferred: ['web_search'],
+  dropped: [{ name: 'everything__add', reason: 'over maxToolsPerRequest (1)' }],
+  unavailable: [{ server: 'files', reason: 'connect failed: ECONNREFUSED' }],
+};
+
 /** A two-step turn whose first step echoes `alpha` once approved, as the projection emits it. */
 const echoTurn: UnnumberedEvent[] = [
   { type: 'start', question: 'Echo alpha, please.' },
+  { type: 'data-tools', ...turnTools },
   { type: 'start-step', step: 1 },
   { type: 'text-delta', id: 'step-1', delta: 'Let me ', step: 1, attempt: 1 },
   { type: 'text-delta', id: 'step-1', delta: 'echo it.', step: 1, attempt: 1 },
@@ -39,7 +51,7 @@ const echoTurn: UnnumberedEvent[] = [
     step: 1,
   },
   { type: 'data-approval', ...echo, state: 'waiting', timeoutMs: 60_000 },
-  // offset 6: the decision
+  // offset 7: the decision
   { type: 'data-approval', ...echo, state: 'approved', by: 'alice' },
   {
     type: 'tool-output-available',
@@ -58,7 +70,7 @@ const echoTurn: UnnumberedEvent[] = [
   { type: 'data-answer', response: { conversation: 'The echo said alpha.', artifacts: [] } },
   { type: 'finish', status: 'completed', stopReason: 'completed', usage, costUsd: 0.0012 },
 ];
-const PAUSE = 6;
+const PAUSE = 7;
 
 /** `events` numbered from `from`, as the stream hands them out. */
 function numbered(events: readonly UnnumberedEvent[], from = 0): TurnStreamEvent[] {
@@ -128,6 +140,7 @@ describe('UiMessageStream', () => {
     expect(textsOf(message)).toEqual(['Let me echo it.', 'It echoed alpha.', 'The echo said alpha.']);
     expect(message.parts.every((p) => p.type !== 'text' || p.state === 'done')).toBe(true);
     expect(message.parts.map((p) => p.type)).toEqual([
+      'data-tools',
       'step-start',
       'text',
       'dynamic-tool',
@@ -154,13 +167,20 @@ describe('UiMessageStream', () => {
       { toolCallId: 'toolu_1', state: 'approved', by: 'alice' },
     ]);
     expect(dataOf(message, 'data-answer')).toEqual([{ conversation: 'The echo said alpha.', artifacts: [] }]);
+    // What the turn offered: before its first step, as the event has it.
+    expect(chunks.slice(0, 3)).toEqual([
+      { type: 'start', messageId: 'msg-1', messageMetadata: { turnId: TURN } },
+      { type: 'data-tools', data: turnTools },
+      { type: 'start-step' },
+    ]);
+    expect(dataOf(message, 'data-tools')).toEqual([turnTools]);
 
     expect(chunks[chunks.length - 1]).toEqual({
       type: 'finish',
       finishReason: 'stop',
       messageMetadata: {
         turnId: TURN,
-        offset: 16,
+        offset: 17,
         status: 'completed',
         stopReason: 'completed',
         usage,
@@ -169,7 +189,7 @@ describe('UiMessageStream', () => {
     });
     expect(message.metadata).toEqual({
       turnId: TURN,
-      offset: 16,
+      offset: 17,
       status: 'completed',
       stopReason: 'completed',
       usage,
@@ -334,7 +354,7 @@ describe('UiMessageStream', () => {
       approval: { id: 'chat-7/turn-2/toolu_1', approved: true },
     });
     expect(textsOf(done.message)).toEqual(['Let me echo it.', 'It echoed alpha.', 'The echo said alpha.']);
-    expect(done.message.metadata).toMatchObject({ turnId: TURN, offset: 16, status: 'completed' });
+    expect(done.message.metadata).toMatchObject({ turnId: TURN, offset: 17, status: 'completed' });
   });
 
   it('a continuation read without the message it continues fails at its first tool chunk (the SDK knows no such call)', async () => {

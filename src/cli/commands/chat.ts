@@ -39,7 +39,7 @@ import { withSearchAttributeFix } from '../search-attribute-fix';
 import { openTurnStack, type TurnStack } from '../turn-stack';
 import { droppedToolsLine, toolCallLine } from '../render';
 import { addTurnFlags, turnOptionsOf, type TurnFlags } from '../turn-flags';
-import { followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
+import { dimmed, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
 import { serverToolCostNote } from '../../core/usage';
 
 interface ChatOptions extends TurnFlags {
@@ -96,6 +96,11 @@ class Chat {
       // On a terminal the stream's lines replace the progress lines.
       progress: { lines: progress, write: say },
       warn: (line) => say(`  ${line}`),
+      // What the turn offers Claude: one line on a terminal's stderr, dimmed when colour is allowed.
+      tools:
+        !this.opts.json && !this.opts.events && process.stderr.isTTY === true
+          ? (line) => say(this.stack.settings.color ? dimmed(`  ${line}`) : `  ${line}`)
+          : undefined,
       approvals: {
         client,
         identity: deciderIdentity(this.opts.as),

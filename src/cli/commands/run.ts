@@ -20,7 +20,7 @@ import { takenIdError } from '../taken-workflow-id';
 import { addTurnFlags, listFlagsGiven, turnInputOf, turnOptionsOf, type TurnFlags } from '../turn-flags';
 import { followTurn } from '../../client/subscribe';
 import { STREAM_END_GRACE_MS, TurnFollower } from '../turn-follower';
-import { followStream, StreamPrinter } from '../stream-printer';
+import { dimmed, followStream, StreamPrinter } from '../stream-printer';
 
 interface RunOptions extends TurnFlags {
   file?: string;
@@ -119,6 +119,8 @@ export function runCommand(): Command {
           events: opts.events === true,
           progress: !opts.json && !live && process.stderr.isTTY === true ? { lines: new ProgressLines(), write: say } : undefined,
           warn: say,
+          // What the turn offers Claude: one line on a terminal's stderr, dimmed when colour is allowed.
+          tools: !opts.json && !opts.events && process.stderr.isTTY === true ? (line) => say(stack.settings.color ? dimmed(line) : line) : undefined,
           approvals: {
             client,
             identity: deciderIdentity(opts.as),

@@ -2,8 +2,9 @@
  * `mcp-turns watch <turn|conversation>`: follows a turn's or a conversation's stream from any
  * offset, live while it runs, whole after it has closed: printed as `run` prints it on a terminal
  * (the text as it is written, a line per tool call and approval, the answer at the end if it did not
- * stream), or with `--events` one JSON event a line. A turn's watch ends with the turn (exit 0 when
- * it completed, 1 otherwise); a conversation's when it closes, or on Ctrl-C (exit 130).
+ * stream; on a terminal, what each turn offers Claude in a line on stderr), or with `--events` one
+ * JSON event a line. A turn's watch ends with the turn (exit 0 when it completed, 1 otherwise); a
+ * conversation's when it closes, or on Ctrl-C (exit 130).
  */
 import { Command } from 'commander';
 import type { Client } from '@temporalio/client';
@@ -16,7 +17,7 @@ import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events'
 import { oneLine } from '../../core/text';
 import { describeId } from '../../client/describe-id';
 import { noWorkerLine, runHealth } from '../../client/run-health';
-import { eventLine, StreamPrinter } from '../stream-printer';
+import { dimmed, eventLine, StreamPrinter, toolsLine } from '../stream-printer';
 import { serverToolCostNote } from '../../core/usage';
 
 interface WatchOptions {
@@ -115,6 +116,15 @@ export function watchCommand(): Command {
             // Why the turn is waiting: on stderr, whatever stdout has.
             printer?.endLine();
             say(kind === 'conversation' ? `  ${event.line}` : event.line);
+            continue;
+          }
+          if (event.type === 'data-tools' && printer) {
+            // What the turn offers Claude: one line on a terminal's stderr.
+            if (process.stderr.isTTY === true) {
+              printer.endLine();
+              const line = kind === 'conversation' ? `  ${toolsLine(event)}` : toolsLine(event);
+              say(settings.color ? dimmed(line) : line);
+            }
             continue;
           }
           if (printer) printer.print(event);

@@ -842,6 +842,8 @@ class TurnView {
     conversation.abort.signal.addEventListener('abort', () => this.abort.abort(), { once: true });
 
     this.userRow = h('div', { class: 'msg-row user-row', hidden: true });
+    // What the turn offered Claude (its data-tools event): a collapsed line, open to the lists.
+    this.toolsEl = h('details', { class: 'turn-tools', hidden: true });
     this.activity = h('div', { class: 'activity' });
     this.answerEl = h('div', { class: 'answer markdown empty' });
     this.answer = new TextBlock(this.answerEl, {
@@ -877,6 +879,7 @@ class TurnView {
         h(
           'div',
           { class: 'assistant-body' },
+          this.toolsEl,
           this.activity,
           this.answerEl,
           this.artifactsEl,
@@ -988,6 +991,9 @@ class TurnView {
       case 'start':
         if (!this.userRendered && typeof event.question === 'string') this.setQuestion(event.question);
         break;
+      case 'data-tools':
+        this.showTools(event);
+        break;
       case 'start-step':
         break;
       case 'text-delta': {
@@ -1075,6 +1081,66 @@ class TurnView {
     this.refreshWorking();
     this.updateMeta();
     scheduleScroll();
+  }
+
+  /** The turn's tools line: what was offered (by server), deferred, dropped (why) and unavailable (why). */
+  showTools(event) {
+    const list = (value) => (Array.isArray(value) ? value : []);
+    const offered = list(event.offered);
+    const deferred = new Set(list(event.deferred));
+    const dropped = list(event.dropped);
+    const unavailable = list(event.unavailable);
+    const counts = [`${offered.length} tool${offered.length === 1 ? '' : 's'} offered`];
+    if (deferred.size) counts.push(`${deferred.size} deferred`);
+    if (dropped.length) counts.push(`${dropped.length} dropped`);
+    if (unavailable.length) counts.push(`${unavailable.length} unavailable`);
+
+    // Offered tools by server (Claude's own tools under "Claude"), each by its own name.
+    const groups = new Map();
+    for (const t of offered) {
+      const server = t.server ?? 'Claude';
+      if (!groups.has(server)) groups.set(server, []);
+      groups.get(server).push(t);
+    }
+    const section = (label, rows) =>
+      rows.length ? h('div', { class: 'tools-section' }, h('div', { class: 'tools-label' }, label), h('ul', { class: 'tools-list' }, rows)) : null;
+    const offeredRows = [...groups].map(([server, tools]) =>
+      h(
+        'li',
+        null,
+        h('span', { class: 'tools-server' }, server),
+        h(
+          'span',
+          { class: 'tools-names' },
+          tools.map((t, i) => [
+            i ? ', ' : '',
+            h('code', { title: t.name }, t.tool ?? t.name),
+            deferred.has(t.name) ? h('span', { class: 'tools-flag' }, ' deferred') : null,
+          ]),
+        ),
+      ),
+    );
+    const reasonRows = (items, nameOf) =>
+      items.map((item) =>
+        h('li', null, h('code', { class: 'tools-server' }, nameOf(item)), h('span', { class: 'tools-reason' }, String(item.reason ?? ''))),
+      );
+    this.toolsEl.dataset.tone = unavailable.length ? 'warn' : '';
+    this.toolsEl.replaceChildren(
+      h(
+        'summary',
+        null,
+        h('span', { class: 'note-icon', 'aria-hidden': 'true' }, '⚒'),
+        h('span', { class: 'tools-summary' }, counts.join(' · ')),
+      ),
+      h(
+        'div',
+        { class: 'tools-body' },
+        section('Offered', offeredRows),
+        section('Dropped', reasonRows(dropped, (d) => d.name)),
+        section('Unavailable', reasonRows(unavailable, (u) => u.server)),
+      ),
+    );
+    this.toolsEl.hidden = false;
   }
 
   showError(text) {
