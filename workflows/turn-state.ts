@@ -18,7 +18,7 @@ import type {
   ToolApproval,
 } from '../src/core/contracts';
 import { turnSystemPrompt } from '../src/core/prompts';
-import { isServerToolDefinition } from '../src/core/server-tools';
+import { historyServerTools, isServerToolDefinition } from '../src/core/server-tools';
 import { unavailableServers } from '../src/core/turn-toolset';
 import { streamRequest } from '../src/core/stream-record';
 import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
@@ -98,10 +98,13 @@ export class Turn {
     const { catalog } = prepared;
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
+    // The server tools the prior history called stay defined, whatever this turn offers (the API refuses them undefined).
+    const priorHistory = [...(this.input.history ?? []), ...history.flatMap((s) => s.transcriptSegment)];
+    const tools = [...catalog.tools, ...historyServerTools(priorHistory, catalog.tools)];
     this.hadTools = catalog.tools.length > 0;
     this.unavailable = unavailableServers(prepared);
     this.transcript = new TurnTranscript([...(this.input.history ? [segment(this.input.history)] : []), ...history], this.input.question);
-    this.transcript.offerTools(catalog.tools);
+    this.transcript.offerTools(tools);
     this.calls = new ToolCalls({
       catalog,
       policies: prepared.policies,
@@ -123,7 +126,7 @@ export class Turn {
       : new InteractiveCalls({ streamed: this.streamed, claudeOnTurnQueue: this.claudeOnTurnQueue });
     const streaming = stream ? { stream } : {};
     this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
-    const serverTools = catalog.tools.filter(isServerToolDefinition);
+    const serverTools = tools.filter(isServerToolDefinition);
     this.formatRequest = {
       model,
       maxTokens,

@@ -134,6 +134,38 @@ export function serverToolDefinitions(tools: ServerToolsInput): ServerToolDefini
   return defs;
 }
 
+/** Names a reply's `server_tool_use` blocks give each server tool's calls. */
+const TOOL_OF_CALL: Readonly<Record<string, ServerToolKey>> = {
+  web_search: 'web_search',
+  web_fetch: 'web_fetch',
+  code_execution: 'code_execution',
+  bash_code_execution: 'code_execution',
+  text_editor_code_execution: 'code_execution',
+};
+
+/** The server tools whose calls `messages` hold (a conversation's earlier turns), each once. */
+export function serverToolsCalledIn(messages: ReadonlyArray<{ role: string; content: unknown }>): ServerToolKey[] {
+  const found = new Set<ServerToolKey>();
+  for (const m of messages) {
+    if (m.role !== 'assistant' || !Array.isArray(m.content)) continue;
+    for (const b of m.content as Array<{ type?: string; name?: string }>) {
+      const key = b.type === 'server_tool_use' ? TOOL_OF_CALL[b.name ?? ''] : undefined;
+      if (key) found.add(key);
+    }
+  }
+  return SERVER_TOOL_KEYS.filter((k) => found.has(k));
+}
+
+/**
+ * The definitions a turn must send besides its own for the server tools its prior history called
+ * (the API refuses a request whose history names a server tool it does not define): each with its
+ * defaults, for each one `offered` leaves out.
+ */
+export function historyServerTools(messages: ReadonlyArray<{ role: string; content: unknown }>, offered: ReadonlyArray<{ name: string }>): ServerToolDefinition[] {
+  const missing = serverToolsCalledIn(messages).filter((k) => !offered.some((t) => t.name === k));
+  return serverToolDefinitions(Object.fromEntries(missing.map((k) => [k, true])));
+}
+
 /** A tool definition of the API's own tools (it has a `type` other than `custom`), not a turn's. */
 export function isServerToolDefinition(tool: { type?: string | null }): tool is ServerToolDefinition {
   return tool.type !== undefined && tool.type !== null && tool.type !== 'custom';

@@ -3,7 +3,7 @@
  * definitions they become, what the schema refuses, their place in the turn's catalog and the
  * formatter's request, their usage and cost, the sources cited with them, and their stream events.
  */
-import { mergeServerTools, serverToolDefinitions } from '../../src/core/server-tools';
+import { historyServerTools, mergeServerTools, serverToolDefinitions, serverToolsCalledIn } from '../../src/core/server-tools';
 import { parseChatTurnInput, type ChatTurnInput, type ChatTurnInputError } from '../../src/schemas/turn-input';
 import { prepareTurnOf } from '../../src/core/turn-toolset';
 import { selectTools } from '../../src/core/toolsets';
@@ -55,6 +55,16 @@ describe('serverTools', () => {
     expect(problems({ web_search: { maxContentTokens: 10 } })).toEqual([expect.stringMatching(/^serverTools\.web_search/)]);
     expect(problems({ web_search: { version: 'web_search_1999' } })).toEqual([expect.stringMatching(/^serverTools\.web_search/)]);
     expect(problems({ computer: true })).toEqual([expect.stringMatching(/^serverTools: .*computer/)]);
+  });
+
+  it('keeps defining the server tools a prior history called that the turn does not offer', () => {
+    const history = [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: [{ type: 'server_tool_use', id: 's1', name: 'bash_code_execution', input: {} }, { type: 'server_tool_use', id: 's2', name: 'web_search', input: {} }] },
+    ];
+    expect(serverToolsCalledIn(history)).toEqual(['web_search', 'code_execution']);
+    expect(historyServerTools(history, [{ name: 'web_search' }])).toEqual([{ type: 'code_execution_20250825', name: 'code_execution' }]);
+    expect(historyServerTools([{ role: 'user', content: 'q' }], [])).toEqual([]);
   });
 
   it('joins the turn\'s catalog after its own tools, with no target, from the worker, the toolset and the turn', () => {
