@@ -1286,7 +1286,8 @@ class ToolCard {
     this.turn = turn;
     this.callId = event.toolCallId;
     this.state = 'running';
-    const server = event.server;
+    // Claude's own server tools (web search…) run at the API: shown as Claude's.
+    const server = event.providerExecuted ? 'Claude' : event.server;
     const tool = event.tool ?? event.toolName ?? 'tool';
     this.displayName = server ? `${server} · ${tool}` : tool;
 
@@ -1478,7 +1479,7 @@ class ToolCard {
     if (event.notRun === 'denied') this.setState('denied');
     else this.setState(event.isError ? 'error' : 'ok');
     const timing = [];
-    if (typeof event.durationMs === 'number' && (event.durationMs > 0 || !event.notRun))
+    if (typeof event.durationMs === 'number' && !event.providerExecuted && (event.durationMs > 0 || !event.notRun))
       timing.push(formatDuration(event.durationMs));
     if (typeof event.attempts === 'number' && event.attempts > 1) timing.push(`${event.attempts} attempts`);
     this.durationEl.hidden = timing.length === 0;
