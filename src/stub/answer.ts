@@ -3,7 +3,8 @@
  * templates expanded, ids and signatures filled in, and deterministic usage.
  */
 import { createHash } from 'node:crypto';
-import type { ParsedScenario } from './scenario';
+import { ScenarioError, type ParsedScenario } from './scenario';
+import { completeServerBlocks, serverToolUsage, textBlock, usesContainer } from './server-blocks';
 import { thinkingSignature, redactedData } from './signatures';
 
 type Block = { type: string; [k: string]: unknown };
@@ -27,6 +28,10 @@ export interface Answer {
   latencyMs: number;
   /** Milliseconds between two deltas when the answer is streamed. */
   streamDelayMs: number;
+  /** `usage.server_tool_use`: null without server tool blocks. */
+  serverToolUse: { web_search_requests: number; web_fetch_requests: number } | null;
+  /** The content ran code in a container (the response then has a `container`). */
+  container: boolean;
 }
 
 const contentBlocks = (m: Message): Block[] => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content);
@@ -222,22 +227,46 @@ export function answer(scenarioName: string, scenario: ParsedScenario, body: Rec
       const input = f === undefined ? defaultFormatterInput(turn) : expand(Array.isArray(f) ? f[Math.min(attempt, f.length - 1)] : f, vars);
       content = [{ type: 'tool_use', id: id(attempt, 'formatter'), name: FORMATTER, input }];
     }
-    return { kind: 'formatter', step, content, stopReason: forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn', usage: usageFor(body, content, cache), latencyMs: scenario.latencyMs, streamDelayMs: scenario.formatterStreamDelayMs ?? scenario.streamDelayMs };
+    return {
+      kind: 'formatter',
+      step,
+      content,
+      stopReason: forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn',
+      usage: usageFor(body, content, cache),
+      latencyMs: scenario.latencyMs,
+      streamDelayMs: scenario.formatterStreamDelayMs ?? scenario.streamDelayMs,
+      serverToolUse: null,
+      container: false,
+    };
   }
 
   const scripted = scenario.steps[step] ?? scenario.steps[scenario.steps.length - 1]!;
-  const exhausted = step >= scenario.steps.length && scripted.content.some((b) => b.type === 'tool_use');
-  let content: Block[] = exhausted
-    ? [{ type: 'text', text: '(scenario exhausted)', citations: null }]
-    : scripted.content.map((b, i) => {
-        if (b.type === 'text') return { type: 'text', text: String(expand(b.text, vars)), citations: null };
-        if (b.type === 'tool_use') return { type: 'tool_use', id: b.id ?? id(i, 'tool'), name: b.name, input: expand(b.input, vars) };
-        if (b.type === 'thinking') {
-          const thinking = String(expand(b.thinking, vars));
-          return { type: 'thinking', thinking, signature: thinkingSignature(thinking) };
-        }
-        return { type: 'redacted_thinking', data: redactedData.make(`${scenarioName}|${step}|${i}`) };
-      });
+  const replay = step >= scenario.steps.length;
+  const seed = (i: number): string => `${scenarioName}|${step}|${i}|server|${question}`;
+  const where = `scenario ${scenarioName}, step ${Math.min(step, scenario.steps.length - 1)}`;
+  // Replaying a last step that calls a tool or pauses would never end the loop, and one that answers
+  // a server tool call of an earlier response has nothing to answer.
+  let exhausted = replay && (scripted.content.some((b) => b.type === 'tool_use') || scripted.stopReason === 'pause_turn');
+  let content: Block[] = [];
+  if (!exhausted) {
+    const blocks = scripted.content.map((b, i): Block => {
+      if (b.type === 'text') return textBlock(String(expand(b.text, vars)), expand(b.citations, vars) as Block[] | undefined);
+      if (b.type === 'tool_use') return { type: 'tool_use', id: b.id ?? id(i, 'tool'), name: b.name, input: expand(b.input, vars) };
+      if (b.type === 'thinking') {
+        const thinking = String(expand(b.thinking, vars));
+        return { type: 'thinking', thinking, signature: thinkingSignature(thinking) };
+      }
+      if (b.type === 'redacted_thinking') return { type: 'redacted_thinking', data: redactedData.make(`${scenarioName}|${step}|${i}`) };
+      return expand(b, vars) as Block; // a server tool block, completed below
+    });
+    try {
+      content = completeServerBlocks(blocks, messages, seed, where);
+    } catch (err) {
+      if (!replay || !(err instanceof ScenarioError)) throw err;
+      exhausted = true;
+    }
+  }
+  if (exhausted) content = [{ type: 'text', text: '(scenario exhausted)', citations: null }];
   let stopReason = exhausted ? 'end_turn' : (scripted.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'));
   if (!exhausted && scripted.minMaxTokens && Number(body.max_tokens) < scripted.minMaxTokens) {
     const last = content.map((b) => b.type).lastIndexOf('tool_use');
@@ -245,5 +274,15 @@ export function answer(scenarioName: string, scenario: ParsedScenario, body: Rec
     stopReason = 'max_tokens';
   }
   const usage = !exhausted && scripted.usage ? { ...scripted.usage } : usageFor(body, content, cache);
-  return { kind: 'step', step, content, stopReason, usage, latencyMs: scripted.latencyMs ?? scenario.latencyMs, streamDelayMs: scripted.streamDelayMs ?? scenario.streamDelayMs };
+  return {
+    kind: 'step',
+    step,
+    content,
+    stopReason,
+    usage,
+    latencyMs: scripted.latencyMs ?? scenario.latencyMs,
+    streamDelayMs: scripted.streamDelayMs ?? scenario.streamDelayMs,
+    serverToolUse: serverToolUsage(content),
+    container: usesContainer(content),
+  };
 }

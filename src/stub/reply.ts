@@ -6,6 +6,7 @@
  */
 import { answer, estimateInputTokens, questionOf, requestKind, turnPosition, type Usage } from './answer';
 import type { Fault, ParsedScenario } from './scenario';
+import { containerOf } from './server-blocks';
 import { validateRequest } from './validate-request';
 
 /** Where a Messages request falls in its scenario. Best effort for a request the API refuses. */
@@ -61,6 +62,8 @@ export interface Replier {
 export function createReplier(scenarios: Map<string, ParsedScenario>, defaultScenario: string | undefined): Replier {
   const faultCounts = new Map<string, number>();
   const cachePrefixes = new Set<string>();
+  /** Containers expire 30 days after the stub started. */
+  const startedAt = Date.now();
 
   function pick(body: Record<string, unknown>): { name: string; scenario: ParsedScenario } | string {
     const model = String(body.model);
@@ -142,7 +145,8 @@ export function createReplier(scenarios: Map<string, ParsedScenario>, defaultSce
       content: a.content,
       stop_reason: a.stopReason,
       stop_sequence: null,
-      usage: { ...a.usage, cache_creation: null, inference_geo: null, output_tokens_details: null, server_tool_use: null, service_tier: 'standard' },
+      usage: { ...a.usage, cache_creation: null, inference_geo: null, output_tokens_details: null, server_tool_use: a.serverToolUse, service_tier: 'standard' },
+      ...(a.container ? { container: containerOf(body, `${name}|${question}`, startedAt) } : {}),
     };
     return { type: 'message', message, usage: a.usage, latencyMs: a.latencyMs, streamDelayMs: a.streamDelayMs };
   }

@@ -5,9 +5,45 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { SERVER_TOOL_NAMES } from './server-tools';
+
+/** A citation of a web search result; the stub adds its `encrypted_index`. */
+const CitationSchema = z
+  .object({
+    type: z.literal('web_search_result_location'),
+    url: z.string(),
+    title: z.string().nullable(),
+    cited_text: z.string(),
+  })
+  .strict();
+
+/** One result of a web search; the stub adds its `encrypted_content`. */
+const WebSearchResultSchema = z
+  .object({
+    type: z.literal('web_search_result').optional(),
+    url: z.string(),
+    title: z.string(),
+    /** Default: null. */
+    page_age: z.string().nullable().optional(),
+  })
+  .strict();
+
+/** The id of the `server_tool_use` block a server result answers; default: the first call it fits that has no result yet. */
+const ToolUseId = z.string().regex(/^srvtoolu_[a-zA-Z0-9_]+$/).optional();
+
+/** A server result block whose `content` is written as the API sends it. */
+const resultBlock = <T extends string>(type: T) =>
+  z.object({ type: z.literal(type), tool_use_id: ToolUseId, content: z.record(z.string(), z.unknown()) }).strict();
 
 const BlockSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string() }).strict(),
+  z
+    .object({
+      type: z.literal('text'),
+      text: z.string(),
+      /** Web search citations; the stub signs each (`encrypted_index`) and refuses an edited one. */
+      citations: z.array(CitationSchema).optional(),
+    })
+    .strict(),
   z
     .object({
       type: z.literal('tool_use'),
@@ -20,6 +56,33 @@ const BlockSchema = z.discriminatedUnion('type', [
   /** The stub signs it; a request that sends it back altered is refused. */
   z.object({ type: z.literal('thinking'), thinking: z.string() }).strict(),
   z.object({ type: z.literal('redacted_thinking') }).strict(),
+  /** A call of a server tool (the API runs it); the id the stub makes signs the block and its result. */
+  z
+    .object({
+      type: z.literal('server_tool_use'),
+      name: z.enum(SERVER_TOOL_NAMES),
+      input: z.record(z.string(), z.unknown()),
+      /** Fixed id (then not signed); default: `srvtoolu_` and a hash and signatures. */
+      id: z.string().regex(/^srvtoolu_[a-zA-Z0-9_]+$/).optional(),
+      /** As the API writes it; default `{ type: 'direct' }`. */
+      caller: z.record(z.string(), z.unknown()).optional(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('web_search_tool_result'),
+      tool_use_id: ToolUseId,
+      content: z.union([
+        z.array(WebSearchResultSchema),
+        z.object({ type: z.literal('web_search_tool_result_error'), error_code: z.string() }).strict(),
+      ]),
+    })
+    .strict(),
+  resultBlock('web_fetch_tool_result'),
+  resultBlock('code_execution_tool_result'),
+  resultBlock('bash_code_execution_tool_result'),
+  resultBlock('text_editor_code_execution_tool_result'),
+  resultBlock('tool_search_tool_result'),
 ]);
 
 const UsageSchema = z
@@ -34,7 +97,10 @@ const UsageSchema = z
 const StepSchema = z
   .object({
     content: z.array(BlockSchema).min(1),
-    /** Default: `tool_use` when the content has a tool_use, else `end_turn`. */
+    /**
+     * Default: `tool_use` when the content has a tool_use, else `end_turn`. `pause_turn`: the API paused
+     * its server tool loop; the client sends the content back as the last message to continue.
+     */
     stopReason: z
       .enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'refusal', 'model_context_window_exceeded', 'stop_sequence'])
       .optional(),
@@ -101,6 +167,7 @@ export const ScenarioSchema = z
 export type Scenario = z.input<typeof ScenarioSchema>;
 export type ParsedScenario = z.output<typeof ScenarioSchema>;
 export type ScenarioStep = z.output<typeof StepSchema>;
+export type ScenarioBlock = z.output<typeof BlockSchema>;
 export type Fault = z.output<typeof FaultSchema>;
 
 export class ScenarioError extends Error {

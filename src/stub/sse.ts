@@ -1,7 +1,9 @@
 /**
  * Writes a finished message as the Messages API's server-sent event stream, delta by delta as the
- * API does: text and thinking one word at a time (a word with the whitespace after it), a
- * thinking block's signature last, a tool_use input in small chunks of its JSON text. `delayMs`
+ * API does: text and thinking one word at a time (a word with the whitespace after it), a text
+ * block's citations first (a `citations_delta` each), a thinking block's signature last, a tool_use
+ * or server_tool_use input in small chunks of its JSON text, a server tool's result block whole in
+ * its `content_block_start`, the code execution container in `message_delta`. `delayMs`
  * separates two consecutive deltas (0: everything at once). A client that disconnects ends the
  * writing; nothing is written after that and nothing throws.
  */
@@ -30,12 +32,13 @@ function* blockEvents(block: Block, index: number): Generator<SseEvent> {
   const delta = (d: Record<string, unknown>): SseEvent => ({ type: 'content_block_delta', index, delta: d });
   if (block.type === 'text') {
     yield { type: 'content_block_start', index, content_block: { type: 'text', text: '', citations: null } };
+    for (const citation of (block.citations ?? []) as unknown[]) yield delta({ type: 'citations_delta', citation });
     for (const text of words(String(block.text))) yield delta({ type: 'text_delta', text });
-  } else if (block.type === 'tool_use') {
+  } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
     yield {
       type: 'content_block_start',
       index,
-      content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      content_block: { ...block, input: {} },
     };
     for (const partial_json of jsonChunks(JSON.stringify(block.input))) {
       yield delta({ type: 'input_json_delta', partial_json });
@@ -56,14 +59,22 @@ function* blockEvents(block: Block, index: number): Generator<SseEvent> {
 
 function* messageEvents(message: Record<string, unknown>): Generator<SseEvent> {
   const usage = message.usage as Record<string, unknown>;
+  // The container (code execution) is named at the end, in message_delta.
+  const container = message.container ?? null;
   yield {
     type: 'message_start',
-    message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+    message: {
+      ...message,
+      content: [],
+      stop_reason: null,
+      usage: { ...usage, output_tokens: 1 },
+      ...('container' in message ? { container: null } : {}),
+    },
   };
   yield { type: 'ping' };
   const content = message.content as Block[];
   for (let index = 0; index < content.length; index++) yield* blockEvents(content[index]!, index);
-  yield { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage };
+  yield { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null, ...(container ? { container } : {}) }, usage };
   yield { type: 'message_stop' };
 }
 

@@ -1,9 +1,12 @@
 /**
  * Checks a Messages API request the way the real API does, so tests catch transcripts and tool
  * definitions Claude would refuse. Returns the 400 message, or undefined when the request is valid.
+ * Server tools (definitions, deferred tools, server tool blocks) are checked in
+ * validate-server-tools.ts.
  */
 import { Ajv2020 } from 'ajv/dist/2020';
 import { thinkingSignature, redactedData } from './signatures';
+import { deferredToolsProblem, serverBlocksProblem, toolDefinitionProblem } from './validate-server-tools';
 
 type Block = { type: string; [k: string]: unknown };
 type Message = { role: string; content: string | Block[] };
@@ -68,7 +71,14 @@ export function validateRequest(body: Record<string, unknown>, opts: { countToke
   if (!Array.isArray(tools)) return 'tools: must be a list';
   const names = new Set<string>();
   for (const [i, t] of tools.entries()) {
-    if (t.type && t.type !== 'custom') continue; // server tools
+    if (t.type && t.type !== 'custom') {
+      const problem = toolDefinitionProblem(t, i);
+      if (problem) return problem;
+      if (typeof t.name !== 'string') continue; // a toolset
+      if (names.has(t.name)) return `tools: Tool names must be unique. Duplicate: ${t.name}`;
+      names.add(t.name);
+      continue;
+    }
     if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name)) {
       return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
     }
@@ -77,6 +87,9 @@ export function validateRequest(body: Record<string, unknown>, opts: { countToke
     const schemaProblem = inputSchemaProblem(t.input_schema, i);
     if (schemaProblem) return schemaProblem;
   }
+
+  const deferred = deferredToolsProblem(tools);
+  if (deferred) return deferred;
 
   const thinkingOn = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
   const choice = body.tool_choice as { type?: string; name?: string } | undefined;
@@ -88,6 +101,9 @@ export function validateRequest(body: Record<string, unknown>, opts: { countToke
       return 'Thinking may not be enabled when tool_choice forces tool use.';
     }
   }
+
+  const serverBlocks = serverBlocksProblem(messages, tools);
+  if (serverBlocks) return serverBlocks;
 
   for (const [i, m] of messages.entries()) {
     if (m.role !== 'assistant') continue;
