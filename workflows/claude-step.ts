@@ -34,7 +34,7 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
   for (;;) {
     let reply: ClaudeCallOutput;
     try {
-      const request = { ...turn.request, maxTokens, step, ...(askedAgain ? { askedAgain } : {}) };
+      const request = { ...turn.request, maxTokens, step, ...(askedAgain ? { askedAgain } : {}), ...(turn.container ? { container: turn.container } : {}) };
       const segments = transcript.segments({ withTools: true });
       reply = await turn.claudeCalls.step(request, segments, `Claude · step ${step}`);
     } catch (err) {
@@ -48,6 +48,7 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
       return CONTEXT_EXHAUSTED;
     }
     turn.addUsage(reply);
+    if (reply.container) turn.container = reply.container;
     if (reply.stopReason === 'model_context_window_exceeded' && transcript.compact(compaction)) {
       askedAgain = 'context-window-full';
       continue;

@@ -78,6 +78,8 @@ export class Turn {
   private costUsd = 0;
   /** Whether any call waited for approval when that was last published. */
   private waitingPublished = false;
+  /** The code execution container the turn's calls run in, once a reply ran code: its later calls go on in it. */
+  container: string | undefined = undefined;
   /** How the turn calls Claude: each call an activity, or every call through Message Batches (`input.messageBatches`). */
   readonly claudeCalls: ClaudeCalls;
 

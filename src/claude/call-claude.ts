@@ -90,6 +90,7 @@ export function buildMessageParams(
   }
   if (input.toolChoice !== undefined) params.tool_choice = input.toolChoice;
   if (input.thinking !== undefined) params.thinking = input.thinking;
+  if (input.container !== undefined) params.container = input.container;
   return params;
 }
 
@@ -135,6 +136,7 @@ export async function callClaude(
       model: message.model,
     };
     if (requestId) output.requestId = requestId;
+    if (message.container?.id) output.container = message.container.id;
     if (opts.prices) output.costUsd = opts.prices.costOf(usage, message.model || input.model).usd;
     return output;
   } catch (err) {

@@ -137,6 +137,7 @@ class FormatterRun {
     // Auto is the API's default when tools are given, so the auto path sends no tool_choice.
     if (choice === 'forced') request.toolChoice = { type: 'tool', name: FORMATTER_TOOL_NAME };
     if (this.input.thinking) request.thinking = this.input.thinking;
+    if (this.input.container) request.container = this.input.container;
     this.calls++;
     const reply = await (this.opts.call ? this.opts.call(request) : callClaude(this.client, request, this.opts));
     this.usage = addUsage(this.usage, reply.usage);

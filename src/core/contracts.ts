@@ -217,6 +217,8 @@ export interface ClaudeRequest {
   maxTokens: number;
   toolChoice?: ToolChoice;
   thinking?: ThinkingConfigParam;
+  /** The code execution container of the turn's earlier calls, to go on in. */
+  container?: string;
 }
 
 /**
@@ -237,6 +239,8 @@ export interface ClaudeCallInput {
    * history records the decision, so its readers (the stream) need not derive it again.
    */
   askedAgain?: AskedAgain;
+  /** The code execution container an earlier call of the turn ran in: the call goes on in it. */
+  container?: string;
 }
 
 export interface ClaudeCallOutput {
@@ -250,6 +254,8 @@ export interface ClaudeCallOutput {
   costUsd?: number;
   /** What the call streamed, when the turn streams. */
   stream?: StreamRecord;
+  /** The code execution container the call ran in (a reply that ran code has one). */
+  container?: string;
 }
 
 /**
@@ -269,6 +275,8 @@ export interface FormatResponseInput {
    * refuses a transcript whose server tool blocks name a tool the request does not define.
    */
   serverTools?: ServerToolDefinition[];
+  /** The code execution container the turn's calls ran in. */
+  container?: string;
 }
 
 /** The formatter's request as the worker makes it: the activity input with its conversation read. */

@@ -32,6 +32,7 @@ export function outcomeOfResult(
           model: message.model,
           requestId: message.id,
           costUsd: prices.costOf(usage, message.model, { batch: true }).usd,
+          ...(message.container?.id ? { container: message.container.id } : {}),
         },
       };
     }

@@ -60,12 +60,26 @@ const MIXED: Scenario = {
   formatter: answer('both'),
 };
 
+const CODE: Scenario = {
+  steps: [
+    {
+      content: [
+        { type: 'server_tool_use', name: 'bash_code_execution', input: { command: 'python -c "print(6*7)"' } },
+        { type: 'bash_code_execution_tool_result', content: { type: 'bash_code_execution_result', stdout: '42\n', stderr: '', return_code: 0, content: [] } },
+      ],
+      stopReason: 'pause_turn',
+    },
+    { content: [{ type: 'text', text: 'It is 42.' }] },
+  ],
+  formatter: answer('It is 42.'),
+};
+
 const lookups: string[] = [];
 let h: TurnHarness;
 
 beforeAll(async () => {
   h = await startTurnHarness({
-    scenarios: { search: SEARCH_AND_CITE, mixed: MIXED, 'batched-search': SEARCH_AND_CITE },
+    scenarios: { search: SEARCH_AND_CITE, mixed: MIXED, 'batched-search': SEARCH_AND_CITE, code: CODE },
     servers: {},
     tools: {
       crm: [
@@ -166,4 +180,14 @@ it('runs a search that pauses in a turn through Message Batches: each pause is a
   expect(result.response.artifacts.map((a) => a.type)).toContain('application/vnd.bibliography');
   const batched = h.stub.messageBatches.batches.flatMap((b) => b.requests).filter((r) => r.question === 'batched');
   expect(batched.length).toBe(3); // two steps, the formatter
+});
+
+it('runs code: the turn goes on in the container its first call ran in, and counts the code it ran (billed by container time, outside the cost)', async () => {
+  const result = await h.run({ question: 'six times seven', model: 'code', servers: [] });
+  expect(result.usage.codeExecutions).toBe(1);
+  const [first, second, formatter] = h.stub.requests.filter((r) => r.body?.model === 'code');
+  expect(first!.body!.container).toBeUndefined();
+  expect(second!.body!.container).toMatch(/^container_/);
+  expect(formatter!.body!.container).toBe(second!.body!.container);
+  expect(result.response.conversation).toBe('It is 42.');
 });

@@ -1163,7 +1163,9 @@ class TurnView {
         `${formatTokens(input)} in${cached > 0 ? ` (${formatTokens(cached)} cached)` : ''} · ${formatTokens(u.outputTokens ?? 0)} out`,
       );
     }
-    if (typeof f?.costUsd === 'number') parts.push(formatCost(f.costUsd));
+    if (typeof f?.costUsd === 'number')
+      // Code execution is billed by container time, which usage does not report.
+      parts.push(formatCost(f.costUsd) + (f.usage?.codeExecutions ? ' + code execution time' : ''));
     this.metaInfo.textContent = parts.join(' · ');
     this.metaInfo.title = f?.usage ? usageTitle(f.usage) : '';
 
