@@ -79,7 +79,7 @@ let h: TurnHarness;
 
 beforeAll(async () => {
   h = await startTurnHarness({
-    scenarios: { search: SEARCH_AND_CITE, mixed: MIXED, 'batched-search': SEARCH_AND_CITE, code: CODE },
+    scenarios: { search: SEARCH_AND_CITE, mixed: MIXED, 'batched-search': SEARCH_AND_CITE, 'batched-mixed': MIXED, code: CODE },
     servers: {},
     tools: {
       crm: [
@@ -172,8 +172,14 @@ it('layers the worker\'s, the toolset\'s and the turn\'s server tools', async ()
   ]);
 });
 
-it('runs a search that pauses in a turn through Message Batches: each pause is another batch round', async () => {
-  const result = await h.run({ question: 'batched', model: 'batched-search', messageBatches: {}, serverTools: { web_search: true, code_execution: false } });
+it('runs a search that pauses, and a reply mixing a search with a code tool, in turns through Message Batches: each pause is another batch round', async () => {
+  lookups.length = 0;
+  const [result, mixed] = await Promise.all([
+    h.run({ question: 'batched', model: 'batched-search', messageBatches: {}, serverTools: { web_search: true, code_execution: false } }),
+    h.run({ question: 'batched mixed', model: 'batched-mixed', messageBatches: {}, serverTools: { web_search: true, code_execution: false } }),
+  ]);
+  expect(mixed.toolCalls).toEqual([expect.objectContaining({ name: 'crm__lookup', isError: false })]);
+  expect(lookups).toEqual(['42']);
   expect(result.stopReason).toBe('completed');
   expect(result.steps).toBe(2);
   expect(result.usage.webSearchRequests).toBe(1);
