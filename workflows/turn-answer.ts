@@ -33,8 +33,7 @@ async function answerOutput(turn: Turn, stopReason: TurnStopReason): Promise<{ o
   }
   turn.enter('formatting');
   const segments = turn.transcript.segments({ withTools: false });
-  const request = turn.container ? { ...turn.formatRequest, container: turn.container } : turn.formatRequest;
-  const formatted = await turn.claudeCalls.formatResponse(request, segments);
+  const formatted = await turn.claudeCalls.formatResponse(turn.formatterRequest(), segments);
   turn.addUsage(formatted);
   return { output: formatted.output, formatMode: formatted.mode };
 }

@@ -12,6 +12,7 @@ import type {
   DroppedTool,
   FormatMode,
   FormatResponseInput,
+  OfferedTool,
   PreparedTurn,
   ServerUnavailable,
   ThinkingConfigParam,
@@ -19,6 +20,7 @@ import type {
 } from '../src/core/contracts';
 import { turnSystemPrompt } from '../src/core/prompts';
 import { historyServerTools, isServerToolDefinition } from '../src/core/server-tools';
+import { referencedToolNames } from '../src/core/tool-references';
 import { unavailableServers } from '../src/core/turn-toolset';
 import { streamRequest } from '../src/core/stream-record';
 import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
@@ -59,8 +61,10 @@ export class Turn {
   readonly input: ResolvedTurnInput;
   /** The loop's Claude calls' request, besides the transcript. */
   readonly request: ClaudeStepRequest;
-  /** The formatter's request, besides the transcript: the caller's system prompt, no gathering instructions. */
-  readonly formatRequest: FormatResponseInput;
+  /** The formatter's request, besides the transcript and the tools it names: the caller's system prompt, no gathering instructions. */
+  private readonly formatRequest: FormatResponseInput;
+  /** Every tool definition Claude is sent: the catalog's, and the server tools the prior history called. */
+  private readonly offered: readonly OfferedTool[];
   readonly transcript: TurnTranscript;
   readonly calls: ToolCalls;
   /** Servers whose tools this turn goes without, and why. */
@@ -128,15 +132,24 @@ export class Turn {
       : new InteractiveCalls({ streamed: this.streamed, claudeOnTurnQueue: this.claudeOnTurnQueue });
     const streaming = stream ? { stream } : {};
     this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
-    const serverTools = tools.filter(isServerToolDefinition);
+    this.offered = tools;
     this.formatRequest = {
       model,
       maxTokens,
       ...(formatterSystem !== undefined ? { system: formatterSystem } : {}),
       ...(thinking ? { thinking } : {}),
       ...streaming,
-      ...(serverTools.length ? { serverTools } : {}),
     };
+  }
+
+  /**
+   * The formatter's request, besides the transcript: with the tools its transcript names (the
+   * server tools, the deferred tools a search found) and the container the turn's code ran in.
+   */
+  formatterRequest(): FormatResponseInput {
+    const referenced = new Set(referencedToolNames([...this.transcript.priorMessages(), ...this.transcript.ownMessages()]));
+    const tools = this.offered.filter((t) => isServerToolDefinition(t) || referenced.has(t.name));
+    return { ...this.formatRequest, ...(tools.length ? { tools } : {}), ...(this.container ? { container: this.container } : {}) };
   }
 
   /** Claude calls of the loop so far. */

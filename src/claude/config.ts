@@ -15,8 +15,12 @@ export const ClaudeConfigSchema = z
   .object({
     /** Model for turns that name none (sent to the workflow with the tool list). @default "claude-sonnet-4-6" */
     model: z.string().min(1).default(DEFAULT_MODEL),
-    /** Tools offered per Claude request for turns that set no `maxToolsPerRequest` of their own (sent to the workflow with the tool list). @default 15 */
+    /** Tools loaded up front per Claude request for turns that set no `maxToolsPerRequest` of their own; the rest are found by tool search (sent to the workflow with the tool list). @default 15 */
     maxToolsPerRequest: z.number().int().min(1).max(MAX_TOOLS_PER_REQUEST).optional(),
+    /** How turns that set none offer the tools beyond maxToolsPerRequest: deferred with a tool search tool (auto = regex, regex, bm25), or dropped (off). @default "auto" */
+    toolSearch: z.enum(['auto', 'regex', 'bm25', 'off']).optional(),
+    /** Tools every turn loads up front, before the others (tool patterns). */
+    alwaysLoad: z.array(z.string().min(1)).optional(),
     /** Claude's own tools every turn is offered unless its toolset or its input turns them off (recorded with the tool list). */
     serverTools: ServerToolsSchema.optional(),
     /** Stream responses: heartbeats on every event, and no SDK limit on long non-streamed calls. @default false */

@@ -125,7 +125,7 @@ class FormatterRun {
     const request: ClaudeRequest = {
       model: this.input.model,
       messages,
-      tools: [...(this.input.serverTools ?? []), FORMATTER_TOOL],
+      tools: [...(this.input.tools ?? []), FORMATTER_TOOL],
       maxTokens,
     };
     const system = joinSystem(

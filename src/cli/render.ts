@@ -10,17 +10,18 @@ const OVER_LIMIT = /^over maxToolsPerRequest \((\d+)\)$/;
 /**
  * The tools Claude was not offered, as one line, or undefined when none was left out by a limit
  * or as unusable (tools a turn's own allow/deny lists leave out are its choice, not news). Tools
- * over the per-request limit come with the flag that offers them all.
+ * over the per-request limit (with tool search off) come with the flags that offer them.
  */
 export function droppedToolsLine(dropped: readonly DroppedTool[]): string | undefined {
   const overLimit = dropped.filter((d) => OVER_LIMIT.test(d.reason));
-  const unusable = dropped.filter((d) => !OVER_LIMIT.test(d.reason) && d.reason !== 'not in tools.allow' && d.reason !== 'in tools.deny');
+  // The turn's or its toolset's allow/deny lists: its choice.
+  const unusable = dropped.filter((d) => !OVER_LIMIT.test(d.reason) && !/^(not )?in [\w.-]+\.(allow|deny)$/.test(d.reason));
   const parts: string[] = [];
   if (overLimit.length) {
     const limit = Number(OVER_LIMIT.exec(overLimit[0]!.reason)![1]);
     parts.push(
       `${overLimit.length} over the limit of ${limit} per request (${overLimit.map((d) => d.name).join(', ')}; ` +
-        `--max-tools ${limit + overLimit.length} offers them)`,
+        `--max-tools ${limit + overLimit.length} offers them, --tool-search auto lets Claude find them)`,
     );
   }
   if (unusable.length) parts.push(`${unusable.length} unusable (${unusable.map((d) => `${d.name}: ${d.reason}`).join('; ')})`);

@@ -1,7 +1,7 @@
 /**
  * The flags that shape a turn, shared by `run` and `chat`, and the one mapping from them to the
  * turn's input: `--server`, `--toolset`, `--context`, `--server-tool`, `--model`, `--system`, `--max-steps`,
- * `--max-tools`, `--allow`, `--deny`, `--require-approval`, `--approval-timeout` and
+ * `--max-tools`, `--tool-search`, `--allow`, `--deny`, `--require-approval`, `--approval-timeout` and
  * `--no-format`. `batch` shares `--toolset`, `--context` and `--server-tool` (its lines' defaults). A bad flag is one
  * line naming it, with exit code 2, before anything is started.
  */
@@ -9,7 +9,9 @@ import type { Command } from 'commander';
 import type { TurnOptions } from '../core/conversation';
 import { MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 import { oneLine } from '../core/text';
-import { SERVER_TOOL_KEYS, type ServerToolKey, type ServerToolsInput } from '../core/server-tools';
+import { SERVER_TOOL_KEYS, type ServerToolKey, type ServerToolsInput, type ToolSearchMode } from '../core/server-tools';
+
+const TOOL_SEARCH_MODES: readonly ToolSearchMode[] = ['auto', 'regex', 'bm25', 'off'];
 import { ChatTurnInputError, ContextKeySchema, type ChatTurnInput } from '../schemas/turn-input';
 import { parseTurnOptions } from '../schemas/turn-options';
 import { CliError, parsePositiveInt } from './cli-error';
@@ -31,6 +33,7 @@ export interface TurnFlags extends ToolFlags {
   system?: string;
   maxSteps?: string;
   maxTools?: string;
+  toolSearch?: string;
   allow?: string[];
   deny?: string[];
   requireApproval?: string[];
@@ -137,8 +140,9 @@ export function addTurnFlags(command: Command, per: 'the turn' | 'each message')
     .option('--max-steps <n>', `Claude calls in the tool loop of ${per}`)
     .option(
       '--max-tools <n>',
-      `tools offered to Claude per request (${MAX_TOOLS.min}-${MAX_TOOLS.max}; default 15)`,
+      `tools loaded up front per Claude request (${MAX_TOOLS.min}-${MAX_TOOLS.max}; default 15); the rest are found by tool search`,
     )
+    .option('--tool-search <mode>', 'tools beyond --max-tools: auto (default) | regex | bm25 (deferred, found by a tool search) | off (dropped)')
     .option('--allow <pattern...>', `offer only these tools (${PATTERN})`)
     .option('--deny <pattern...>', `never offer these tools (${PATTERN})`)
     .option(
@@ -178,6 +182,11 @@ export function turnOptionsOf(flags: TurnFlags): TurnOptions {
   if (flags.system) options.system = flags.system;
   if (flags.maxSteps) options.maxSteps = parsePositiveInt(flags.maxSteps, '--max-steps');
   if (flags.maxTools) options.maxToolsPerRequest = parseIntIn(flags.maxTools, '--max-tools', MAX_TOOLS);
+  if (flags.toolSearch !== undefined) {
+    if (!TOOL_SEARCH_MODES.includes(flags.toolSearch as ToolSearchMode))
+      throw new CliError(`--tool-search must be one of ${TOOL_SEARCH_MODES.join(', ')}, got "${oneLine(flags.toolSearch, 50)}"`, EXIT.badInput);
+    options.toolSearch = flags.toolSearch as ToolSearchMode;
+  }
   if (flags.allow || flags.deny)
     options.tools = {
       ...(flags.allow ? { allow: flags.allow } : {}),

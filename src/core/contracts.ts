@@ -21,7 +21,7 @@ import type { FormatterOutput } from '../schemas/response-formatter-tool';
 import type { StreamRecord, StreamRequest } from './stream-record';
 import type { AskedAgain } from './activity-types';
 import type { TurnContext } from './context-templates';
-import type { ServerToolDefinition, ServerToolsInput } from './server-tools';
+import type { ServerToolDefinition, ServerToolsInput, ToolSearchMode } from './server-tools';
 
 export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolUnion, ToolChoice, StopReason, ThinkingConfigParam };
 
@@ -127,6 +127,10 @@ export interface WorkerTurnDefaults {
   claudeOnTurnQueue?: boolean;
   /** Claude's own tools every turn is offered (the config's `claude.serverTools`). */
   serverTools?: ServerToolsInput;
+  /** How turns that set none offer the tools beyond maxToolsPerRequest (`claude.toolSearch`). */
+  toolSearch?: ToolSearchMode;
+  /** Tools every turn loads up front (`claude.alwaysLoad`). */
+  alwaysLoad?: string[];
 }
 
 /** What a Claude tool name calls. */
@@ -271,10 +275,11 @@ export interface FormatResponseInput {
   /** The turn streams: the call publishes the answer as it is written. */
   stream?: StreamRequest;
   /**
-   * Claude's own tools the turn offered: sent again beside the formatter's tool, since the API
-   * refuses a transcript whose server tool blocks name a tool the request does not define.
+   * Tools sent beside the formatter's own, since the API refuses a transcript whose blocks name a
+   * tool the request does not define: the turn's server tools, and the deferred tools a tool search
+   * found (still deferred).
    */
-  serverTools?: ServerToolDefinition[];
+  tools?: OfferedTool[];
   /** The code execution container the turn's calls ran in. */
   container?: string;
 }

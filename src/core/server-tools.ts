@@ -13,6 +13,8 @@ import type {
   CodeExecutionTool20250825,
   CodeExecutionTool20260120,
   CodeExecutionTool20260521,
+  ToolSearchToolBm25_20251119,
+  ToolSearchToolRegex20251119,
   WebFetchTool20250910,
   WebFetchTool20260209,
   WebFetchTool20260309,
@@ -33,7 +35,23 @@ export type ServerToolDefinition =
   | WebFetchTool20260318
   | CodeExecutionTool20250825
   | CodeExecutionTool20260120
-  | CodeExecutionTool20260521;
+  | CodeExecutionTool20260521
+  | ToolSearchToolRegex20251119
+  | ToolSearchToolBm25_20251119;
+
+/**
+ * How a turn with more tools than it loads up front (`maxToolsPerRequest`) offers the rest: sent
+ * deferred with a tool search tool Claude finds them with (`regex`: Claude writes a pattern over
+ * names and descriptions; `bm25`: a query in words; `auto`: regex), or dropped (`off`).
+ */
+export type ToolSearchMode = 'auto' | 'regex' | 'bm25' | 'off';
+
+/** The tool search tool of `mode` (not `off`). */
+export function toolSearchToolDefinition(mode: Exclude<ToolSearchMode, 'off'>): ToolSearchToolRegex20251119 | ToolSearchToolBm25_20251119 {
+  return mode === 'bm25'
+    ? { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' }
+    : { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' };
+}
 
 /** A user's approximate location, for more relevant search results (web search only). */
 export interface UserLocation {

@@ -38,45 +38,65 @@ function filteredOut(filters: readonly ToolFilter[], server: string, tool: strin
   return undefined;
 }
 
+/** What happens to the tools over `maxTools`. */
+export interface OverflowPolicy {
+  /** Sent with `defer_loading: true`, for a tool search to find (true), or dropped (false). */
+  defer: boolean;
+  /** Patterns of tools loaded before the others (as allow/deny's): they come first among the `maxTools`. */
+  alwaysLoad?: readonly string[];
+}
+
 /**
  * Turns listed tools into Claude tool definitions: allow/deny first (every filter must let a tool
- * in), then at most `maxTools` (in list order), with everything left out reported in `dropped`. Tools the listing
- * found unusable (`unusable`) are reported there too, after the descriptors, with the listing's
- * reason unless allow/deny leaves them out anyway.
+ * in); then the first `maxTools` (those `alwaysLoad` names first, then in list order) are loaded,
+ * and the rest deferred (`defer_loading`, listed in `deferred`) or, without `defer`, dropped. Every
+ * tool left out is reported in `dropped`; tools the listing found unusable (`unusable`) are reported
+ * there too, after the descriptors, with the listing's reason unless allow/deny leaves them out
+ * anyway.
  */
 export function buildToolCatalog(
   descriptors: McpToolDescriptor[],
   filter: ToolFilter | readonly ToolFilter[],
   maxTools: number,
   unusable: UnusableTool[] = [],
+  overflow: OverflowPolicy = { defer: false },
 ): ToolCatalog {
   const filters = Array.isArray(filter) ? filter : [filter as ToolFilter];
-  const tools: Tool[] = [];
+  const offered: Array<{ tool: Tool; target: ToolTarget }> = [];
   const targets: Record<string, ToolTarget> = {};
   const dropped: DroppedTool[] = [];
   for (const d of descriptors) {
     let name = claudeToolName(d.server, d.name);
-    if (targets[name]) name = claudeToolName(d.server, `${d.name}#${tools.length}`);
+    if (targets[name]) name = claudeToolName(d.server, `${d.name}#${offered.length}`);
     const filtered = filteredOut(filters, d.server, d.name, name);
     if (filtered) {
       dropped.push({ name, reason: filtered });
       continue;
     }
-    if (tools.length >= maxTools) {
-      dropped.push({ name, reason: `over maxToolsPerRequest (${maxTools})` });
-      continue;
-    }
     const description = d.description ?? d.title;
-    tools.push({
-      name,
-      ...(description !== undefined ? { description } : {}),
-      input_schema: d.inputSchema as Tool['input_schema'],
-    });
-    targets[name] = { server: d.server, tool: d.name };
+    const target = { server: d.server, tool: d.name };
+    offered.push({ tool: { name, ...(description !== undefined ? { description } : {}), input_schema: d.inputSchema as Tool['input_schema'] }, target });
+    targets[name] = target;
+  }
+  const first = ({ tool, target }: (typeof offered)[number]): boolean =>
+    (overflow.alwaysLoad ?? []).some((p) => matchesToolPattern(p, target.server, target.tool, tool.name));
+  const ordered = [...offered.filter(first), ...offered.filter((o) => !first(o))];
+  const loaded = ordered.slice(0, maxTools);
+  const over = ordered.slice(maxTools);
+  const tools: Tool[] = loaded.map((o) => o.tool);
+  const deferred: string[] = [];
+  for (const { tool } of over) {
+    if (overflow.defer) {
+      tools.push({ ...tool, defer_loading: true });
+      deferred.push(tool.name);
+    } else {
+      dropped.push({ name: tool.name, reason: `over maxToolsPerRequest (${maxTools})` });
+      delete targets[tool.name];
+    }
   }
   for (const u of unusable) {
     const name = claudeToolName(u.server, u.name);
     dropped.push({ name, reason: filteredOut(filters, u.server, u.name, name) ?? u.reason });
   }
-  return { tools, targets, dropped };
+  return { tools, targets, dropped, ...(deferred.length ? { deferred } : {}) };
 }

@@ -10,7 +10,7 @@ import type { PreparedTurn, ServerUnavailable, ToolListing, WorkerTurnDefaults }
 import type { TurnTools } from './stream-events';
 import { resolveTurn } from './resolve-turn';
 import { buildToolCatalog } from './tool-naming';
-import { mergeServerTools, serverToolDefinitions } from './server-tools';
+import { mergeServerTools, serverToolDefinitions, toolSearchToolDefinition } from './server-tools';
 import { selectTools, type ToolsetSelection } from './toolsets';
 import type { ChatTurnInput } from '../schemas/turn-input';
 
@@ -25,8 +25,14 @@ export function prepareTurnOf(
   selection: ToolsetSelection = selectTools(input, undefined, undefined),
 ): PreparedTurn {
   const resolved = resolveTurn(input, workerDefaults);
-  const built = buildToolCatalog(listing.tools, selection.filters, resolved.maxToolsPerRequest, listing.unusableTools);
-  const serverTools = serverToolDefinitions(mergeServerTools(workerDefaults.serverTools, selection.serverTools, input.serverTools));
+  const search = input.toolSearch ?? workerDefaults.toolSearch ?? 'auto';
+  const alwaysLoad = [...(workerDefaults.alwaysLoad ?? []), ...(input.alwaysLoad ?? [])];
+  const built = buildToolCatalog(listing.tools, selection.filters, resolved.maxToolsPerRequest, listing.unusableTools, { defer: search !== 'off', alwaysLoad });
+  const serverTools = [
+    ...serverToolDefinitions(mergeServerTools(workerDefaults.serverTools, selection.serverTools, input.serverTools)),
+    // The deferred tools are found with it (src/core/server-tools.ts).
+    ...(built.deferred?.length && search !== 'off' ? [toolSearchToolDefinition(search)] : []),
+  ];
   const catalog = serverTools.length ? { ...built, tools: [...built.tools, ...serverTools] } : built;
   return {
     catalog,
@@ -54,7 +60,7 @@ export function unavailableServers(prepared: Pick<PreparedTurn, 'unavailable' | 
 export function turnToolsOf(prepared: Pick<PreparedTurn, 'catalog' | 'unavailable' | 'unknownServers'>): TurnTools {
   const { catalog } = prepared;
   return {
-    offered: catalog.tools.map(({ name }) => {
+    offered: catalog.tools.filter(({ name }) => !catalog.deferred?.includes(name)).map(({ name }) => {
       const target = catalog.targets[name];
       return target ? { name, server: target.server, tool: target.tool } : { name, providerExecuted: true };
     }),

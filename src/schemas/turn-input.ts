@@ -70,6 +70,13 @@ export const ChatTurnInputSchema = z
      * its options, or `false` (off, over the worker's or the toolset's). See docs/tools.md.
      */
     serverTools: ServerToolsSchema.optional(),
+    /**
+     * Tools beyond `maxToolsPerRequest`: sent deferred with a tool search tool Claude finds them
+     * with (`auto`: regex, `regex`, `bm25`), or dropped (`off`). @default the worker's, else "auto"
+     */
+    toolSearch: z.enum(['auto', 'regex', 'bm25', 'off']).optional(),
+    /** Tools always loaded up front, before the others (`server__tool`, bare name or `server__*`). */
+    alwaysLoad: z.array(NameSchema).max(NAMES_MAX).optional(),
     /** Tool allow/deny lists by `server__tool`, bare tool name, or `server__*`. */
     tools: z
       .object({ allow: z.array(NameSchema).max(NAMES_MAX).optional(), deny: z.array(NameSchema).max(NAMES_MAX).optional() })
@@ -92,7 +99,7 @@ export const ChatTurnInputSchema = z
      * goes on only while Claude writes NEED MORE DATA (docs/tool-loop.md).
      */
     loopPolicy: z.enum(['native', 'gather-then-format']).optional(),
-    /** Tools offered per Claude request after allow/deny. @default the worker's `claude.maxToolsPerRequest`, else 15 */
+    /** Tools loaded up front per Claude request after allow/deny (the rest: `toolSearch`). @default the worker's `claude.maxToolsPerRequest`, else 15 */
     maxToolsPerRequest: z.number().int().min(1).max(MAX_TOOLS_PER_REQUEST).optional(),
     /**
      * Stream the turn as it is written (`subscribe`): Claude's text, tool calls, approvals and the

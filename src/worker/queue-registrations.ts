@@ -60,6 +60,8 @@ export function turnQueueActivities(
     ...(claudeConfig.maxToolsPerRequest !== undefined ? { maxToolsPerRequest: claudeConfig.maxToolsPerRequest } : {}),
     claudeOnTurnQueue: claudeConfig.rateLimitPerSecond === undefined,
     ...(claudeConfig.serverTools ? { serverTools: claudeConfig.serverTools } : {}),
+    ...(claudeConfig.toolSearch ? { toolSearch: claudeConfig.toolSearch } : {}),
+    ...(claudeConfig.alwaysLoad ? { alwaysLoad: claudeConfig.alwaysLoad } : {}),
   };
   return {
     ...makeToolCallActivities(tools, otherDynamic), // its dynamic activity runs the local tool calls

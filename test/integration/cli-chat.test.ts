@@ -96,7 +96,7 @@ const pendingDir = (id: string) => new PendingMessages(id, path.join(home, 'conv
 it('reads one message a line from stdin, answers them in order with live progress, says once which tools were left out; show prints the conversation', async () => {
   const id = `chat-lines-${Date.now().toString(36)}`;
   // Two tools (documents, guarded), one a request: the second is left out.
-  const c = chat(['--id', id, '--json', '--model', 'chat', '--no-format', '--max-tools', '1', ...common]);
+  const c = chat(['--id', id, '--json', '--model', 'chat', '--no-format', '--max-tools', '1', '--tool-search', 'off', ...common]);
   c.child.stdin!.end('first line\n\nsecond line\n');
   expect(await c.exited).toBe(0);
   expect(jsonLines(c.stdout())).toEqual([
@@ -110,7 +110,7 @@ it('reads one message a line from stdin, answers them in order with live progres
   expect(c.stderr()).toContain(`conversation ${id} stays open: mcp-turns chat --id ${id}`);
   const dropped = [{ name: 'guarded__read_document', reason: 'over maxToolsPerRequest (1)' }];
   expect(jsonLines(c.stdout()).map((l) => l.droppedTools)).toEqual([dropped, dropped]);
-  const droppedLine = '  Tools not offered to Claude: 1 over the limit of 1 per request (guarded__read_document; --max-tools 2 offers them)\n';
+  const droppedLine = '  Tools not offered to Claude: 1 over the limit of 1 per request (guarded__read_document; --max-tools 2 offers them, --tool-search auto lets Claude find them)\n';
   expect(c.stderr().split(droppedLine)).toHaveLength(2); // once a session
   expect(pendingDir(id).list()).toEqual([]);
 

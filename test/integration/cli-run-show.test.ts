@@ -144,7 +144,7 @@ it('--max-tools shows the tools left out; --allow offers only the tools named, -
   // --allow names the tools offered, --deny takes some of them back.
   const choose = ['--allow', 'everything__echo', 'everything__get-sum', '--deny', 'everything__get-sum'];
   const [limited, chosen] = await Promise.all([
-    runCli(['run', 'how many tools', '--model', 'limited', '--no-format', '--max-tools', '2', '--id', id, ...common]),
+    runCli(['run', 'how many tools', '--model', 'limited', '--no-format', '--max-tools', '2', '--tool-search', 'off', '--id', id, ...common]),
     runCli(['run', 'only echo', '--model', 'chosen', '--no-format', ...choose, ...common]),
   ]);
   expect(limited.code).toBe(0);
@@ -153,7 +153,7 @@ it('--max-tools shows the tools left out; --allow offers only the tools named, -
   const over: string[] = result.droppedTools.filter((d: { reason: string }) => d.reason === 'over maxToolsPerRequest (2)').map((d: { name: string }) => d.name);
   expect(over.length).toBeGreaterThan(0);
   expect(limited.stdout).toContain(
-    `Tools not offered to Claude: ${over.length} over the limit of 2 per request (${over.join(', ')}; --max-tools ${over.length + 2} offers them)`,
+    `Tools not offered to Claude: ${over.length} over the limit of 2 per request (${over.join(', ')}; --max-tools ${over.length + 2} offers them, --tool-search auto lets Claude find them)`,
   );
 
   expect(chosen.code).toBe(0);

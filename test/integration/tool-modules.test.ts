@@ -15,6 +15,7 @@ import { executeChatTurn } from '../../src/client/chat-turn-client';
 import { rawHistoryEvents } from '../support/history-payloads';
 import { testClient, uniqueQueue } from '../support/temporal';
 import { startWorkerProcess } from '../support/worker-process';
+import { runCli } from '../support/cli';
 
 jest.setTimeout(120_000);
 
@@ -66,6 +67,17 @@ export const tools = {
 `,
   );
   fs.writeFileSync(path.join(dir, 'tools', 'broken.mjs'), `throw new Error('cannot reach the license server');\nexport const tools = [];\n`);
+  // 40 tools, more than a turn loads up front: plain objects of the defineTool shape, no imports.
+  fs.writeFileSync(
+    path.join(dir, 'tools', 'many.cjs'),
+    `exports.tools = Array.from({ length: 40 }, (_, i) => ({
+  name: 'tool_' + i,
+  description: 'Tool number ' + i,
+  inputSchema: { type: 'object', properties: {} },
+  execute: () => 'ran tool ' + i,
+}));
+`,
+  );
   return dir;
 }
 
@@ -85,13 +97,30 @@ beforeAll(async () => {
         ],
         formatter: { conversation: [{ type: 'text', content: '{{toolResults}}' }] },
       },
+      // Claude searches the deferred tools, and calls the one it found in the same reply.
+      deferred: {
+        steps: [
+          {
+            content: [
+              { type: 'server_tool_use', name: 'tool_search_tool_regex', input: { pattern: 'tool_37' } },
+              { type: 'tool_search_tool_result', content: { type: 'tool_search_tool_search_result', tool_references: [{ type: 'tool_reference', tool_name: 'many__tool_37' }] } },
+              { type: 'tool_use', id: 'toolu_37', name: 'many__tool_37', input: {} },
+            ],
+          },
+          { content: [{ type: 'text', text: 'done' }] },
+        ],
+        formatter: { conversation: [{ type: 'text', content: 'found: {{toolResults}}' }] },
+      },
     },
   });
   const configDir = path.join(project, 'config');
   fs.mkdirSync(configDir);
   worker = await startWorkerProcess({
     // Paths are relative to the config file; the worker runs elsewhere.
-    config: { mcpServers: {}, toolModules: { crm: '../tools/crm.mjs', weather: { module: '../tools/weather.mjs', timeoutMs: 5000 }, broken: '../tools/broken.mjs' } },
+    config: {
+      mcpServers: {},
+      toolModules: { crm: '../tools/crm.mjs', weather: { module: '../tools/weather.mjs', timeoutMs: 5000 }, broken: '../tools/broken.mjs', many: '../tools/many.cjs' },
+    },
     configDir,
     taskQueue,
     stubUrl: stub.url,
@@ -112,7 +141,11 @@ it('loads a defineTool module and an AI SDK tool() module unchanged; a module th
   expect(brokenLines).toEqual([expect.stringMatching(/tool module broken: module .*tools\/broken\.mjs did not load: cannot reach the license server/)]);
 
   const workflowId = `modules-${Date.now()}`;
-  const result = await executeChatTurn(client, { question: 'forecast and customer', model: 'modules', context: { tenant: 'acme', user: 'alice' } }, { taskQueue, workflowId });
+  const result = await executeChatTurn(
+    client,
+    { question: 'forecast and customer', model: 'modules', servers: ['crm', 'weather', 'broken'], context: { tenant: 'acme', user: 'alice' } },
+    { taskQueue, workflowId },
+  );
   expect(result.toolCalls).toEqual([
     expect.objectContaining({ name: 'weather__forecast', server: 'weather', tool: 'forecast', isError: false }),
     expect.objectContaining({ name: 'crm__lookup', server: 'crm', tool: 'lookup', isError: false }),
@@ -128,4 +161,20 @@ it('loads a defineTool module and an AI SDK tool() module unchanged; a module th
   expect(history).not.toContain(CRM_TOKEN);
   expect(history).not.toContain(Buffer.from(CRM_TOKEN).toString('base64'));
   expect(stderr).not.toContain(CRM_TOKEN);
+});
+
+it('runs `mcp-turns run --max-tools 5` with 40 tools: the rest go deferred with a tool search, and Claude calls one it found', async () => {
+  const run = await runCli(['run', 'find tool 37', '--model', 'deferred', '--server', 'many', '--max-tools', '5', '--json', '--address', process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!, '--task-queue', taskQueue]);
+  expect(run.code).toBe(0);
+  const result = JSON.parse(run.stdout) as { response: { conversation: string }; toolCalls: Array<{ name: string; isError: boolean }>; droppedTools: unknown[] };
+  expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'many__tool_37', isError: false })]);
+  expect(result.response.conversation).toBe('found: ran tool 37');
+  expect(result.droppedTools).toEqual([]);
+  const [first, , formatter] = stub.requests.filter((r) => r.body?.model === 'deferred');
+  const tools = first!.body!.tools as Array<{ name: string; type?: string; defer_loading?: boolean }>;
+  expect(tools.filter((t) => !t.type && !t.defer_loading)).toHaveLength(5);
+  expect(tools.filter((t) => t.defer_loading)).toHaveLength(35);
+  expect(tools.at(-1)).toMatchObject({ type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' });
+  // The formatter is sent the search tool and the deferred tool its transcript references.
+  expect((formatter!.body!.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(['many__tool_37', 'tool_search_tool_regex', 'response_formatter']);
 });

@@ -304,7 +304,7 @@ it('reloaded in the middle of an answer, shows the same conversation and the ans
   const convId = `page-reload-${RUN}`;
   conversations.push(convId);
   // Four tools at most, and a server the worker does not have: the turn's tools line says both.
-  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'slow', servers: ['everything', 'nowhere'], maxToolsPerRequest: 4 } });
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'slow', servers: ['everything', 'nowhere'], maxToolsPerRequest: 4, toolSearch: 'off' } });
   const { page, errors } = await openPage(convId);
   const question = 'Write the long answer, please';
   await send(page, question);

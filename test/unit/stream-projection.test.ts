@@ -250,8 +250,8 @@ describe('the turn\'s tools (data-tools)', () => {
     expect(events[1]).toEqual({
       type: 'data-tools',
       offered: [
+        // Loaded up front: a deferred tool is listed under deferred only.
         { name: 'everything__echo', server: 'everything', tool: 'echo' },
-        { name: 'crm__find', server: 'crm', tool: 'find' },
         { name: 'web_search', providerExecuted: true },
       ],
       deferred: ['crm__find'],
