@@ -17,6 +17,8 @@ import { rawHistoryEvents } from '../support/history-payloads';
 import { everythingStdio } from '../support/mcp-servers';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { until } from '../support/until';
+import { collect } from '../support/stream-events';
+import { subscribeTurn } from '../../src/client/subscribe';
 
 jest.setTimeout(120_000);
 
@@ -96,7 +98,11 @@ let h: TurnHarness;
 beforeAll(async () => {
   h = await startTurnHarness({
     scenarios,
-    servers: { everything: everythingStdio({ inject: { message: '${context.tenant}' } }) },
+    servers: {
+      everything: everythingStdio({ inject: { message: '${context.tenant}' } }),
+      // A server that cannot start: it exits at once.
+      ledger: { command: process.execPath, args: ['-e', 'process.exit(3)'], connect_timeout_ms: 5000 },
+    },
     tools: { crm },
     toolsets: { lookups: { servers: ['crm'], allow: ['lookup'] } },
     credentials: [CRM_TOKEN],
@@ -144,10 +150,23 @@ it('hands the turn context to an MCP server through an inject template, and a tu
   const offered = h.stub.requests.find((r) => r.body?.model === 'tenant')!.body!.tools as Array<{ name: string; input_schema: { properties?: Record<string, unknown> } }>;
   expect(offered.find((t) => t.name === 'everything__echo')?.input_schema.properties ?? {}).not.toHaveProperty('message');
 
-  const without = await h.run({ question: 'no context', model: 'plain' });
+  const without = await h.run({ question: 'no context', model: 'plain', servers: ['everything', 'crm'] });
   expect(without.unavailableServers).toEqual([
     { server: 'everything', reason: 'its inject needs context.tenant, which this turn does not set (give the turn a context with it)' },
   ]);
+});
+
+it('names in its data-tools event a server that could not start, with why, beside the tools it offered', async () => {
+  const turnId = `code-tools-event-${Date.now()}`;
+  const handle = await startChatTurn(h.client, { question: 'which tools?', model: 'plain', stream: true, context: { tenant: TENANT } }, { taskQueue: h.taskQueue, workflowId: turnId });
+  const [result, events] = await Promise.all([handle.result(), collect(subscribeTurn(h.client, turnId))]);
+  const tools = events.find((e) => e.type === 'data-tools');
+  expect(events.map((e) => e.type).slice(0, 3)).toEqual(['start', 'data-tools', 'start-step']);
+  expect(tools).toMatchObject({
+    offered: expect.arrayContaining([{ name: 'crm__lookup', server: 'crm', tool: 'lookup' }, { name: 'everything__echo', server: 'everything', tool: 'echo' }]),
+    unavailable: [{ server: 'ledger', reason: expect.stringMatching(/.+/) }],
+  });
+  expect(result.unavailableServers).toEqual((tools as { unavailable: unknown[] }).unavailable);
 });
 
 it('waits for a person before a code tool that asks for approval runs', async () => {
