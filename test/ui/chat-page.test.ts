@@ -68,6 +68,30 @@ beforeAll(async () => {
           ],
           formatter: { conversation: [{ type: 'text', content: answerOf('{{toolResults}}') }] },
         },
+        // Claude's own web search, paused once, then an answer citing what it found.
+        search: {
+          perTurn: true,
+          steps: [
+            {
+              content: [
+                { type: 'text', text: 'Let me search the web.' },
+                { type: 'server_tool_use', name: 'web_search', input: { query: '{{question}}' } },
+                { type: 'web_search_tool_result', content: [{ url: 'https://docs.temporal.io/workflows', title: 'Temporal Workflows' }] },
+              ],
+              stopReason: 'pause_turn',
+            },
+            {
+              content: [
+                {
+                  type: 'text',
+                  text: 'Workflows are durable.',
+                  citations: [{ type: 'web_search_result_location', url: 'https://docs.temporal.io/workflows', title: 'Temporal Workflows', cited_text: 'durable' }],
+                },
+              ],
+            },
+          ],
+          formatter: { conversation: [{ type: 'text', content: 'Workflows are durable, says the web.' }] },
+        },
         // get-sum waits for approval (the server's policy below).
         approve: {
           perTurn: true,
@@ -297,6 +321,26 @@ it('asks for approval on the card; Approve runs the call and records the signed-
   const result = (await h.client.workflow.getHandle(turnId).result()) as ChatTurnResult;
   expect(result.approvals).toEqual([expect.objectContaining({ name: 'everything__get-sum', outcome: 'approved', decidedBy: APPROVER })]);
   expect(JSON.stringify(result)).not.toContain(TOKEN);
+  expect(errors).toEqual([]);
+});
+
+it("shows Claude's web search as a card of Claude's, with what it found, and the answer's sources", async () => {
+  const convId = `page-search-${RUN}`;
+  conversations.push(convId);
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'search', servers: [], serverTools: { web_search: true } } });
+  const { page, errors } = await openPage(convId);
+  await send(page, 'Are workflows durable?');
+  await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
+  const card = page.locator('.tool-card', { hasText: 'web_search' });
+  await expect(card.locator('.tool-server').textContent()).resolves.toBe('Claude');
+  await expect(card.getAttribute('data-state')).resolves.toBe('ok');
+  await expect(card.locator('.tool-duration').isHidden()).resolves.toBe(true);
+  // The sources as links, each quoted passage under its source.
+  const source = page.locator('.artifact .sources li a');
+  await expect(source.getAttribute('href')).resolves.toBe('https://docs.temporal.io/workflows');
+  await expect(source.textContent()).resolves.toBe('Temporal Workflows');
+  await expect(page.locator('.artifact .sources blockquote').textContent()).resolves.toBe('durable');
+  await shot(page, 'web-search');
   expect(errors).toEqual([]);
 });
 

@@ -1211,6 +1211,8 @@ class TurnView {
               src: `data:${a.type.toLowerCase()};base64,${a.content.replace(/\s/g, '')}`,
             }),
           );
+        } else if (a.type === 'application/vnd.bibliography' && bibliographyOf(a.content)) {
+          card.append(bibliographyList(bibliographyOf(a.content)));
         } else if (/markdown/i.test(a.type ?? '')) {
           const body = h('div', { class: 'artifact-body markdown' });
           body.append(renderMarkdown(String(a.content ?? ''), {}));
@@ -1282,6 +1284,34 @@ const STATE_LABELS = {
   error: 'Error',
   denied: 'Denied',
 };
+
+/** The sources of a bibliography artifact (JSON: [{ url?, title, citedText: [] }]), or null when it is not that. */
+function bibliographyOf(content) {
+  try {
+    const sources = JSON.parse(String(content ?? ''));
+    return Array.isArray(sources) && sources.every((s) => s && typeof s.title === 'string') ? sources : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A numbered list of sources: each title a link (http(s) only), its quoted passages under it. */
+function bibliographyList(sources) {
+  return h(
+    'ol',
+    { class: 'artifact-body sources' },
+    ...sources.map((s) =>
+      h(
+        'li',
+        null,
+        typeof s.url === 'string' && /^https?:\/\//i.test(s.url)
+          ? h('a', { href: s.url, target: '_blank', rel: 'noopener noreferrer' }, s.title)
+          : h('span', null, s.title),
+        ...(Array.isArray(s.citedText) ? s.citedText.map((t) => h('blockquote', null, String(t))) : []),
+      ),
+    ),
+  );
+}
 
 class ToolCard {
   constructor(turn, event) {
