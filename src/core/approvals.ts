@@ -116,7 +116,8 @@ export function toolApprovals(
   return approvals;
 }
 
-function stricter(a: ToolApproval | undefined, b: ToolApproval | undefined): ToolApproval | undefined {
+/** Two approval requirements merged: either asks for approval; the shorter timeout wins (none means none). */
+export function stricter(a: ToolApproval | undefined, b: ToolApproval | undefined): ToolApproval | undefined {
   if (!a || !b) return a ?? b;
   const timeouts = [a.timeoutMs, b.timeoutMs].filter((t): t is number => t !== undefined);
   return timeouts.length ? { timeoutMs: Math.min(...timeouts) } : {};

@@ -12,7 +12,8 @@
  * past its timeout a retryable `CodeToolTimeout`; an unknown tool is refused for good.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { CallToolInput, CallToolOutput, McpToolDescriptor, ServerCallPolicy, ServerUnavailable, ToolApproval, UnusableTool } from '../core/contracts';
+import type { CallToolInput, CallToolOutput, McpToolDescriptor, ServerCallPolicy, ServerUnavailable, UnusableTool } from '../core/contracts';
+import { stricter } from '../core/approvals';
 import { CodeToolFailureType } from '../core/failure-types';
 import { toolCallPolicy } from '../core/tool-call-policy';
 import { toolApproval } from '../mcp/approval-policy';
@@ -59,12 +60,6 @@ function errorResult(text: string): Omit<CallToolOutput, 'attempt'> {
 
 function isToolError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[CODE_TOOL] === 'ToolError';
-}
-
-function stricter(a: ToolApproval | undefined, b: ToolApproval | undefined): ToolApproval | undefined {
-  if (!a || !b) return a ?? b;
-  const timeouts = [a.timeoutMs, b.timeoutMs].filter((t): t is number => t !== undefined);
-  return timeouts.length ? { timeoutMs: Math.min(...timeouts) } : {};
 }
 
 /** See the file comment. */
