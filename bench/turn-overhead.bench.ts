@@ -15,6 +15,7 @@ import { NativeConnection, Runtime, DefaultLogger, Worker, bundleWorkflowCode } 
 import { startStubModel, type Scenario } from '../src/stub';
 import { makeToolCallActivities } from '../activities/tool-calls';
 import { CodeTools } from '../src/tools/code-tools';
+import { Toolbox } from '../src/tools/toolbox';
 import { defineTool } from '../src/tools/define-tool';
 import { callClaude } from '../src/claude/call-claude';
 import { createClaudeClient } from '../src/claude/client';
@@ -166,11 +167,24 @@ async function main(): Promise<void> {
       byKind[kind].calls.push(...result.toolCalls.map((c) => c.durationMs));
     }
   }
+  // The call alone, in this process: the same echo through the toolbox, 200 calls each, timed one by one.
+  const toolbox = new Toolbox(pool, codeTools);
+  const callMicros = async (server: string): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now();
+      await toolbox.callTool({ server, tool: 'echo', arguments: { message: `call ${i}` }, toolUseId: `bench-${i}` }, { turnId: 'bench' });
+      times.push((performance.now() - t) * 1000);
+    }
+    return median(times);
+  };
+  const [codeCall, mcpCall] = [await callMicros('code'), await callMicros('everything')];
   const perRound = (kind: 'mcp' | 'code'): number => median(byKind[kind].turns) / (ROUNDS + 1);
   console.log(
     `  a code tool round against an MCP tool round (0 ms stub, ${TURNS} turns of ${ROUNDS} rounds each): ` +
       `${perRound('code').toFixed(1)} vs ${perRound('mcp').toFixed(1)} ms per round (${(perRound('code') / perRound('mcp')).toFixed(2)}×); ` +
-      `the call itself, by the worker's clock: median ${median(byKind.code.calls).toFixed(2)} vs ${median(byKind.mcp.calls).toFixed(2)} ms`,
+      `the call itself, by the worker's clock: median ${median(byKind.code.calls).toFixed(2)} vs ${median(byKind.mcp.calls).toFixed(2)} ms; ` +
+      `alone in this process (200 calls each): median ${codeCall.toFixed(0)} vs ${mcpCall.toFixed(0)} µs (${(codeCall / mcpCall).toFixed(2)}×)`,
   );
 
   // Temporal's own floor for the same hops: no-op activities, nothing else.
