@@ -52,8 +52,12 @@ export function errorReply(bodyLimitBytes: number, log: (line: string) => void) 
     if (error instanceof HttpError) return send(reply, error.statusCode, error.message);
     if (hasZodFastifySchemaValidationErrors(error)) {
       const problems = error.validation.map((v) => {
-        const where = [error.validationContext ?? 'body', ...v.instancePath.split('/').filter(Boolean)].join('.');
-        return `${where}: ${v.message}`;
+        const path = v.instancePath.split('/').filter(Boolean);
+        // A record key the key schema refused: the key named apart (it may hold dots), with the key rule's own message.
+        const keyRules = v.keyword === 'invalid_key' ? ((v.params as { issues?: Array<{ message: string }> }).issues ?? []) : [];
+        const key = keyRules.length ? path.pop() : undefined;
+        const where = [error.validationContext ?? 'body', ...path].join('.');
+        return key !== undefined ? `${where}: key "${oneLine(key, 100)}": ${keyRules.map((i) => i.message).join('; ')}` : `${where}: ${v.message}`;
       });
       return send(reply, 400, problems.join('; '));
     }

@@ -304,6 +304,20 @@ describe("a turn's context names its caller", () => {
     expect(await contextOf(chatTurn)).toEqual({ user: 'bob', tenant: 'acme' });
   });
 
+  it('refuses a bad context, a bad server tool and a bad tool search with one line naming the field', async () => {
+    const refusal = async (body: Record<string, unknown>): Promise<[number, unknown]> => {
+      const res = await call('POST', '/v1/turns', { question: 'q', ...body }, bearer(BOB));
+      return [res.status, json(res)];
+    };
+    await expect(refusal({ context: { 'a.b': 1 } })).resolves.toEqual([400, { error: 'body.context: key "a.b": context keys are 1-64 characters of A-Z a-z 0-9 _ -' }]);
+    await expect(refusal({ context: { k: 'x'.repeat(20_000) } })).resolves.toEqual([400, { error: 'body.context: at most 16384 bytes of JSON' }]);
+    await expect(refusal({ serverTools: { web_search: { allowedDomains: ['a.com'], blockedDomains: ['b.com'] } } })).resolves.toEqual([
+      400,
+      { error: 'body.serverTools.web_search.blockedDomains: allowedDomains and blockedDomains exclude each other: give one' },
+    ]);
+    await expect(refusal({ toolSearch: 'fast' })).resolves.toEqual([400, { error: expect.stringMatching(/^body\.toolSearch: /) }]);
+  });
+
   it('/openapi.json documents toolset and context, and every $ref in it names a component it has', async () => {
     const text = (await raw(port, 'GET', '/openapi.json')).body;
     const doc = JSON.parse(text) as { paths: Record<string, { post: { requestBody: { content: { 'application/json': { schema: { properties: Record<string, unknown> } } } } } }>; components?: { schemas?: Record<string, unknown> } };
