@@ -104,12 +104,11 @@ export class Turn {
     const { catalog } = prepared;
     if (catalog.dropped.length) log.info('tools not offered to Claude', { dropped: catalog.dropped });
     this.droppedTools = catalog.dropped;
-    // The server tools the prior history called stay defined, whatever this turn offers (the API refuses them undefined).
-    const priorHistory = [...(this.input.history ?? []), ...history.flatMap((s) => s.transcriptSegment)];
-    const tools = [...catalog.tools, ...historyServerTools(priorHistory, catalog.tools)];
     this.hadTools = catalog.tools.length > 0;
     this.unavailable = unavailableServers(prepared);
     this.transcript = new TurnTranscript([...(this.input.history ? [segment(this.input.history)] : []), ...history], this.input.question);
+    // The server tools the prior history called stay defined, whatever this turn offers (the API refuses them undefined).
+    const tools = [...catalog.tools, ...historyServerTools(this.transcript.priorMessages(), catalog.tools)];
     this.transcript.offerTools(tools);
     this.calls = new ToolCalls({
       catalog,

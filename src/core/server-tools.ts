@@ -161,13 +161,18 @@ const TOOL_OF_CALL: Readonly<Record<string, ServerToolKey>> = {
   text_editor_code_execution: 'code_execution',
 };
 
+/** The server tool a reply's `server_tool_use` block named `name` is a call of, if any. */
+export function serverToolOfCall(name: string | undefined): ServerToolKey | undefined {
+  return name !== undefined && Object.hasOwn(TOOL_OF_CALL, name) ? TOOL_OF_CALL[name] : undefined;
+}
+
 /** The server tools whose calls `messages` hold (a conversation's earlier turns), each once. */
 export function serverToolsCalledIn(messages: ReadonlyArray<{ role: string; content: unknown }>): ServerToolKey[] {
   const found = new Set<ServerToolKey>();
   for (const m of messages) {
     if (m.role !== 'assistant' || !Array.isArray(m.content)) continue;
     for (const b of m.content as Array<{ type?: string; name?: string }>) {
-      const key = b.type === 'server_tool_use' ? TOOL_OF_CALL[b.name ?? ''] : undefined;
+      const key = b.type === 'server_tool_use' ? serverToolOfCall(b.name) : undefined;
       if (key) found.add(key);
     }
   }

@@ -1,3 +1,5 @@
+import { serverToolOfCall } from './server-tools';
+
 /**
  * Token usage of one Claude call or a whole turn, summed exactly (retried attempts excluded), and
  * the uses of Claude's server tools it paid for (absent: none).
@@ -43,9 +45,6 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   return sum;
 }
 
-/** Server tool names of code execution, as a reply's `server_tool_use` blocks name them. */
-const CODE_EXECUTION_NAMES = new Set(['code_execution', 'bash_code_execution', 'text_editor_code_execution']);
-
 /**
  * Converts the API's snake_case usage (nullable cache fields) to ours; `content`, the reply's, counts
  * its code execution calls (usage has no count of them).
@@ -68,7 +67,7 @@ export function fromApiUsage(
   };
   const searches = u.server_tool_use?.web_search_requests ?? 0;
   const fetches = u.server_tool_use?.web_fetch_requests ?? 0;
-  const executions = content.filter((b) => b.type === 'server_tool_use' && CODE_EXECUTION_NAMES.has(b.name ?? '')).length;
+  const executions = content.filter((b) => b.type === 'server_tool_use' && serverToolOfCall(b.name) === 'code_execution').length;
   if (searches) usage.webSearchRequests = searches;
   if (fetches) usage.webFetchRequests = fetches;
   if (executions) usage.codeExecutions = executions;

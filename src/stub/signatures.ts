@@ -4,6 +4,7 @@
  * carries: the stub can tell whether a block it issued came back unchanged.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { canonicalJson } from '../core/canonical-json';
 
 const KEY = 'mcp-turns-stub-model';
 
@@ -22,25 +23,8 @@ export const redactedData = {
   },
 };
 
-/** JSON with every object's keys sorted: the same value signs the same whatever order its keys come in. */
-export function canonical(value: unknown): string {
-  const sorted = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(sorted);
-    if (v && typeof v === 'object') {
-      return Object.fromEntries(
-        Object.keys(v)
-          .sort()
-          .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-          .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
-      );
-    }
-    return v;
-  };
-  return JSON.stringify(sorted(value) ?? null);
-}
-
 const mac = (kind: string, value: unknown, encoding: 'hex' | 'base64'): string =>
-  createHmac('sha256', KEY).update(`${kind}:${canonical(value)}`).digest(encoding);
+  createHmac('sha256', KEY).update(`${kind}:${canonicalJson(value)}`).digest(encoding);
 
 /** A web search result's `encrypted_content`: a signature of its url, title and page_age. */
 export function webSearchResultContent(entry: { url: unknown; title: unknown; page_age: unknown }): string {

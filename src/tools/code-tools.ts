@@ -29,8 +29,12 @@ import { CODE_TOOL } from './define-tool';
 import { importToolsExport } from './load-tool-module';
 import { defaultModuleConfig, type ToolModuleConfig } from './tool-modules-config';
 
-/** What a module's tools are, or why it has none. */
-type Loaded = { tools: Map<string, CodeTool> } | { problem: string };
+/**
+ * A loaded module's tools, decided once: those its allow/exclude lists offer (by name), and their
+ * listing (the schema Claude is offered, the approval each needs, those no schema can offer). Or why
+ * it has none.
+ */
+type Loaded = { offered: Map<string, CodeTool>; listed: McpToolDescriptor[]; unusable: UnusableTool[] } | { problem: string };
 
 interface Module {
   config: ToolModuleConfig;
@@ -60,6 +64,32 @@ function errorResult(text: string): Omit<CallToolOutput, 'attempt'> {
 
 function isToolError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[CODE_TOOL] === 'ToolError';
+}
+
+/** A module's tools as its config offers them, listed once (see {@link Loaded}). */
+function listingOf(config: ToolModuleConfig, tools: readonly CodeTool[]): Loaded {
+  const offered = new Map<string, CodeTool>();
+  const listed: McpToolDescriptor[] = [];
+  const unusable: UnusableTool[] = [];
+  for (const tool of tools) {
+    if (config.allowedTools && !config.allowedTools.includes(tool.name)) continue;
+    if (config.excludeTools.includes(tool.name)) continue;
+    offered.set(tool.name, tool);
+    const claude = claudeInputSchema(tool.inputSchema);
+    if (!claude.ok) {
+      unusable.push({ server: config.name, name: tool.name, reason: `input schema cannot be offered to Claude: ${claude.reason}` });
+      continue;
+    }
+    const approval = stricter(toolApproval(config.approval, tool.name), tool.approval);
+    listed.push({
+      server: config.name,
+      name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      inputSchema: claude.schema,
+      ...(approval ? { approval } : {}),
+    });
+  }
+  return { offered, listed, unusable };
 }
 
 /** See the file comment. */
@@ -123,7 +153,7 @@ export class CodeTools {
     for (const t of read.tools) {
       if (t.notHonoured.length) this.log.info(`tool ${m.config.name}__${t.name}: not honoured in a durable call: ${t.notHonoured.join('; ')}`, { module: m.config.name });
     }
-    m.loaded = read.tools.length || !read.problems.length ? { tools: new Map(read.tools.map((t) => [t.name, t])) } : { problem: `module ${where}: ${read.problems.join('; ')}` };
+    m.loaded = read.tools.length || !read.problems.length ? listingOf(m.config, read.tools) : { problem: `module ${where}: ${read.problems.join('; ')}` };
   }
 
   /** One module's tools, or why it has none. */
@@ -132,26 +162,8 @@ export class CodeTools {
     const m = this.modules.get(name);
     if (!m?.loaded) return { server: name, reason: 'not configured on the worker' };
     if ('problem' in m.loaded) return { server: name, reason: m.loaded.problem };
-    const tools: McpToolDescriptor[] = [];
-    const unusable: UnusableTool[] = [];
     const { config } = m;
-    for (const tool of m.loaded.tools.values()) {
-      if (config.allowedTools && !config.allowedTools.includes(tool.name)) continue;
-      if (config.excludeTools.includes(tool.name)) continue;
-      const claude = claudeInputSchema(tool.inputSchema);
-      if (!claude.ok) {
-        unusable.push({ server: name, name: tool.name, reason: `input schema cannot be offered to Claude: ${claude.reason}` });
-        continue;
-      }
-      const approval = stricter(toolApproval(config.approval, tool.name), tool.approval);
-      tools.push({
-        server: name,
-        name: tool.name,
-        ...(tool.description !== undefined ? { description: tool.description } : {}),
-        inputSchema: claude.schema,
-        ...(approval ? { approval } : {}),
-      });
-    }
+    const { listed: tools, unusable } = m.loaded;
     const names = tools.map((t) => t.name);
     return {
       tools,
@@ -180,11 +192,10 @@ export class CodeTools {
     await this.load();
     const m = this.modules.get(input.server);
     const loaded = m?.loaded;
-    const tool = loaded && 'tools' in loaded ? loaded.tools.get(input.tool) : undefined;
-    const { config } = m ?? { config: defaultModuleConfig(input.server) };
-    const offered = tool && (!config.allowedTools || config.allowedTools.includes(tool.name)) && !config.excludeTools.includes(tool.name);
     if (loaded && 'problem' in loaded) throw ApplicationFailure.create({ type: CodeToolFailureType.Failed, message: `tool module ${input.server}: ${loaded.problem}`, nonRetryable: true });
-    if (!m || !tool || !offered) throw unknownToolFailure(input.server, input.tool);
+    const tool = loaded?.offered.get(input.tool);
+    if (!m || !tool) throw unknownToolFailure(input.server, input.tool);
+    const { config } = m;
     const checked = await tool.check(input.arguments);
     if (!checked.ok) return errorResult(`Invalid arguments for ${input.tool}: ${checked.problems.join('; ')}`);
 

@@ -1203,6 +1203,7 @@ class TurnView {
         );
         card.append(head);
         const imageType = /^image\/(png|jpe?g|gif|webp)$/i.test(a.type ?? '');
+        const sources = a.type === 'application/vnd.bibliography' ? bibliographyOf(a.content) : null;
         if (imageType && typeof a.content === 'string' && /^[A-Za-z0-9+/=\s]+$/.test(a.content)) {
           card.append(
             h('img', {
@@ -1211,8 +1212,8 @@ class TurnView {
               src: `data:${a.type.toLowerCase()};base64,${a.content.replace(/\s/g, '')}`,
             }),
           );
-        } else if (a.type === 'application/vnd.bibliography' && bibliographyOf(a.content)) {
-          card.append(bibliographyList(bibliographyOf(a.content)));
+        } else if (sources) {
+          card.append(bibliographyList(sources));
         } else if (/markdown/i.test(a.type ?? '')) {
           const body = h('div', { class: 'artifact-body markdown' });
           body.append(renderMarkdown(String(a.content ?? ''), {}));
