@@ -6,7 +6,7 @@
  * answers once the turn has ended, naming it (the client reads the turn's result from the turn). The conversation continues as new between turns, carrying its
  * history and queue, and closes itself when idle.
  */
-import { turnStartSearchAttributes } from '../src/core/search-attributes';
+import { inheritedOwnerMemo, SA_OWNER, turnStartSearchAttributes } from '../src/core/search-attributes';
 import {
   CancellationScope,
   allHandlersFinished,
@@ -20,6 +20,7 @@ import {
 import {
   DEFAULT_CONVERSATION_IDLE_TIMEOUT_MS,
   CONTINUING_AS_NEW,
+  NOT_THE_OWNER,
   DUPLICATE_MESSAGE,
   REMEMBERED_MESSAGE_IDS,
   DEFAULT_TURNS_PER_CONVERSATION_RUN,
@@ -74,6 +75,8 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
     },
     {
       validator: (message) => {
+        // First: someone else learns nothing of the conversation, not even its message ids.
+        if (message?.owner !== undefined && message.owner !== workflowInfo().typedSearchAttributes.get(SA_OWNER)) throw new Error(NOT_THE_OWNER);
         if (closing) throw new Error('the conversation is closing: start a new one (another id) to go on');
         if (typeof message?.text !== 'string' || !message.text.trim()) throw new Error('message.text must be a non-empty string');
         const earlier = message.id !== undefined ? messageIds.get(message.id) : undefined;
@@ -116,7 +119,8 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
           staticSummary: oneLine(message.text, 120),
           staticDetails: `conversation **${workflowInfo().workflowId}**, message ${message.index + 1}`,
           // Set at the start, so the turn upserts once, at its end (workflows/turn-search-attributes.ts).
-          typedSearchAttributes: turnStartSearchAttributes({ model: turnInput.model }),
+          typedSearchAttributes: turnStartSearchAttributes({ model: turnInput.model, owner: workflowInfo().typedSearchAttributes.get(SA_OWNER) }),
+          ...inheritedOwnerMemo(workflowInfo().memo),
         }),
       );
       history = carryForward(history, result, turnInput.compaction ?? {});

@@ -19,6 +19,7 @@ import { decideUpdate, pendingApprovalsQuery } from '../core/workflow-handlers';
 import { quoted } from './visibility-query';
 import { kindPhrase } from './workflow-kind';
 import { describeId } from './describe-id';
+import { ownerClause, ownerLabelOf, type Viewer } from './owner';
 
 /**
  * One call waiting for approval, as {@link listPendingApprovals} lists it: `input` is the object
@@ -31,11 +32,15 @@ export interface PendingApproval extends PendingApprovalMemo {
   turnId: string;
   /** The batch the turn belongs to, if any. */
   batch?: string;
+  /** Whose turn it is (its owner's label), when it was started for someone. */
+  owner?: string;
 }
 
 export interface ListPendingApprovalsOptions {
   /** Only turns of this batch (its `McpTurnsBatch` search attribute). */
   batch?: string;
+  /** Only the turns this viewer may see (src/client/owner.ts); all of them without one. */
+  viewer?: Viewer;
   /**
    * Read arguments too large for the memo from their turn (its pending-approvals query; a worker
    * answers it, within {@link INPUT_QUERY_TIMEOUT_MS}); `false` leaves them shortened.
@@ -70,10 +75,12 @@ export class ApprovalDecisionError extends Error {
 }
 
 /** The visibility query of running turns with a call waiting for approval, optionally in one batch. */
-export function pendingApprovalsVisibilityQuery(options: ListPendingApprovalsOptions = {}): string {
+export function pendingApprovalsVisibilityQuery(options: Pick<ListPendingApprovalsOptions, 'batch' | 'viewer'> = {}): string {
+  const owner = ownerClause(options.viewer);
   return (
     `${SA_STATUS.name} = ${quoted(WAITING_APPROVAL_STATUS)} AND ExecutionStatus = "Running"` +
-    (options.batch !== undefined ? ` AND ${SA_BATCH.name} = ${quoted(options.batch)}` : '')
+    (options.batch !== undefined ? ` AND ${SA_BATCH.name} = ${quoted(options.batch)}` : '') +
+    (owner ? ` AND ${owner}` : '')
   );
 }
 
@@ -81,10 +88,12 @@ function pendingOf(execution: WorkflowExecutionInfo): PendingApproval[] {
   const listed = execution.memo?.[PENDING_APPROVALS_MEMO];
   if (!Array.isArray(listed)) return [];
   const batch = execution.typedSearchAttributes.get(SA_BATCH);
+  const owner = ownerLabelOf(execution.memo);
   return (listed as PendingApprovalMemo[]).map((call) => ({
     ...call,
     turnId: execution.workflowId,
     ...(batch !== undefined ? { batch } : {}),
+    ...(owner !== undefined ? { owner } : {}),
   }));
 }
 
@@ -123,7 +132,7 @@ async function withFullInputs(client: Client, pending: PendingApproval[]): Promi
   );
   return pending.map((p) => {
     const record = p.inputTruncated ? full.get(`${p.turnId}\u0000${p.callId}`) : undefined;
-    return record ? { ...record, turnId: p.turnId, ...(p.batch !== undefined ? { batch: p.batch } : {}) } : p;
+    return record ? { ...record, turnId: p.turnId, ...(p.batch !== undefined ? { batch: p.batch } : {}), ...(p.owner !== undefined ? { owner: p.owner } : {}) } : p;
   });
 }
 

@@ -2,6 +2,7 @@
  * Starting and reading chat turns from code. Plain-JS friendly: every function takes a Temporal
  * `Client` and plain objects.
  */
+import { ownerMemo, type Owner } from './owner';
 import type { Client, WorkflowHandle, WorkflowHandleWithStartDetails, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
@@ -28,6 +29,8 @@ export interface StartChatTurnOptions {
   taskQueue?: string;
   /** Batch name, set as the `McpTurnsBatch` search attribute. */
   batch?: string;
+  /** Whose turn it is (src/client/owner.ts): only they and admins see it through `serve`. */
+  owner?: Owner;
   /**
    * Whether `workflowId` may name a closed workflow (a new run starts under it). `REJECT_DUPLICATE`
    * refuses it as a running one is refused: `WorkflowExecutionAlreadyStartedError`.
@@ -80,7 +83,8 @@ export async function startChatTurn(
     args: [params],
     staticSummary: oneLine(params.question, 120),
     staticDetails: staticDetails(params),
-    typedSearchAttributes: turnStartSearchAttributes({ model: params.model, batch: options.batch }),
+    typedSearchAttributes: turnStartSearchAttributes({ model: params.model, batch: options.batch, owner: options.owner?.key }),
+    ...(options.owner ? { memo: ownerMemo(options.owner) } : {}),
     ...(options.eagerStart ? { requestEagerStart: true } : {}),
   });
 }

@@ -14,7 +14,7 @@ import {
 } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import type { conversation } from '../../workflows/conversation';
-import { CONTINUING_AS_NEW, DUPLICATE_MESSAGE, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageAnswered, type MessageOutcome, type TurnOptions } from '../core/conversation';
+import { CONTINUING_AS_NEW, DUPLICATE_MESSAGE, NOT_THE_OWNER, type ConversationInput, type ConversationMessage, type ConversationStatus, type MessageAnswered, type MessageOutcome, type TurnOptions } from '../core/conversation';
 import type { MessageParam } from '../core/contracts';
 import { oneLine } from '../core/text';
 import { describeFailure } from './describe-failure';
@@ -35,6 +35,8 @@ import { streamedInput, type StreamOption } from './chat-turn-client';
 import { followTurn, subscribeTurn, type FollowedEvent, type SubscribeOptions } from './subscribe';
 import type { TurnStreamEvent } from '../core/stream-events';
 import { describeId } from './describe-id';
+import { NotFoundError } from './not-found';
+import { ownerMemo, ownerSearchAttributes, visibleTo, type Owner, type Viewer } from './owner';
 
 export type ConversationHandle = WorkflowHandle<typeof conversation>;
 
@@ -46,6 +48,8 @@ export interface ConversationOptions extends ConversationInput {
    * creates it ({@link submitMessage}); else "conversation <id>" (lists then show its first turn's question)
    */
   summary?: string;
+  /** Whose conversation it is (src/client/owner.ts): its turns are theirs too. */
+  owner?: Owner;
 }
 
 /** `conv-<time-sortable id>`: a new conversation id. */
@@ -64,7 +68,7 @@ function checkOptions(options: TurnOptions | undefined): void {
  * conversation's ({@link ConversationEndedError}).
  */
 function startOptions(client: Client, conversationId: string, opts: ConversationOptions) {
-  const { taskQueue, summary, ...input } = opts;
+  const { taskQueue, summary, owner, ...input } = opts;
   return {
     workflowId: conversationId,
     taskQueue: taskQueueOf(client, taskQueue),
@@ -72,6 +76,7 @@ function startOptions(client: Client, conversationId: string, opts: Conversation
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     staticSummary: summary ? oneLine(summary, 120) : `conversation ${conversationId}`,
+    ...(owner ? { typedSearchAttributes: ownerSearchAttributes(owner), memo: ownerMemo(owner) } : {}),
   };
 }
 
@@ -88,22 +93,25 @@ export class ConversationEndedError extends Error {
 }
 
 /**
- * Why `conversationId` cannot take a message, when the id is the cause: it names another kind of
- * workflow ({@link WorkflowKindError}) or a conversation that has ended
- * ({@link ConversationEndedError}). Undefined for a running conversation or a free id.
+ * Why `conversationId` cannot take a message, when the id is the cause: it names a workflow
+ * `viewer` may not see ({@link NotFoundError}, as if there were none), another kind of workflow
+ * ({@link WorkflowKindError}) or a conversation that has ended ({@link ConversationEndedError}).
+ * Undefined for a running conversation or a free id.
  */
-async function refusalAt(client: Client, conversationId: string): Promise<Error | undefined> {
+async function refusalAt(client: Client, conversationId: string, viewer?: Viewer): Promise<Error | undefined> {
   const named = await describeId(client, conversationId);
   if (!named) return undefined;
+  if (viewer && !visibleTo(viewer, named.searchAttributes)) return new NotFoundError(`no conversation ${conversationId}`);
   if (named.kind !== 'conversation') return new WorkflowKindError(conversationId, 'conversation', named.type);
   if (!named.running) return new ConversationEndedError(conversationId, named.status);
   return undefined;
 }
 
 /** `err`, or the id's own refusal when the server refused a start or a message there. */
-async function explained(client: Client, conversationId: string, err: unknown): Promise<unknown> {
+async function explained(client: Client, conversationId: string, err: unknown, viewer?: Viewer): Promise<unknown> {
   if (!(err instanceof WorkflowExecutionAlreadyStartedError) && !(err instanceof WorkflowUpdateFailedError)) return err;
-  return (await refusalAt(client, conversationId)) ?? err;
+  if (err instanceof WorkflowUpdateFailedError && err.cause?.message === NOT_THE_OWNER) return new NotFoundError(`no conversation ${conversationId}`);
+  return (await refusalAt(client, conversationId, viewer)) ?? err;
 }
 
 /** Starts a conversation, or returns the running one with that id. */
@@ -131,6 +139,12 @@ export interface SendMessageOptions {
   conversation?: ConversationOptions;
   /** Stream the message's turn (it sets the turn's `stream`) and hand each event to `onEvent`. */
   stream?: StreamOption;
+  /**
+   * Who sends it: a conversation this message creates is theirs, and one that is someone else's
+   * refuses it with {@link NotFoundError}, as if there were none, unless they are an admin. Without
+   * it, any conversation takes the message (the CLI, the client API).
+   */
+  sender?: { owner: Owner; admin: boolean };
 }
 
 /** A sent message whose turn is under way. */
@@ -153,7 +167,10 @@ export async function submitMessage(client: Client, conversationId: string, text
   checkOptions(opts.options);
   checkOptions(opts.conversation?.options);
   const options = opts.stream ? streamedInput(opts.options ?? {}, opts.stream) : opts.options;
-  const message: ConversationMessage = { text, id: messageId, ...(options ? { options } : {}) };
+  const sender = opts.sender;
+  const viewer: Viewer | undefined = sender && !sender.admin ? { admin: false, ownerKey: sender.owner.key } : undefined;
+  const message: ConversationMessage = { text, id: messageId, ...(options ? { options } : {}), ...(viewer ? { owner: viewer.ownerKey } : {}) };
+  const conversationOptions = { ...opts.conversation, ...(sender ? { owner: sender.owner } : {}) };
   const send = () =>
     client.workflow
       .startUpdateWithStart(sendMessageUpdate, {
@@ -161,14 +178,16 @@ export async function submitMessage(client: Client, conversationId: string, text
         updateId: messageId,
         waitForStage: 'ACCEPTED',
         // A conversation this message creates is titled by it: its first question.
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(client, conversationId, { ...opts.conversation, summary: opts.conversation?.summary ?? text })),
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof conversation>('conversation', startOptions(client, conversationId, { ...conversationOptions, summary: opts.conversation?.summary ?? text })),
       })
       .catch(async (err: unknown) => {
-        throw await explained(client, conversationId, err);
+        throw await explained(client, conversationId, err, viewer);
       });
   // The server accepts a message to a running workflow of any kind (only that workflow refuses it,
   // later) and refuses one to an ended conversation without saying why: one describe says first.
-  const refusal = await refusalAt(client, conversationId);
+  // The conversation itself refuses a message from someone other than its owner: a conversation
+  // another caller creates between this describe and the send is not theirs either.
+  const refusal = await refusalAt(client, conversationId, viewer);
   if (refusal) throw refusal;
   let update = await send();
   return {
@@ -188,7 +207,7 @@ export async function submitMessage(client: Client, conversationId: string, text
           }
           // Refused otherwise, or the turn's own failure: final. Anything else (the server
           // restarted, the connection broke) re-attaches to the same update by its id.
-          if (err instanceof WorkflowUpdateFailedError) throw await explained(client, conversationId, err);
+          if (err instanceof WorkflowUpdateFailedError) throw await explained(client, conversationId, err, viewer);
           return withTurnResult(client, await client.workflow.getHandle(conversationId).getUpdateHandle<MessageAnswered>(messageId).result());
         }
       }

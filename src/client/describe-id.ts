@@ -4,6 +4,7 @@
  * front doors ask it before they act on an id a person gave them.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { TypedSearchAttributes } from '@temporalio/common';
 import { SA_STATUS } from '../core/search-attributes';
 import type { RunStatus } from '../core/run-status';
 import { runStatusOf } from './run-status';
@@ -20,6 +21,8 @@ export interface IdDescription {
   running: boolean;
   startTime: Date;
   closeTime?: Date;
+  /** Its search attributes (whose it is: src/client/owner.ts). */
+  searchAttributes: TypedSearchAttributes;
 }
 
 /** What `id` names in the client's namespace; undefined when no workflow has that id. */
@@ -40,6 +43,7 @@ export async function describeId(client: Client, id: string): Promise<IdDescript
     running: described.status.name === 'RUNNING',
     startTime: described.startTime,
     ...(described.closeTime ? { closeTime: described.closeTime } : {}),
+    searchAttributes: described.typedSearchAttributes,
   };
 }
 

@@ -21,6 +21,7 @@ import { quoted } from './visibility-query';
 import { runHealth, runHealthLines } from './run-health';
 import { liveWorkflowPollers } from './task-queue-pollers';
 import { conversationTurnId } from '../core/conversation';
+import { ownerClause, ownerLabelOf, type Viewer } from './owner';
 
 /** What {@link listWorkflows} lists; every field narrows the list. */
 export interface WorkflowListFilter {
@@ -29,6 +30,8 @@ export interface WorkflowListFilter {
   status?: RunStatus;
   /** The batch's workflows and its turns (their `McpTurnsBatch` search attribute). */
   batch?: string;
+  /** Only what this viewer may see (src/client/owner.ts); all of it without one. */
+  viewer?: Viewer;
   /** @default 20 */
   limit?: number;
 }
@@ -48,6 +51,8 @@ export interface ListedWorkflow {
   summary?: string;
   /** While it runs: why it cannot make progress (no worker polls its queue, its workflow task fails). */
   blocked?: string[];
+  /** Whose it is (its owner's label), when it was started for someone. */
+  owner?: string;
 }
 
 export const DEFAULT_LIST_LIMIT = 20;
@@ -70,11 +75,14 @@ export function workflowListQuery(filter: Omit<WorkflowListFilter, 'limit'> = {}
   else if (status === 'running') clauses.push('ExecutionStatus = "Running"');
   else clauses.push(`ExecutionStatus = ${quoted(EXECUTION_STATUS_OF_CLOSED[status])}`);
   if (filter.batch !== undefined) clauses.push(`${SA_BATCH.name} = ${quoted(filter.batch)}`);
+  const owner = ownerClause(filter.viewer);
+  if (owner) clauses.push(owner);
   return clauses.join(' AND ');
 }
 
 function listed(execution: WorkflowExecutionInfo, summary: string | undefined, blocked: string[]): ListedWorkflow {
   const batch = execution.typedSearchAttributes.get(SA_BATCH);
+  const owner = ownerLabelOf(execution.memo);
   return {
     id: execution.workflowId,
     type: kindOfWorkflowType(execution.type)!,
@@ -84,6 +92,7 @@ function listed(execution: WorkflowExecutionInfo, summary: string | undefined, b
     ...(batch !== undefined ? { batch } : {}),
     ...(summary ? { summary } : {}),
     ...(blocked.length ? { blocked } : {}),
+    ...(owner !== undefined ? { owner } : {}),
   };
 }
 

@@ -23,6 +23,13 @@ import { allowedHostsOf, bearerCaller } from '../serve/request-guard';
 import { oneLine } from '../core/text';
 import type { ServeToken } from '../config/serve-settings';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The name of the codec server token the request presented (`local` without tokens). */
+    codecCaller: string;
+  }
+}
+
 export interface CodecServerSettings {
   host: string;
   port: number;
@@ -69,7 +76,7 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
   const storage = opts.externalStorage ? new ExternalStorageRunner(opts.externalStorage) : undefined;
   const names = { host: settings.host, allowedHosts: settings.allowedHosts.map((h) => h.toLowerCase()) };
 
-  app.decorateRequest('actor', '');
+  app.decorateRequest('codecCaller', '');
   app.addHook('onRequest', async (request, reply) => {
     const host = (request.headers.host ?? '').toLowerCase();
     if (!allowedHostsOf(names, port()).has(host)) {
@@ -79,11 +86,11 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
     if (origin !== undefined && !settings.uiOrigins.includes(origin)) {
       return reply.code(403).send({ error: `Origin ${oneLine(origin, 100)} is not a UI origin of this codec server: add it with --ui-origin` });
     }
-    request.actor = 'local';
+    request.codecCaller = 'local';
     if (request.method === 'OPTIONS' || settings.tokens.length === 0) return;
     const caller = bearerCaller(settings.tokens, request.headers.authorization, 'the codec server tokens');
     if ('refusal' in caller) return reply.code(401).header('www-authenticate', 'Bearer').send({ error: caller.refusal });
-    request.actor = caller.name;
+    request.codecCaller = caller.name;
   });
   await app.register(cors, {
     origin: settings.uiOrigins,
@@ -101,7 +108,7 @@ export async function buildCodecServerApp(opts: CodecServerOptions): Promise<Fas
     }
     return parsed.data.payloads.map(fromJson);
   };
-  const who = (request: FastifyRequest): string => `namespace ${String(request.headers['x-namespace'] ?? '(none)')}, caller ${request.actor}`;
+  const who = (request: FastifyRequest): string => `namespace ${String(request.headers['x-namespace'] ?? '(none)')}, caller ${request.codecCaller}`;
 
   app.post('/decode', async (request) => {
     const payloads = await body(request);

@@ -1,10 +1,13 @@
 /**
  * `mcp-turns serve`'s settings: the `serve:` section of the config file (variables substituted, so
- * tokens can come from the environment as `${VAR}`), `MCP_TURNS_SERVE_TOKENS` (`name:token,…`), and
- * the command's flags, flags winning. Every problem is one line naming its key.
+ * tokens can come from the environment as `${VAR}`), `MCP_TURNS_SERVE_TOKENS`
+ * (`name:token,name:token:admin,…`), and the command's flags, flags winning. Every problem is one
+ * line naming its key.
  *
  * The rules they carry:
- * - a bind address other than loopback needs at least one token;
+ * - callers sign in with a static token (`serve.tokens`, each a `user` or an `admin`) or an OpenID
+ *   provider's JWT (`serve.auth.jwt`), or both;
+ * - a bind address other than loopback needs one of them;
  * - the hosts a request may name (`Host`) and the origins a browser may call from (`Origin`, CORS)
  *   are the server's own loopback names on its port, plus those listed;
  * - bodies over `bodyLimitBytes` are refused (413); each token (or, without auth, each client
@@ -24,10 +27,36 @@ const TOKEN_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 /** Shorter tokens are guessable. */
 const MIN_TOKEN_LENGTH = 16;
 
+/** What a caller may do: a `user` sees and acts on what it started; an `admin` on everything. */
+export const ROLES = ['user', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
 const TokenSchema = z
   .object({
     name: z.string().regex(TOKEN_NAME, 'a name of 1-64 characters of A-Z a-z 0-9 . _ @ -'),
     token: z.string().min(MIN_TOKEN_LENGTH, `at least ${MIN_TOKEN_LENGTH} characters`),
+    role: z.enum(ROLES).optional(),
+  })
+  .strict();
+
+/** The signature algorithms a JWT may use: asymmetric ones only (`none` and HMAC never). */
+export const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+export const DEFAULT_JWT_CLOCK_TOLERANCE_SECONDS = 30;
+
+const JwtSchema = z
+  .object({
+    /** The issuer (`iss`); its keys come from `<issuer>/.well-known/openid-configuration`'s `jwks_uri`. */
+    issuer: z.url(),
+    /** The `aud` a token must name (one of them, when a list). */
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    /** The issuer's key set, when it publishes no discovery document. */
+    jwksUrl: z.url().optional(),
+    /** The claim that names the caller. @default sub */
+    identityClaim: z.string().min(1).optional(),
+    /** `claim` or `claim=value`: a caller whose claim is true, the value, or a list holding it (default value `admin`) is an admin. */
+    adminClaim: z.string().regex(/^[^=\s]+(=[^=]+)?$/, 'claim or claim=value').optional(),
+    algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).optional(),
+    clockToleranceSeconds: z.number().int().min(0).max(300).optional(),
   })
   .strict();
 
@@ -36,6 +65,7 @@ const ServeSectionSchema = z
     host: z.string().min(1).optional(),
     port: z.number().int().min(0).max(65535).optional(),
     tokens: z.array(TokenSchema).optional(),
+    auth: z.object({ jwt: JwtSchema.optional() }).strict().optional(),
     /** Origins allowed to call from a browser (CORS), e.g. `https://chat.example.com`. */
     allowedOrigins: z.array(z.url()).optional(),
     /** Host names (with port when not 80/443) requests may name, e.g. `chat.example.com`. */
@@ -55,12 +85,28 @@ export type ServeSection = z.output<typeof ServeSectionSchema>;
 export interface ServeToken {
   name: string;
   token: string;
+  /** @default user */
+  role?: Role;
+}
+
+/** Bearer JWTs from one OpenID provider. */
+export interface JwtSettings {
+  issuer: string;
+  /** The audiences a token may name (one suffices). */
+  audience: string[];
+  jwksUrl?: string;
+  identityClaim: string;
+  adminClaim?: { claim: string; value: string };
+  algorithms: string[];
+  clockToleranceSeconds: number;
 }
 
 export interface ServeSettings {
   host: string;
   port: number;
   tokens: ServeToken[];
+  /** OpenID JWTs, when configured. */
+  jwt?: JwtSettings;
   allowedOrigins: string[];
   allowedHosts: string[];
   bodyLimitBytes: number;
@@ -88,14 +134,25 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-/** `name:token,name:token` from the environment variable `variable` (MCP_TURNS_SERVE_TOKENS, MCP_TURNS_CODEC_TOKENS). */
-export function tokensFromEnv(value: string | undefined, problems: string[], variable = 'MCP_TURNS_SERVE_TOKENS'): ServeToken[] {
+/** Whether callers must sign in (a token or a JWT). */
+export function authRequired(settings: Pick<ServeSettings, 'tokens' | 'jwt'>): boolean {
+  return settings.tokens.length > 0 || settings.jwt !== undefined;
+}
+
+/**
+ * `name:token,name:token` from the environment variable `variable` (MCP_TURNS_SERVE_TOKENS,
+ * MCP_TURNS_CODEC_TOKENS); with `roles`, an item may end `:admin` (or `:user`).
+ */
+export function tokensFromEnv(value: string | undefined, problems: string[], variable = 'MCP_TURNS_SERVE_TOKENS', { roles = false } = {}): ServeToken[] {
   if (!value?.trim()) return [];
   const tokens: ServeToken[] = [];
   for (const [i, item] of value.split(',').entries()) {
     const at = item.indexOf(':');
-    const parsed = TokenSchema.safeParse(at > 0 ? { name: item.slice(0, at).trim(), token: item.slice(at + 1).trim() } : {});
-    if (at <= 0) problems.push(`${variable} item ${i + 1}: write name:token (e.g. alice:<a long random token>)`);
+    const rest = item.slice(at + 1).trim();
+    const role = roles ? ROLES.find((r) => rest.endsWith(`:${r}`)) : undefined;
+    const token = role ? rest.slice(0, -role.length - 1) : rest;
+    const parsed = TokenSchema.safeParse(at > 0 ? { name: item.slice(0, at).trim(), token, ...(role ? { role } : {}) } : {});
+    if (at <= 0) problems.push(`${variable} item ${i + 1}: write name:token${roles ? ' or name:token:admin' : ''} (e.g. alice:<a long random token>)`);
     else if (!parsed.success)
       problems.push(`${variable} item ${i + 1} (${item.slice(0, at).trim()}): ${parsed.error.issues.map((x) => `${x.path.join('.')} ${x.message}`).join('; ')}`);
     else tokens.push(parsed.data);
@@ -132,14 +189,18 @@ export function resolveServeSettings(section: unknown, flags: ServeFlags, env: N
     for (const { at, message } of issueProblems(parsed.error.issues, ['serve'])) problems.push(`${at}: ${message}`);
   }
   const file = parsed.success ? (parsed.data ?? {}) : {};
-  const tokens = [...(file.tokens ?? []), ...tokensFromEnv(env.MCP_TURNS_SERVE_TOKENS, problems)];
+  const tokens = [...(file.tokens ?? []), ...tokensFromEnv(env.MCP_TURNS_SERVE_TOKENS, problems, 'MCP_TURNS_SERVE_TOKENS', { roles: true })];
   problems.push(...tokenProblems(tokens, 'serve.tokens'));
+  const jwt = file.auth?.jwt ? jwtSettings(file.auth.jwt) : undefined;
+  for (const [key, url] of [['issuer', jwt?.issuer], ['jwksUrl', jwt?.jwksUrl]] as const) {
+    if (url !== undefined && !secureUrl(url)) problems.push(`serve.auth.jwt.${key}: ${url} must be https (http only on this machine): keys read over plain HTTP could be anyone's`);
+  }
   const host = flags.host ?? file.host ?? DEFAULT_SERVE_HOST;
   const port = flags.port ?? file.port ?? DEFAULT_SERVE_PORT;
-  if (!isLoopbackHost(host) && tokens.length === 0) {
+  if (!isLoopbackHost(host) && !authRequired({ tokens, jwt })) {
     problems.push(
       `--host ${host}: serving beyond this machine needs auth: add serve.tokens to the config ` +
-        '(tokens: [{ name: alice, token: "${ALICE_TOKEN}" }]) or set MCP_TURNS_SERVE_TOKENS=name:token',
+        '(tokens: [{ name: alice, token: "${ALICE_TOKEN}" }]), set MCP_TURNS_SERVE_TOKENS=name:token, or add serve.auth.jwt',
     );
   }
   if (problems.length) throw new ServeSettingsError(problems);
@@ -147,10 +208,30 @@ export function resolveServeSettings(section: unknown, flags: ServeFlags, env: N
     host,
     port,
     tokens,
+    ...(jwt ? { jwt } : {}),
     allowedOrigins: (file.allowedOrigins ?? []).map((o) => new URL(o).origin),
     allowedHosts: (file.allowedHosts ?? []).map((h) => h.toLowerCase()),
     bodyLimitBytes: file.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     rateLimit: { max: file.rateLimit?.max ?? 1200, windowSeconds: file.rateLimit?.windowSeconds ?? 60 },
     stalledStreamSeconds: file.stalledStreamSeconds ?? DEFAULT_STALLED_STREAM_SECONDS,
+  };
+}
+
+/** Whether `url` is https, or http to a loopback host. */
+function secureUrl(url: string): boolean {
+  const u = new URL(url);
+  return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname));
+}
+
+function jwtSettings(section: z.output<typeof JwtSchema>): JwtSettings {
+  const [claim, value] = section.adminClaim?.split('=') ?? [];
+  return {
+    issuer: section.issuer,
+    audience: typeof section.audience === 'string' ? [section.audience] : section.audience,
+    ...(section.jwksUrl ? { jwksUrl: section.jwksUrl } : {}),
+    identityClaim: section.identityClaim ?? 'sub',
+    ...(claim ? { adminClaim: { claim, value: value ?? 'admin' } } : {}),
+    algorithms: section.algorithms ?? [...JWT_ALGORITHMS],
+    clockToleranceSeconds: section.clockToleranceSeconds ?? DEFAULT_JWT_CLOCK_TOLERANCE_SECONDS,
   };
 }

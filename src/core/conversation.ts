@@ -36,6 +36,9 @@ export const REMEMBERED_MESSAGE_IDS = 1000;
  */
 export const CONTINUING_AS_NEW = 'the conversation is continuing as new: send the message again';
 
+/** The one line that refuses a message from someone other than the conversation's owner: as if there were no conversation. */
+export const NOT_THE_OWNER = 'no such conversation';
+
 /** The start of the one line that refuses a message id sent again; the turn id follows. */
 export const DUPLICATE_MESSAGE = 'message already sent, answered by turn';
 
@@ -48,6 +51,11 @@ export interface ConversationMessage {
   id?: string;
   /** This message's turn options, over the conversation's. */
   options?: TurnOptions;
+  /**
+   * The sender's owner key (src/client/owner.ts), when the sender may post only into their own
+   * conversations: a conversation owned by another key refuses the message ({@link NOT_THE_OWNER}).
+   */
+  owner?: string;
 }
 
 /**

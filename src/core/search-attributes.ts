@@ -17,6 +17,15 @@ export const SA_TOOL_CALLS = defineSearchAttributeKey('McpTurnsToolCalls', Searc
 export const SA_INPUT_TOKENS = defineSearchAttributeKey('McpTurnsInputTokens', SearchAttributeType.INT);
 export const SA_OUTPUT_TOKENS = defineSearchAttributeKey('McpTurnsOutputTokens', SearchAttributeType.INT);
 export const SA_COST_USD = defineSearchAttributeKey('McpTurnsCostUsd', SearchAttributeType.DOUBLE);
+/**
+ * Whose a workflow is: the opaque key of the identity that started it through `serve`
+ * (src/client/owner.ts), never the identity itself (search attributes are stored in plain text,
+ * even with encryption on). A conversation's and a batch's turns carry their parent's. Absent on
+ * what was started otherwise (the CLI, the client API): only admins see those.
+ */
+export const SA_OWNER = defineSearchAttributeKey('McpTurnsOwner', SearchAttributeType.KEYWORD);
+/** The memo key of the owner's name as an admin reads it (the memo is encrypted with the payloads). */
+export const OWNER_MEMO = 'owner';
 
 export const SEARCH_ATTRIBUTES = [
   SA_BATCH,
@@ -27,6 +36,7 @@ export const SEARCH_ATTRIBUTES = [
   SA_INPUT_TOKENS,
   SA_OUTPUT_TOKENS,
   SA_COST_USD,
+  SA_OWNER,
 ] as const;
 
 /**
@@ -40,15 +50,23 @@ export function modelFitsSearchAttribute(model: string | undefined): model is st
 }
 
 /**
- * What a turn's starter sets (the client, or a batch for its children): status `running`, the model
- * when the input names one, and the batch. The workflow upserts only what is missing at its start.
+ * What a turn's starter sets (the client, or a conversation or batch for its children): status
+ * `running`, the model when the input names one, the batch and the owner's key. The workflow
+ * upserts only what is missing at its start.
  */
-export function turnStartSearchAttributes({ model, batch }: { model?: string; batch?: string }): SearchAttributePair[] {
+export function turnStartSearchAttributes({ model, batch, owner }: { model?: string; batch?: string; owner?: string }): SearchAttributePair[] {
   return [
     { key: SA_STATUS, value: 'running' },
     ...(modelFitsSearchAttribute(model) ? [{ key: SA_MODEL, value: model }] : []),
     ...(batch ? [{ key: SA_BATCH, value: batch }] : []),
+    ...(owner ? [{ key: SA_OWNER, value: owner }] : []),
   ];
+}
+
+/** The start option by which a conversation's or a batch's turn names its parent's owner (`memo`), when it has one. */
+export function inheritedOwnerMemo(memo: Record<string, unknown> | undefined): { memo?: Record<string, unknown> } {
+  const label = memo?.[OWNER_MEMO];
+  return typeof label === 'string' ? { memo: { [OWNER_MEMO]: label } } : {};
 }
 
 /** `temporal server start-dev --search-attribute` wants `Name=Type` with these type names. */

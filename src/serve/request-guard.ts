@@ -5,37 +5,41 @@
  *   names its own host, and is refused (403);
  * - an `Origin`, when a browser sends one, must be the server's own (http://<allowed host>) or in
  *   `allowedOrigins` (403 otherwise): no other page's script can approve a tool call;
- * - with tokens configured, every route needs `Authorization: Bearer <token>` (401 otherwise),
- *   compared in constant time, unless the route the router matched is declared open
+ * - with sign-in configured (static tokens, OpenID JWTs or both), every route needs
+ *   `Authorization: Bearer <token or JWT>` (401 otherwise), a static token compared in constant
+ *   time, a JWT verified against its issuer's keys (src/serve/jwt-verifier.ts; 503 while the
+ *   issuer's keys cannot be read), unless the route the router matched is declared open
  *   (`config: { open: true }`: the page's static files, `/openapi.json`, `/v1/info`, which hold
  *   nothing secret). The decision is the matched route's, so no spelling of a path (percent-encoded,
  *   absolute-form, trailing slash) reaches a closed route without a token. A CORS preflight
- *   (OPTIONS) carries no credentials and runs no route: it is open. The token's name is who acts.
+ *   (OPTIONS) carries no credentials and runs no route: it is open.
+ * - who acts is the request's {@link Caller} (src/serve/caller.ts): the token's holder, the JWT's
+ *   subject, or the local user without sign-in.
  *
  * Two hooks: `identify` (onRequest) checks Host and Origin and names the caller; the rate limit
- * then counts the request (per token, or per client address without a valid one); `authenticate`
- * (preParsing) refuses a closed route without a valid token, so refused attempts are counted too
- * and their bodies are never parsed.
+ * then counts the request (per caller, or per client address without valid credentials);
+ * `authenticate` (preParsing) refuses a closed route without valid credentials, so refused attempts
+ * are counted too and their bodies are never parsed.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { oneLine } from '../core/text';
-import type { ServeSettings, ServeToken } from '../config/serve-settings';
-
-/** Who acts on a request without tokens configured (a loopback bind). */
-export const LOCAL_ACTOR = 'local user';
+import { authRequired, type ServeSettings, type ServeToken } from '../config/serve-settings';
+import { LOCAL_CALLER, tokenCaller, type Caller } from './caller';
+import { JwtVerifier, looksLikeJwt, OpenIdUnavailable } from './jwt-verifier';
 
 /** How much of a header a refusal repeats. */
 const ECHO_MAX = 100;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The token's name, or {@link LOCAL_ACTOR} when no token is configured; empty before `authenticate` passed. */
-    actor: string;
-    /** The name of the valid token the request presented, if any (its rate limit is the token's). */
-    tokenName: string | undefined;
-    /** Why the request's credentials do not name a token (with tokens configured). */
-    refusal: string | undefined;
+    /**
+     * Who the request's credentials name (its rate limit is theirs), or the local user without
+     * sign-in configured; undefined without valid credentials (only an open route runs then).
+     */
+    caller: Caller | undefined;
+    /** Why the request's credentials name nobody (with sign-in configured), and its status (401, or 503 while the issuer's keys cannot be read). */
+    refusal: { status: 401 | 503; line: string } | undefined;
   }
   interface FastifyContextConfig {
     /** Served without a token (it holds nothing secret). */
@@ -47,23 +51,28 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** The name of the token `presented` is, comparing against every token in constant time. */
-export function tokenName(tokens: readonly ServeToken[], presented: string): string | undefined {
+/** The token `presented` is, comparing against every token in constant time. */
+export function tokenOf(tokens: readonly ServeToken[], presented: string): ServeToken | undefined {
   const wanted = digest(presented);
-  let found: string | undefined;
-  for (const t of tokens) if (timingSafeEqual(digest(t.token), wanted) && found === undefined) found = t.name;
+  let found: ServeToken | undefined;
+  for (const t of tokens) if (timingSafeEqual(digest(t.token), wanted) && found === undefined) found = t;
   return found;
+}
+
+/** The credentials of an `Authorization: Bearer` header, if it has that form. */
+export function bearerOf(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 }
 
 /**
  * Who an `Authorization` header names among `tokens`: the token's name, or the line a 401 answers
- * with (`tokensName` says which tokens, e.g. "serve.tokens").
+ * with (`tokensName` says which tokens, e.g. "the codec server tokens").
  */
 export function bearerCaller(tokens: readonly ServeToken[], authorization: string | undefined, tokensName: string): { name: string } | { refusal: string } {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  const name = match ? tokenName(tokens, match[1]!) : undefined;
-  if (name) return { name };
-  return { refusal: match ? `the bearer token is not one of ${tokensName}` : 'missing Authorization: Bearer <token>' };
+  const bearer = bearerOf(authorization);
+  const token = bearer !== undefined ? tokenOf(tokens, bearer) : undefined;
+  if (token) return { name: token.name };
+  return { refusal: bearer !== undefined ? `the bearer token is not one of ${tokensName}` : 'missing Authorization: Bearer <token>' };
 }
 
 /**
@@ -83,15 +92,36 @@ export function allowedHostsOf(settings: Pick<ServeSettings, 'host' | 'allowedHo
  * hook (the rate limit's) runs between them.
  */
 export function guardRequests(app: FastifyInstance, settings: ServeSettings, port: () => number): void {
-  app.decorateRequest('actor', '');
-  app.decorateRequest('tokenName', undefined);
+  app.decorateRequest('caller', undefined);
   app.decorateRequest('refusal', undefined);
-  app.addHook('onRequest', identifyCaller(settings, port));
+  const jwt = settings.jwt ? new JwtVerifier(settings.jwt) : undefined;
+  app.addHook('onRequest', identifyCaller(settings, port, jwt));
   app.addHook('preParsing', authenticate(settings));
 }
 
-/** The `onRequest` hook: Host and Origin (403), then who the request's token names; `port()` is the port listened on. */
-function identifyCaller(settings: ServeSettings, port: () => number) {
+/**
+ * Who `bearer` names: the holder of a static token, else (when it has a JWT's shape and JWTs are
+ * configured) the JWT's subject; else the refusal.
+ */
+async function callerOf(settings: ServeSettings, jwt: JwtVerifier | undefined, bearer: string | undefined): Promise<{ caller: Caller } | { refusal: { status: 401 | 503; line: string } }> {
+  if (bearer === undefined) return { refusal: { status: 401, line: `missing Authorization: Bearer <${settings.tokens.length ? 'token' : 'JWT'}>` } };
+  const token = tokenOf(settings.tokens, bearer);
+  if (token) return { caller: tokenCaller(token.name, token.role === 'admin') };
+  if (jwt && looksLikeJwt(bearer)) {
+    try {
+      const verified = await jwt.verify(bearer);
+      return 'caller' in verified ? verified : { refusal: { status: 401, line: verified.refusal } };
+    } catch (err) {
+      if (err instanceof OpenIdUnavailable) return { refusal: { status: 503, line: `sign-in is unavailable: ${err.message}` } };
+      throw err;
+    }
+  }
+  const accepted = [...(settings.tokens.length ? ['one of serve.tokens'] : []), ...(jwt ? [`a JWT from ${settings.jwt!.issuer}`] : [])];
+  return { refusal: { status: 401, line: `the bearer token is not ${accepted.join(' or ')}` } };
+}
+
+/** The `onRequest` hook: Host and Origin (403), then who the request's credentials name; `port()` is the port listened on. */
+function identifyCaller(settings: ServeSettings, port: () => number, jwt: JwtVerifier | undefined) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const hosts = allowedHostsOf(settings, port());
     const host = (request.headers.host ?? '').toLowerCase();
@@ -105,13 +135,15 @@ function identifyCaller(settings: ServeSettings, port: () => number) {
       await reply.code(403).send({ error: `Origin ${oneLine(origin, ECHO_MAX)} may not call this server: add it to serve.allowedOrigins` });
       return;
     }
-    request.actor = '';
-    request.tokenName = undefined;
+    request.caller = undefined;
     request.refusal = undefined;
-    if (settings.tokens.length === 0) return;
-    const caller = bearerCaller(settings.tokens, request.headers.authorization, 'serve.tokens');
-    if ('name' in caller) request.tokenName = caller.name;
-    else request.refusal = caller.refusal;
+    if (!authRequired(settings)) {
+      request.caller = LOCAL_CALLER;
+      return;
+    }
+    const found = await callerOf(settings, jwt, bearerOf(request.headers.authorization));
+    if ('caller' in found) request.caller = found.caller;
+    else request.refusal = found.refusal;
   };
 }
 
@@ -120,20 +152,20 @@ function isOpen(request: FastifyRequest): boolean {
   return request.routeOptions.config?.open === true || request.method === 'OPTIONS';
 }
 
-/** The `preParsing` hook: a closed route needs a valid token (401); sets who acts. */
+/** The `preParsing` hook: a closed route needs valid credentials (401, or 503 while they cannot be checked). */
 function authenticate(settings: ServeSettings) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (settings.tokens.length === 0) {
-      request.actor = LOCAL_ACTOR;
-      return;
-    }
-    if (request.tokenName !== undefined) {
-      request.actor = request.tokenName;
-      return;
-    }
-    if (isOpen(request) || request.is404) return;
-    await reply.code(401).header('www-authenticate', 'Bearer').send({ error: request.refusal ?? 'missing Authorization: Bearer <token>' });
+    if (request.caller !== undefined || isOpen(request) || request.is404) return;
+    const refusal = request.refusal ?? { status: 401, line: `missing Authorization: Bearer <${settings.tokens.length ? 'token' : 'JWT'}>` };
+    if (refusal.status === 401) reply.header('www-authenticate', 'Bearer');
+    await reply.code(refusal.status).send({ error: refusal.line });
   };
+}
+
+/** The caller of a request on a closed route (the guard let it through, so there is one). */
+export function callerOfRequest(request: FastifyRequest): Caller {
+  if (!request.caller) throw new Error('no caller: the route is not behind the guard');
+  return request.caller;
 }
 
 /** Whether a browser on `origin` may call: the server's own origin (one of `hosts`) or an allowed one. */

@@ -18,7 +18,7 @@ import { clientErrorReply, errorReply, HttpError, pathOf, routerErrorReply } fro
 import { useBoundedJsonParser } from './json-body';
 import { allowedHostsOf, guardRequests, originAllowed } from './request-guard';
 import type { ServeContext } from './serve-context';
-import type { ServeSettings } from '../config/serve-settings';
+import { authRequired, type ServeSettings } from '../config/serve-settings';
 import { approvalRoutes } from './routes/approvals';
 import { chatRoutes } from './routes/chat';
 import { conversationRoutes } from './routes/conversations';
@@ -79,7 +79,7 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
   await app.register(rateLimit, {
     max: settings.rateLimit.max,
     timeWindow: settings.rateLimit.windowSeconds * 1000,
-    keyGenerator: (request) => (request.tokenName !== undefined ? `token:${request.tokenName}` : `ip:${request.ip}`),
+    keyGenerator: (request) => (request.caller !== undefined ? `owner:${request.caller.owner.key}` : `ip:${request.ip}`),
     errorResponseBuilder: (_request, context) =>
       new HttpError(429, `rate limit: ${context.max} requests per ${settings.rateLimit.windowSeconds} s; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
@@ -88,7 +88,7 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
     openapi: {
       info: { title: 'mcp-turns serve', version: opts.version, description: 'Durable Claude tool-use turns over HTTP; /api/chat speaks the AI SDK UI message stream.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      ...(settings.tokens.length ? { security: [{ bearer: [] }] } : {}),
+      ...(authRequired(settings) ? { security: [{ bearer: [] }] } : {}),
     },
     transform: createJsonSchemaTransform({ schemaRegistry }),
     transformObject: createJsonSchemaTransformObject({ schemaRegistry }),
@@ -98,12 +98,14 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
   app.get('/v1/info', { schema: { summary: 'What the chat page needs to know' }, config: { open: true } }, async (request) => ({
     namespace: opts.namespace,
     uiUrl: opts.uiUrl,
-    authRequired: settings.tokens.length > 0,
+    authRequired: authRequired(settings),
     version: opts.version,
+    // Who the request's credentials name, so the page can say who is signed in (and, to an admin, whose is whose).
+    ...(request.caller ? { caller: { name: request.caller.name, admin: request.caller.admin, ...(request.caller.issuer ? { issuer: request.caller.issuer } : {}) } } : {}),
     // The page suggests questions about these servers; without them it suggests none. The route
     // is open (the page reads it before sign-in): what the worker offers is told only to a caller
-    // with a token, when tokens are required.
-    ...(opts.servers && (settings.tokens.length === 0 || request.tokenName !== undefined) ? { servers: [...opts.servers] } : {}),
+    // who signed in, when sign-in is required.
+    ...(opts.servers && request.caller !== undefined ? { servers: [...opts.servers] } : {}),
   }));
   turnRoutes(app, opts);
   conversationRoutes(app, opts);

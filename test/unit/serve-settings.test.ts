@@ -7,7 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { resolveServeSettings, ServeSettingsError, isLoopbackHost } from '../../src/config/serve-settings';
-import { allowedHostsOf, guardRequests, LOCAL_ACTOR, tokenName } from '../../src/serve/request-guard';
+import { allowedHostsOf, guardRequests, tokenOf } from '../../src/serve/request-guard';
+import { LOCAL_CALLER } from '../../src/serve/caller';
 
 const TOKEN = 'a-long-enough-token-1234';
 
@@ -45,7 +46,7 @@ describe('serve settings', () => {
 
   it('refuses a bind beyond loopback without a token, and says how to add one', () => {
     expect(problems(() => resolveServeSettings(undefined, { host: '0.0.0.0' }, {}))).toEqual([
-      expect.stringMatching(/^--host 0\.0\.0\.0: serving beyond this machine needs auth: add serve\.tokens .* or set MCP_TURNS_SERVE_TOKENS=name:token$/),
+      expect.stringMatching(/^--host 0\.0\.0\.0: serving beyond this machine needs auth: add serve\.tokens .* set MCP_TURNS_SERVE_TOKENS=name:token, or add serve\.auth\.jwt$/),
     ]);
     expect(resolveServeSettings({ tokens: [{ name: 'alice', token: TOKEN }] }, { host: '0.0.0.0' }, {}).tokens).toEqual([{ name: 'alice', token: TOKEN }]);
     expect(resolveServeSettings(undefined, { host: '0.0.0.0' }, { MCP_TURNS_SERVE_TOKENS: `bob:${TOKEN}` }).tokens).toEqual([{ name: 'bob', token: TOKEN }]);
@@ -61,7 +62,7 @@ describe('serve settings', () => {
       expect.stringMatching(/^serve\.tokens\.0\.name: a name of 1-64 characters/),
       expect.stringMatching(/^serve\.tokens\.0\.token: at least 16 characters/),
       'serve.extra: unknown key',
-      'MCP_TURNS_SERVE_TOKENS item 1: write name:token (e.g. alice:<a long random token>)',
+      'MCP_TURNS_SERVE_TOKENS item 1: write name:token or name:token:admin (e.g. alice:<a long random token>)',
     ]);
     expect(problems(() => resolveServeSettings({ tokens: [{ name: 'a', token: TOKEN }] }, {}, { MCP_TURNS_SERVE_TOKENS: `a:${TOKEN}x` }))).toEqual([
       'serve.tokens: the name a is given twice (each token names one approver)',
@@ -84,9 +85,9 @@ describe('the request guard', () => {
       { name: 'alice', token: TOKEN },
       { name: 'bob', token: `${TOKEN}-bob` },
     ];
-    expect(tokenName(tokens, `${TOKEN}-bob`)).toBe('bob');
-    expect(tokenName(tokens, TOKEN)).toBe('alice');
-    expect(tokenName(tokens, 'nope')).toBeUndefined();
+    expect(tokenOf(tokens, `${TOKEN}-bob`)?.name).toBe('bob');
+    expect(tokenOf(tokens, TOKEN)?.name).toBe('alice');
+    expect(tokenOf(tokens, 'nope')).toBeUndefined();
   });
 
   it('allows the loopback names on its port and the listed hosts', () => {
@@ -102,9 +103,9 @@ describe('the request guard', () => {
     );
     const app = Fastify();
     guardRequests(app, settings, () => 9000);
-    app.get('/v1/who', async (request) => ({ actor: request.actor }));
-    app.get('/anything', async (request) => ({ actor: request.actor }));
-    app.get('/', { config: { open: true } }, async (request) => ({ actor: request.actor }));
+    app.get('/v1/who', async (request) => ({ actor: request.caller?.name }));
+    app.get('/anything', async (request) => ({ actor: request.caller?.name }));
+    app.get('/', { config: { open: true } }, async (request) => ({ actor: request.caller?.name }));
     const get = (url: string, headers: Record<string, string>) => request(app, url, { host: 'localhost:9000', ...headers });
 
     expect((await get('/v1/who', { authorization: `Bearer ${TOKEN}` })).json()).toEqual({ actor: 'alice' });
@@ -129,8 +130,8 @@ describe('the request guard', () => {
     const settings = resolveServeSettings(undefined, { port: 9000 }, {});
     const app = Fastify();
     guardRequests(app, settings, () => 9000);
-    app.get('/v1/who', async (request) => ({ actor: request.actor }));
-    expect((await request(app, '/v1/who', { host: '127.0.0.1:9000' })).json()).toEqual({ actor: LOCAL_ACTOR });
+    app.get('/v1/who', async (request) => ({ actor: request.caller?.name }));
+    expect((await request(app, '/v1/who', { host: '127.0.0.1:9000' })).json()).toEqual({ actor: LOCAL_CALLER.name });
     await app.close();
   });
 });

@@ -9,6 +9,9 @@ import { z } from 'zod';
 import { ApprovalDecisionError, approveToolCall, denyToolCall, listPendingApprovals } from '../../client/approvals';
 import type { ApprovalRecord } from '../../core/approvals';
 import { HttpError } from '../http-error';
+import { requireVisible } from '../access';
+import { approverOf, viewerOf, type Caller } from '../caller';
+import { callerOfRequest } from '../request-guard';
 import type { ServeContext } from '../serve-context';
 import { IdSchema } from '../../schemas/ids';
 import { ErrorBody, Json } from './schemas';
@@ -20,15 +23,19 @@ const Decision = z.object({
 
 const DecisionParams = z.object({ turn: IdSchema, call: IdSchema });
 
-/** Applies one decision as `actor`; a refusal is a 404 (no such turn) or a 409 (nothing to decide). */
+/**
+ * Applies one decision as `caller`; a refusal is a 404 (no such turn, or not theirs) or a 409
+ * (nothing to decide).
+ */
 export async function applyDecision(
   ctx: ServeContext,
   turnId: string,
   callId: string,
   decision: { approved: boolean; reason?: string | undefined },
-  actor: string,
+  caller: Caller,
 ): Promise<ApprovalRecord[]> {
-  const options = { identity: actor, ...(decision.reason ? { reason: decision.reason } : {}) };
+  await requireVisible(ctx, caller, turnId, 'turn');
+  const options = { identity: approverOf(caller), ...(decision.reason ? { reason: decision.reason } : {}) };
   try {
     return await (decision.approved ? approveToolCall : denyToolCall)(ctx.client, turnId, callId, options);
   } catch (err) {
@@ -42,9 +49,12 @@ export function approvalRoutes(app: FastifyInstance, ctx: ServeContext): void {
 
   r.get(
     '/v1/approvals',
-    { schema: { summary: 'The tool calls waiting for approval', querystring: z.object({ batch: IdSchema.optional() }) } },
+    { schema: { summary: "The tool calls waiting for the caller's approval (an admin's: everyone's, each with its owner)", querystring: z.object({ batch: IdSchema.optional() }) } },
     async (request) => ({
-      approvals: await listPendingApprovals(ctx.client, request.query.batch ? { batch: request.query.batch } : {}),
+      approvals: await listPendingApprovals(ctx.client, {
+        viewer: viewerOf(callerOfRequest(request)),
+        ...(request.query.batch ? { batch: request.query.batch } : {}),
+      }),
     }),
   );
 
@@ -60,8 +70,9 @@ export function approvalRoutes(app: FastifyInstance, ctx: ServeContext): void {
     },
     async (request) => {
       const { turn, call } = request.params;
-      const decisions = await applyDecision(ctx, turn, call, request.body, request.actor);
-      ctx.log(`serve: ${request.actor} ${request.body.approved ? 'approved' : 'denied'} call ${call} of turn ${turn}`);
+      const caller = callerOfRequest(request);
+      const decisions = await applyDecision(ctx, turn, call, request.body, caller);
+      ctx.log(`serve: ${approverOf(caller)} ${request.body.approved ? 'approved' : 'denied'} call ${call} of turn ${turn}`);
       return { decisions };
     },
   );

@@ -21,7 +21,11 @@ import { oneLine } from '../../core/text';
 import { conversationStatusQuery } from '../../core/workflow-handlers';
 import { subscribeTurn } from '../../client/subscribe';
 import { chatActionOf, chatRequestSchema, ChatRequestError, type ChatAction } from '../chat-request';
-import { HttpError } from '../http-error';
+import { HttpError, notFound } from '../http-error';
+import { requireVisible } from '../access';
+import { approverOf, viewerOf, type Caller } from '../caller';
+import { callerOfRequest } from '../request-guard';
+import { visibleTo } from '../../client/owner';
 import type { ServeContext } from '../serve-context';
 import { SseStream } from '../sse';
 import { UiMessageStream, type UiChunk } from '../ui-message-stream';
@@ -59,16 +63,17 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
         throw err;
       }
       const stop = new AbortController();
+      const caller = callerOfRequest(request);
       if (action.kind === 'message') {
         // A regenerated answer is a message of its own (the same text asked again).
         const messageId = action.regenerate ? newId('msg') : action.messageId;
-        const sent = await sendOrFindTurn(ctx, request.actor, action.chatId, action.text, messageId, request.body.options);
+        const sent = await sendOrFindTurn(ctx, caller, action.chatId, action.text, messageId, request.body.options);
         return pipeUiMessage(reply, sentTurnEvents(ctx, action.chatId, sent, stop.signal), stop, ctx, true);
       }
       for (const d of action.decisions) {
         try {
-          await applyDecision(ctx, d.turnId, d.callId, d, request.actor);
-          ctx.log(`serve: ${request.actor} ${d.approved ? 'approved' : 'denied'} call ${d.callId} of turn ${d.turnId}`);
+          await applyDecision(ctx, d.turnId, d.callId, d, caller);
+          ctx.log(`serve: ${approverOf(caller)} ${d.approved ? 'approved' : 'denied'} call ${d.callId} of turn ${d.turnId}`);
         } catch (err) {
           // Decided already (here or elsewhere) or timed out: the stream shows what happened.
           if (!(err instanceof HttpError) || err.statusCode !== 409) throw err;
@@ -76,6 +81,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
         }
       }
       const turnId = action.resume?.turnId ?? action.decisions[0]!.turnId;
+      await requireVisible(ctx, caller, turnId, 'turn');
       const events = subscribeTurn(ctx.client, turnId, { fromOffset: action.resume?.offset ?? 0, signal: stop.signal });
       const calls = new Set(action.decisions.map((d) => d.callId));
       return pipeUiMessage(reply, action.resume ? events : afterWaits(events, calls), stop, ctx, false);
@@ -86,7 +92,7 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
     '/api/chat/:id/stream',
     { schema: { summary: "useChat's resume: the running answer's stream from its start, or 204", params: IdParams } },
     async (request, reply) => {
-      const turnId = await runningTurnOf(ctx, request.params.id);
+      const turnId = await runningTurnOf(ctx, callerOfRequest(request), request.params.id);
       if (!turnId) return reply.code(204).send();
       const stop = new AbortController();
       return pipeUiMessage(reply, subscribeTurn(ctx.client, turnId, { signal: stop.signal }), stop, ctx, true);
@@ -94,9 +100,10 @@ export function chatRoutes(app: FastifyInstance, ctx: ServeContext): void {
   );
 }
 
-/** The turn conversation `id` is answering now, if any. */
-async function runningTurnOf(ctx: ServeContext, id: string): Promise<string | undefined> {
+/** The turn conversation `id` is answering now, if any; 404 when it is someone else's. */
+async function runningTurnOf(ctx: ServeContext, caller: Caller, id: string): Promise<string | undefined> {
   const named = await describeId(ctx.client, id);
+  if (named && !visibleTo(viewerOf(caller), named.searchAttributes)) throw notFound(`conversation ${id}`);
   if (named?.kind !== 'conversation' || !named.running) return undefined;
   try {
     return (await ctx.client.workflow.getHandle(id).query(conversationStatusQuery)).currentTurnId;

@@ -20,6 +20,10 @@ import { conversationTurnId, type ConversationStatus, type TurnOptions } from '.
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { subscribeTurn } from '../../client/subscribe';
 import { withCaller } from '../caller-context';
+import { viewerOf, type Caller } from '../caller';
+import { callerOfRequest } from '../request-guard';
+import { NotFoundError } from '../../client/not-found';
+import { visibleTo } from '../../client/owner';
 import { asFieldRefusal, HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { SseStream, wantsEventStream } from '../sse';
@@ -38,15 +42,16 @@ const ListQuery = z.object({ limit: z.coerce.number().int().min(1).max(200).opti
 export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): void {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
-  r.get('/v1/conversations', { schema: { summary: 'List conversations, newest first', querystring: ListQuery } }, async (request) => {
-    const rows = await listWorkflows(ctx.client, { kind: 'conversation', limit: request.query.limit ?? 50 });
+  r.get('/v1/conversations', { schema: { summary: "List the caller's conversations (an admin's: everyone's, each with its owner), newest first", querystring: ListQuery } }, async (request) => {
+    const viewer = viewerOf(callerOfRequest(request));
+    const rows = await listWorkflows(ctx.client, { kind: 'conversation', limit: request.query.limit ?? 50, viewer });
     return { conversations: rows.map(({ type: _type, ...row }) => row) };
   });
 
   r.get(
     '/v1/conversations/:id',
     { schema: { summary: 'A conversation: status, turns and transcript', params: IdParams, response: { 200: Json('{ id, status, state, turns, queued, currentTurnId?, turnIds, transcript }; while no worker can run it: { id, status, blocked, turns, turnIds } at once'), 404: ErrorBody } } },
-    async (request) => readConversation(ctx, request.params.id),
+    async (request) => readConversation(ctx, callerOfRequest(request), request.params.id),
   );
 
   r.post(
@@ -64,7 +69,7 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
     async (request, reply) => {
       const conversationId = request.params.id;
       const messageId = request.body.messageId ?? newId('msg');
-      const sent = await sendOrFindTurn(ctx, request.actor, conversationId, request.body.text, messageId, request.body.options);
+      const sent = await sendOrFindTurn(ctx, callerOfRequest(request), conversationId, request.body.text, messageId, request.body.options);
       if (!wantsEventStream(request) && /json/.test(request.headers.accept ?? '')) {
         const turnId = sent.turnId ?? (await messageTurnId(ctx.client, conversationId, messageId));
         const links = turnId ? { events: `/v1/turns/${encodeURIComponent(turnId)}/events`, ui: uiLink(ctx, turnId) } : {};
@@ -78,13 +83,13 @@ export function conversationRoutes(app: FastifyInstance, ctx: ServeContext): voi
 }
 
 /**
- * Sends message `messageId` for `caller` (the request's actor: its turn's `context.user`) with
- * streaming on, creating the conversation if needed; a message sent before with that id is not
- * asked again: its turn is named instead.
+ * Sends message `messageId` for `caller` (its turn's `context.user`) with streaming on, creating
+ * the conversation (theirs) if needed; a message sent before with that id is not asked again: its
+ * turn is named instead. A conversation that is someone else's is 404, unless the caller is an admin.
  */
 export async function sendOrFindTurn(
   ctx: ServeContext,
-  caller: string,
+  caller: Caller,
   conversationId: string,
   text: string,
   messageId: string,
@@ -98,8 +103,10 @@ export async function sendOrFindTurn(
       options: withCaller({ stream: true, ...options }, caller),
       // A conversation this message creates is titled by it (submitMessage's rule).
       conversation: { taskQueue: ctx.taskQueue },
+      sender: { owner: caller.owner, admin: caller.admin },
     });
   } catch (err) {
+    if (err instanceof NotFoundError) throw notFound(`conversation ${conversationId}`);
     if (err instanceof NoWorkerError) throw new HttpError(503, err.message);
     if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, err.cause?.message ?? err.message);
     if (err instanceof WorkflowKindError || err instanceof ConversationEndedError) throw new HttpError(409, err.message);
@@ -116,7 +123,7 @@ export function sentTurnEvents(ctx: ServeContext, conversationId: string, sent: 
   return messageTurnEvents(ctx.client, conversationId, s.messageId, outcome, signal);
 }
 
-async function readConversation(ctx: ServeContext, id: string) {
+async function readConversation(ctx: ServeContext, caller: Caller, id: string) {
   const handle = ctx.client.workflow.getHandle(id);
   let described;
   try {
@@ -125,6 +132,7 @@ async function readConversation(ctx: ServeContext, id: string) {
     if (err instanceof WorkflowNotFoundError) throw notFound(`conversation ${id}`);
     throw err;
   }
+  if (!visibleTo(viewerOf(caller), described.typedSearchAttributes)) throw notFound(`conversation ${id}`);
   if (described.type !== 'conversation') throw new HttpError(404, `${id} is not a conversation (it is a ${described.type} workflow)`);
   const status = runStatusOf(described.status.name);
   // A running conversation no worker can run answers no query: what its turns record, and why.

@@ -16,6 +16,8 @@ import { TurnIdSchema } from '../../schemas/ids';
 import { ChatTurnInputSchema, type ChatTurnInput } from '../../schemas/turn-input';
 import { subscribe } from '../../client/subscribe';
 import { withCaller } from '../caller-context';
+import { requireVisible } from '../access';
+import { callerOfRequest } from '../request-guard';
 import { HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
 import { pipeTurnEvents } from '../turn-event-stream';
@@ -61,7 +63,8 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     },
     async (request, reply) => {
       const { id, ...fields } = request.body;
-      const input: ChatTurnInput = withCaller({ stream: true, ...fields }, request.actor);
+      const caller = callerOfRequest(request);
+      const input: ChatTurnInput = withCaller({ stream: true, ...fields }, caller);
       if (input.stream === false) delete input.stream;
       const workflowId = id ?? newId('turn');
       try {
@@ -70,6 +73,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
           taskQueue: ctx.taskQueue,
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           eagerStart: ctx.inProcessWorker === true,
+          owner: caller.owner,
         });
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new HttpError(409, `turn ${workflowId} already exists: choose another id`);
@@ -88,6 +92,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     { schema: { summary: "A turn's status, and its result once it has one", params: IdParams, response: { 200: Json('{ id, status, question, startTime, closeTime?, result? | progress? | error?, links }'), 404: ErrorBody } } },
     async (request) => {
       const { id } = request.params;
+      await requireVisible(ctx, callerOfRequest(request), id, 'turn');
       try {
         const view = await getTurnView(ctx.client, id);
         const { input: _input, workflowId, ...rest } = view;
@@ -114,6 +119,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
     async (request, reply) => {
       const { id } = request.params;
       const fromOffset = resumeOffset(request);
+      await requireVisible(ctx, callerOfRequest(request), id, 'turn');
       const stop = new AbortController();
       let events;
       try {
