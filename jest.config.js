@@ -1,10 +1,16 @@
 // Three kinds of tests: unit and replay need no server; workflow and integration tests share one real
 // Temporal dev server started by the global setup (test/support/global-setup.ts).
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-const base = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+// jose ships only ES modules: Jest's own module system loads CommonJS, so its files are compiled too.
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
+  '/node_modules/jose/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+};
+const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
+const base = { testEnvironment: 'node', transform, transformIgnorePatterns, moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
   transform,
+  transformIgnorePatterns,
   // Two test files at a time even on two cores: the end-to-end files spend most of their time waiting
   // on servers, timers and child processes, not on this machine's CPU.
   maxWorkers: Math.max(2, require('node:os').availableParallelism() - 1),
