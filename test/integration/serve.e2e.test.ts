@@ -18,6 +18,7 @@ import { everythingStdio } from '../support/mcp-servers';
 import { payloadsIn } from '../support/history-payloads';
 import { until } from '../support/until';
 import { sendMessage, sendOrFindMessage, startConversation } from '../../src/client/conversation-client';
+import { tokenCaller } from '../../src/serve/caller';
 
 jest.setTimeout(240_000);
 
@@ -277,11 +278,13 @@ describe('the /v1 API', () => {
     const run = Date.now().toString(36);
     // As `mcp-turns chat` sends: the conversation is created with the message, no summary given.
     const chatId = `title-chat-${run}`;
-    const sent = await sendOrFindMessage(h.client, chatId, 'What does chat call me?', { messageId: `m-${run}`, options: { model: 'slow' }, conversation: { taskQueue: h.taskQueue } });
+    // Both are alice's (the client API starts them for her), so her token lists them.
+    const owner = tokenCaller('alice', false).owner;
+    const sent = await sendOrFindMessage(h.client, chatId, 'What does chat call me?', { messageId: `m-${run}`, options: { model: 'slow' }, conversation: { taskQueue: h.taskQueue, owner } });
     await sent.sent!.outcome();
     // Started without a message, then sent one.
     const emptyId = `title-empty-${run}`;
-    await startConversation(h.client, emptyId, { taskQueue: h.taskQueue });
+    await startConversation(h.client, emptyId, { taskQueue: h.taskQueue, owner });
     await sendMessage(h.client, emptyId, 'A question after an empty start', { options: { model: 'slow' } });
 
     const listed = async () => {
