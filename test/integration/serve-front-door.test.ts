@@ -7,6 +7,8 @@
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { resolveServeSettings } from '../../src/config/serve-settings';
+import { ownerSearchAttributes } from '../../src/client/owner';
+import { tokenCaller } from '../../src/serve/caller';
 import { sendMessageUpdate } from '../../src/core/workflow-handlers';
 import { MAX_ID_LENGTH, TURN_SUFFIX_ROOM } from '../../src/core/input-limits';
 import { startServeApp, words } from '../support/serve-app';
@@ -354,9 +356,9 @@ describe("ids: a conversation's are its own, every kind answers for itself", () 
     await h.client.workflow.getHandle(plain).result();
     const conversation = `fd-kinds-${RUN}`;
     await message(conversation, 'a conversation');
-    // A batch's workflow on a queue no worker polls: its id is all that matters here.
+    // A batch's workflow on a queue no worker polls (alice's, so she may see it): its id is all that matters here.
     const batch = `fd-batch-${RUN}`;
-    await h.client.workflow.start('chatBatch', { taskQueue: `fd-nobody-${RUN}`, workflowId: batch, args: [] });
+    await h.client.workflow.start('chatBatch', { taskQueue: `fd-nobody-${RUN}`, workflowId: batch, args: [], typedSearchAttributes: ownerSearchAttributes(tokenCaller('alice', false).owner) });
 
     const expectAnswer = async (method: string, path: string, body: unknown, status: number, error: RegExp) => {
       const a = await call(method, path, body);
