@@ -139,6 +139,16 @@ export function authRequired(settings: Pick<ServeSettings, 'tokens' | 'jwt'>): b
   return settings.tokens.length > 0 || settings.jwt !== undefined;
 }
 
+/** How callers sign in, in a few words: `2 tokens (1 admin), OpenID JWTs from <issuer>`, or `none (loopback only)`. */
+export function authSummary(settings: Pick<ServeSettings, 'tokens' | 'jwt'>): string {
+  const admins = settings.tokens.filter((t) => t.role === 'admin').length;
+  const parts = [
+    ...(settings.tokens.length ? [`${settings.tokens.length} token${settings.tokens.length === 1 ? '' : 's'}${admins ? ` (${admins} admin)` : ''}`] : []),
+    ...(settings.jwt ? [`OpenID JWTs from ${settings.jwt.issuer}`] : []),
+  ];
+  return parts.length ? parts.join(', ') : 'none (loopback only)';
+}
+
 /**
  * `name:token,name:token` from the environment variable `variable` (MCP_TURNS_SERVE_TOKENS,
  * MCP_TURNS_CODEC_TOKENS); with `roles`, an item may end `:admin` (or `:user`).

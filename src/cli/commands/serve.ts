@@ -9,7 +9,7 @@
 import { Command } from 'commander';
 import { uiBaseUrl } from '../../client/ui-link';
 import { buildServeApp } from '../../serve/serve-app';
-import { isLoopbackHost } from '../../config/serve-settings';
+import { authSummary, isLoopbackHost } from '../../config/serve-settings';
 import { addressConfigured } from '../../temporal/connection';
 import { packageVersion } from '../../temporal/project-paths';
 import { CliError } from '../cli-error';
@@ -40,16 +40,17 @@ export function serveCommand(): Command {
   return new Command('serve')
     .description('serve turns over HTTP: the /v1 API, /api/chat for useChat, and a chat page at /')
     .option('--port <port>', 'port to listen on (default 8787; serve.port)')
-    .option('--host <host>', 'address to bind (default 127.0.0.1; anything but loopback needs serve.tokens)')
+    .option('--host <host>', 'address to bind (default 127.0.0.1; anything but loopback needs serve.tokens or serve.auth.jwt)')
     .option('--config <file>', 'config file: its serve section, and the MCP servers of a worker started here (default MCP_TURNS_CONFIG)')
     .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile); when set, serve starts nothing')
     .option('--namespace <ns>', 'Temporal namespace')
     .option('--task-queue <name>', 'task queue of the turns (default MCP_TURNS_TASK_QUEUE or mcp-turns)')
     .addHelpText(
       'after',
-      '\nAuth: serve.tokens in the config ([{ name, token }], token "${VAR}" from the environment) or\n' +
-        'MCP_TURNS_SERVE_TOKENS=name:token,…; clients send Authorization: Bearer <token>, and the token\'s\n' +
-        'name is recorded as the approver. Browsers may call only from serve.allowedOrigins.',
+      '\nAuth: serve.tokens in the config ([{ name, token, role? }], token "${VAR}" from the environment),\n' +
+        'MCP_TURNS_SERVE_TOKENS=name:token,name:token:admin,…, or OpenID JWTs (serve.auth.jwt: { issuer,\n' +
+        'audience }); clients send Authorization: Bearer <token or JWT>. Each caller sees only what they\n' +
+        'started; an admin sees everything. Browsers may call only from serve.allowedOrigins.',
     )
     .action(async (opts: ServeOptions, command: Command) => {
       const portFlag = parsePort(opts.port);
@@ -90,7 +91,7 @@ export function serveCommand(): Command {
       say(
         `mcp-turns serve on http://${host}:${port} (chat page /, API /v1, useChat /api/chat, OpenAPI /openapi.json; ` +
           `Temporal ${ctx.address}, namespace ${ctx.namespace}, task queue ${ctx.taskQueue}; ` +
-          `auth: ${settings.tokens.length ? `${settings.tokens.length} token(s)` : 'none (loopback only)'})`,
+          `auth: ${authSummary(settings)})`,
       );
       await new Promise<void>((resolve) => {
         const stop = (): void => resolve();
