@@ -48,7 +48,7 @@ const JwtSchema = z
     /** The issuer (`iss`); its keys come from `<issuer>/.well-known/openid-configuration`'s `jwks_uri`. */
     issuer: z.url(),
     /** The `aud` a token must name (one of them, when a list). */
-    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)], { error: 'the audience a token must name (aud): a string or a list of them' }),
     /** The issuer's key set, when it publishes no discovery document. */
     jwksUrl: z.url().optional(),
     /** The claim that names the caller. @default sub */
@@ -227,8 +227,9 @@ export function resolveServeSettings(section: unknown, flags: ServeFlags, env: N
   };
 }
 
-/** Whether `url` is https, or http to a loopback host. */
-function secureUrl(url: string): boolean {
+/** Whether `url` is https, or http to a loopback host (false for what is not a URL). */
+export function secureUrl(url: string): boolean {
+  if (!URL.canParse(url)) return false;
   const u = new URL(url);
   return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname));
 }

@@ -1,27 +1,30 @@
 /**
  * Bearer JWTs from one OpenID provider, verified with `jose`:
  * - the keys are the issuer's: its discovery document (`<issuer>/.well-known/openid-configuration`,
- *   whose `issuer` must be the configured one) names its `jwks_uri`, unless `jwksUrl` is given; the
- *   key set is cached, and fetched again when a token names a `kid` it lacks (at most every 30 s);
- * - the signature, `iss`, `aud` (one of the configured audiences), `exp` and `nbf` (with the
- *   configured leeway) are checked, and only the configured asymmetric algorithms are accepted:
+ *   whose `issuer` must be the configured one) names its `jwks_uri` (https, or http on this machine),
+ *   unless `jwksUrl` is given; the key set is cached, and fetched again when a token names a `kid`
+ *   it lacks (at most every 5 s);
+ * - the signature, `iss`, `aud` (one of the configured audiences), `exp` (required: a token
+ *   without one never expires) and `nbf` (with the configured leeway) are checked, and only the configured asymmetric algorithms are accepted:
  *   `none` and HMAC never, so a public key can never serve as an HMAC secret;
  * - the caller is the identity claim (`sub` by default) qualified by the issuer; an admin when the
  *   admin claim is true, its value, or a list holding its value.
  *
  * `jose` is an ES module: this CommonJS build loads it with `import()` once, when the first JWT
- * comes. A provider that cannot be reached is {@link OpenIdUnavailable} (the request is answered
- * 503, not 401: the token may be good); discovery is tried again on the next request.
+ * comes. A provider that cannot be reached, or whose discovery document or key set cannot be used,
+ * is {@link OpenIdUnavailable} (the request is answered 503, not 401: the token may be good);
+ * discovery is tried again on the next request.
  */
+import type * as JoseModule from 'jose' with { 'resolution-mode': 'import' };
 import type { JWTPayload, JWTVerifyGetKey } from 'jose' with { 'resolution-mode': 'import' };
 import { oneLine } from '../core/text';
-import type { JwtSettings } from '../config/serve-settings';
+import { secureUrl, type JwtSettings } from '../config/serve-settings';
 import { jwtCaller, type Caller } from './caller';
 
 /** How long a request for the discovery document or the key set may take. */
 const FETCH_TIMEOUT_MS = 5000;
-/** A token naming an unknown `kid` fetches the key set again at most this often. */
-const KEYS_COOLDOWN_MS = 30_000;
+/** A token naming an unknown `kid` fetches the key set again at most this often (a key rotated in is usable within it). */
+const KEYS_COOLDOWN_MS = 5000;
 /** The key set is fetched again after this long anyway. */
 const KEYS_MAX_AGE_MS = 10 * 60_000;
 /** The longest identity claim taken (it names an owner and is shown to admins). */
@@ -37,7 +40,7 @@ export function looksLikeJwt(value: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value);
 }
 
-type Jose = typeof import('jose', { with: { 'resolution-mode': 'import' } });
+type Jose = typeof JoseModule;
 let jose: Promise<Jose> | undefined;
 function loadJose(): Promise<Jose> {
   return (jose ??= import('jose'));
@@ -59,9 +62,12 @@ export class JwtVerifier {
         audience: this.settings.audience,
         algorithms: this.settings.algorithms,
         clockTolerance: this.settings.clockToleranceSeconds,
+        requiredClaims: ['exp'],
       }));
     } catch (err) {
-      if (err instanceof errors.JWKSTimeout || (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC') || !(err instanceof errors.JOSEError)) {
+      const unreadableKeys =
+        err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC') || !(err instanceof errors.JOSEError);
+      if (unreadableKeys) {
         throw new OpenIdUnavailable(`the keys of ${this.settings.issuer} could not be read: ${oneLine((err as Error).message, 200)}`);
       }
       return { refusal: `the JWT is refused: ${refusalOf(err, errors)}` };
@@ -102,15 +108,22 @@ export class JwtVerifier {
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      document = (await response.json()) as typeof document;
+      const body: unknown = await response.json();
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('not a JSON object');
+      document = body;
     } catch (err) {
       throw new OpenIdUnavailable(`the discovery document ${url} could not be read: ${oneLine((err as Error).message, 200)}`);
     }
     if (document.issuer !== issuer) {
       throw new OpenIdUnavailable(`the discovery document ${url} names issuer ${oneLine(String(document.issuer), 100)}, not ${issuer}: serve.auth.jwt.issuer must be the issuer exactly`);
     }
-    if (typeof document.jwks_uri !== 'string') throw new OpenIdUnavailable(`the discovery document ${url} names no jwks_uri: set serve.auth.jwt.jwksUrl`);
-    return document.jwks_uri;
+    const jwksUri = document.jwks_uri;
+    if (typeof jwksUri !== 'string') throw new OpenIdUnavailable(`the discovery document ${url} names no jwks_uri: set serve.auth.jwt.jwksUrl`);
+    if (!URL.canParse(jwksUri)) throw new OpenIdUnavailable(`the discovery document ${url} names jwks_uri ${oneLine(jwksUri, 100)}, which is not a URL`);
+    if (!secureUrl(jwksUri)) {
+      throw new OpenIdUnavailable(`the discovery document ${url} names jwks_uri ${oneLine(jwksUri, 100)}, which must be https (http only on this machine): keys read over plain HTTP could be anyone's`);
+    }
+    return jwksUri;
   }
 }
 
@@ -121,10 +134,12 @@ function refusalOf(err: Error, errors: Jose['errors']): string {
     if (err.claim === 'aud') return 'it is for another audience';
     if (err.claim === 'iss') return 'it is from another issuer';
     if (err.claim === 'nbf') return 'it is not valid yet';
+    if (err.claim === 'exp' && err.reason === 'missing') return 'it has no exp claim (a token must expire)';
     return `its ${err.claim} claim fails (${err.reason})`;
   }
   if (err instanceof errors.JOSEAlgNotAllowed) return 'its algorithm is not allowed (asymmetric signatures only)';
   if (err instanceof errors.JWSSignatureVerificationFailed) return "its signature does not verify with the issuer's keys";
   if (err instanceof errors.JWKSNoMatchingKey) return "no key of the issuer's matches it";
+  if (err instanceof errors.JWKSMultipleMatchingKeys) return 'it names no key id (kid) and the issuer has several keys that could have signed it';
   return oneLine(err.message, 200);
 }

@@ -1,12 +1,13 @@
 /**
- * `serve`'s settings and its guard: a bind beyond loopback needs a token; tokens from the config
- * and MCP_TURNS_SERVE_TOKENS; every problem one line naming its key; tokens compared by name in
- * constant time; the hosts and origins a request may name.
+ * `serve`'s settings and its guard: a bind beyond loopback needs a token or OpenID JWTs; tokens from
+ * the config and MCP_TURNS_SERVE_TOKENS, each a user or an admin; `serve.auth.jwt` with its
+ * defaults; every problem one line naming its key; tokens compared by name in constant time; the
+ * hosts and origins a request may name.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { resolveServeSettings, ServeSettingsError, isLoopbackHost } from '../../src/config/serve-settings';
+import { resolveServeSettings, ServeSettingsError, isLoopbackHost, JWT_ALGORITHMS } from '../../src/config/serve-settings';
 import { allowedHostsOf, guardRequests, tokenOf } from '../../src/serve/request-guard';
 import { LOCAL_CALLER } from '../../src/serve/caller';
 
@@ -73,6 +74,66 @@ describe('serve settings', () => {
     ]);
   });
 
+  it('gives tokens roles: name:token:admin in MCP_TURNS_SERVE_TOKENS, role in the config', () => {
+    const fromEnv = resolveServeSettings(undefined, {}, { MCP_TURNS_SERVE_TOKENS: `alice:${TOKEN},root:${TOKEN}-root:admin,bob:${TOKEN}-bob:user` });
+    expect(fromEnv.tokens).toEqual([
+      { name: 'alice', token: TOKEN },
+      { name: 'root', token: `${TOKEN}-root`, role: 'admin' },
+      { name: 'bob', token: `${TOKEN}-bob`, role: 'user' },
+    ]);
+    const fromConfig = resolveServeSettings({ tokens: [{ name: 'ops', token: TOKEN, role: 'admin' }, { name: 'carol', token: `${TOKEN}-carol` }] }, {}, {});
+    expect(fromConfig.tokens).toEqual([
+      { name: 'ops', token: TOKEN, role: 'admin' },
+      { name: 'carol', token: `${TOKEN}-carol` },
+    ]);
+    expect(problems(() => resolveServeSettings({ tokens: [{ name: 'ops', token: TOKEN, role: 'owner' }] }, {}, {}))).toEqual([
+      'serve.tokens.0.role: Invalid option: expected one of "user"|"admin"',
+    ]);
+  });
+
+  it('allows a bind beyond loopback with only serve.auth.jwt, and fills in its defaults', () => {
+    const settings = resolveServeSettings({ auth: { jwt: { issuer: 'https://idp.example.com', audience: 'mcp-turns' } } }, { host: '0.0.0.0' }, {});
+    expect(settings).toMatchObject({ host: '0.0.0.0', tokens: [] });
+    expect(settings.jwt).toEqual({
+      issuer: 'https://idp.example.com',
+      audience: ['mcp-turns'],
+      identityClaim: 'sub',
+      algorithms: [...JWT_ALGORITHMS],
+      clockToleranceSeconds: 30,
+    });
+    const jwtOf = (fields: Record<string, unknown>) =>
+      resolveServeSettings({ auth: { jwt: { issuer: 'https://idp.example.com', audience: 'mcp-turns', ...fields } } }, {}, {}).jwt;
+    expect(jwtOf({ adminClaim: 'groups=mcp-admins' })?.adminClaim).toEqual({ claim: 'groups', value: 'mcp-admins' });
+    expect(jwtOf({ adminClaim: 'admin' })?.adminClaim).toEqual({ claim: 'admin', value: 'admin' });
+    expect(jwtOf({ audience: ['mcp-turns', 'account'], identityClaim: 'email', algorithms: ['ES256'], clockToleranceSeconds: 0 })).toMatchObject({
+      audience: ['mcp-turns', 'account'],
+      identityClaim: 'email',
+      algorithms: ['ES256'],
+      clockToleranceSeconds: 0,
+    });
+    // Plain HTTP is for an issuer on this machine only.
+    expect(jwtOf({ issuer: 'http://127.0.0.1:8080', jwksUrl: 'http://localhost:8080/keys' })).toMatchObject({ issuer: 'http://127.0.0.1:8080', jwksUrl: 'http://localhost:8080/keys' });
+  });
+
+  it('names each problem of serve.auth.jwt in one line', () => {
+    const jwtProblems = (jwt: Record<string, unknown>) => problems(() => resolveServeSettings({ auth: { jwt } }, {}, {}));
+    expect(jwtProblems({ issuer: 'not a url', audience: 'mcp-turns' })).toEqual(['serve.auth.jwt.issuer: Invalid URL']);
+    expect(jwtProblems({ issuer: 'http://idp.example.com', audience: 'mcp-turns', jwksUrl: 'http://idp.example.com/jwks' })).toEqual([
+      "serve.auth.jwt.issuer: http://idp.example.com must be https (http only on this machine): keys read over plain HTTP could be anyone's",
+      "serve.auth.jwt.jwksUrl: http://idp.example.com/jwks must be https (http only on this machine): keys read over plain HTTP could be anyone's",
+    ]);
+    expect(jwtProblems({ issuer: 'https://idp.example.com', audience: 'mcp-turns', adminClaim: 'groups=a=b' })).toEqual(['serve.auth.jwt.adminClaim: claim or claim=value']);
+    expect(jwtProblems({ issuer: 'https://idp.example.com', audience: 'mcp-turns', scope: 'openid' })).toEqual(['serve.auth.jwt.scope: unknown key']);
+    expect(jwtProblems({ issuer: 'https://idp.example.com', audience: 'mcp-turns', algorithms: ['RS256', 'HS256'] })).toEqual([
+      `serve.auth.jwt.algorithms.1: Invalid option: expected one of ${JWT_ALGORITHMS.map((a) => `"${a}"`).join('|')}`,
+    ]);
+    expect(jwtProblems({ issuer: 'https://idp.example.com', audience: [], clockToleranceSeconds: 301 })).toEqual([
+      'serve.auth.jwt.audience: Too small: expected array to have >=1 items',
+      'serve.auth.jwt.clockToleranceSeconds: Too big: expected number to be <=300',
+    ]);
+    expect(problems(() => resolveServeSettings({ auth: { oauth: {} } }, {}, {}))).toEqual(['serve.auth.oauth: unknown key']);
+  });
+
   it('knows loopback binds', () => {
     for (const h of ['127.0.0.1', 'localhost', '::1', '[::1]', '127.1.2.3']) expect(isLoopbackHost(h)).toBe(true);
     for (const h of ['0.0.0.0', '::', '10.0.0.5', 'example.com']) expect(isLoopbackHost(h)).toBe(false);
@@ -123,6 +184,20 @@ describe('the request guard', () => {
     // A route is closed unless declared open, whatever its path looks like or how it is spelt.
     for (const url of ['/anything', '/%61nything', '/v%31/who', '/%761/who'])
       expect([url, (await get(url, {})).statusCode]).toEqual([url, 401]);
+    await app.close();
+  });
+
+  it('makes the holder of an admin token an admin and every other holder a user, each its own owner', async () => {
+    const settings = resolveServeSettings({ tokens: [{ name: 'ops', token: `${TOKEN}-ops`, role: 'admin' }] }, { port: 9000 }, {
+      MCP_TURNS_SERVE_TOKENS: `alice:${TOKEN},root:${TOKEN}-root:admin`,
+    });
+    const app = Fastify();
+    guardRequests(app, settings, () => 9000);
+    app.get('/v1/who', async (request) => ({ name: request.caller?.name, admin: request.caller?.admin, owner: request.caller?.owner.label }));
+    const whoHolds = async (token: string) => (await request(app, '/v1/who', { host: 'localhost:9000', authorization: `Bearer ${token}` })).json();
+    expect(await whoHolds(TOKEN)).toEqual({ name: 'alice', admin: false, owner: 'alice' });
+    expect(await whoHolds(`${TOKEN}-root`)).toEqual({ name: 'root', admin: true, owner: 'root' });
+    expect(await whoHolds(`${TOKEN}-ops`)).toEqual({ name: 'ops', admin: true, owner: 'ops' });
     await app.close();
   });
 
