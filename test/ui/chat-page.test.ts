@@ -6,7 +6,10 @@
  *
  * The page cannot choose a model: a chat the page creates runs the worker's default model (the
  * `page` scenario); the approval and reload tests open a conversation started beforehand with its
- * own turn options (as the CLI does), then send their message from the page.
+ * own turn options (as the CLI does, but owned by the page's token: a token that is not an admin's
+ * sees only its own conversations), then send their message from the page. The last test signs in
+ * as two users and an admin in one browser profile: each user sees only their own conversations,
+ * the admin everyone's with whose each is.
  * Screenshots go to test-artifacts/chat-page-*.png.
  */
 import fs from 'node:fs';
@@ -15,6 +18,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { FastifyInstance } from 'fastify';
 import { resolveServeSettings } from '../../src/config/serve-settings';
 import { startConversation } from '../../src/client/conversation-client';
+import { ownerMemo, ownerSearchAttributes } from '../../src/client/owner';
+import { tokenCaller } from '../../src/serve/caller';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { ensureChromium, CHROMIUM_ARGS } from '../support/chromium';
 import { startServeApp } from '../support/serve-app';
@@ -26,6 +31,12 @@ jest.setTimeout(120_000);
 const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
 const TOKEN = 'chat-page-token-5d0a3e-never-shown';
 const APPROVER = 'page-tester';
+/** Whose the conversations started beforehand are: the page's token holder (not an admin). */
+const OWNER = tokenCaller(APPROVER, false).owner;
+/** Two users and an admin, for who sees what. */
+const ALICE = { name: 'alice', token: 'chat-page-alice-token-8c41f9-never-shown' };
+const BOB = { name: 'bob', token: 'chat-page-bob-token-27e6d0-never-shown' };
+const ADMIN = { name: 'operator', token: 'chat-page-admin-token-f3b5a1-never-shown', role: 'admin' as const };
 const UI_URL = process.env.MCP_TURNS_TEST_UI_URL!;
 const RUN = Date.now().toString(36);
 
@@ -118,7 +129,7 @@ beforeAll(async () => {
   ]);
   h = harness;
   browser = b;
-  const settings = resolveServeSettings({ tokens: [{ name: APPROVER, token: TOKEN }] }, { host: '127.0.0.1', port: 0 }, {});
+  const settings = resolveServeSettings({ tokens: [{ name: APPROVER, token: TOKEN }, ALICE, BOB, ADMIN] }, { host: '127.0.0.1', port: 0 }, {});
   ({ app, base } = await startServeApp(h, settings, UI_URL));
 });
 
@@ -199,8 +210,11 @@ interface Opened {
   errors: string[];
 }
 
-/** A fresh browser profile on the page (at conversation `id` when given; of the app at `at`), signed in through the page's panel. */
-async function openPage(id?: string, signInShot?: string, at = base): Promise<Opened> {
+/**
+ * A fresh browser profile on the page (at conversation `id` when given; of the app at `at`), signed
+ * in through the page's panel (with `token`, the page tester's unless told).
+ */
+async function openPage(id?: string, signInShot?: string, at = base, token = TOKEN): Promise<Opened> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   contexts.push(context);
   await context.addInitScript(installSampler);
@@ -208,15 +222,39 @@ async function openPage(id?: string, signInShot?: string, at = base): Promise<Op
   const errors: string[] = [];
   page.on('pageerror', (err) => errors.push(err.message));
   await page.goto(`${at}/${id ? `#c=${encodeURIComponent(id)}` : ''}`);
-  // The token is asked for before anything else; the panel keeps it in this browser only.
+  await signIn(page, token, signInShot);
+  if (id) await page.locator('#conversation-id', { hasText: id }).waitFor({ timeout: 30_000 });
+  return { page, errors };
+}
+
+/** Signs in through the page's panel, asked for before anything else (the panel keeps the token in this browser only). */
+async function signIn(page: Page, token: string, signInShot?: string): Promise<void> {
   await page.locator('#signin').waitFor({ state: 'visible', timeout: 30_000 });
-  await page.locator('#token-input').fill(TOKEN);
+  await page.locator('#token-input').fill(token);
   if (signInShot) await shot(page, signInShot);
   await page.locator('#signin-submit').click();
   await page.locator('#signin').waitFor({ state: 'hidden', timeout: 10_000 });
   await page.locator('#connection[data-state="ok"]').waitFor({ timeout: 30_000 });
-  if (id) await page.locator('#conversation-id', { hasText: id }).waitFor({ timeout: 30_000 });
-  return { page, errors };
+  // Signed in once the page has read who it is (from /v1/info, with the token).
+  await page.locator('#account-who').waitFor({ state: 'visible', timeout: 30_000 });
+}
+
+/** The sidebar item of conversation `id`, reloading until the server lists it (visibility may lag a start). */
+async function listedItem(page: Page, id: string) {
+  const item = page.locator(`.conversation-item[data-conversation-id="${id}"]`);
+  await listLoaded(page);
+  for (let tries = 0; !(await item.count()) && tries < 30; tries++) {
+    await page.waitForTimeout(1000);
+    await page.reload();
+    await page.locator('#connection[data-state="ok"]').waitFor({ timeout: 30_000 });
+    await listLoaded(page);
+  }
+  return item;
+}
+
+/** Waits until the sidebar holds the server's list (not only what this browser noted). */
+async function listLoaded(page: Page): Promise<void> {
+  await page.locator('#conversation-list[aria-busy="false"]').waitFor({ state: 'attached', timeout: 30_000 });
 }
 
 /** Types `text` into the composer and sends it with Enter. */
@@ -292,7 +330,7 @@ it('streams the answer as it is written, shows the tool call with its result and
 it('asks for approval on the card; Approve runs the call and records the signed-in token as the approver', async () => {
   const convId = `page-approve-${RUN}`;
   conversations.push(convId);
-  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'approve' } });
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, owner: OWNER, options: { model: 'approve' } });
   const { page, errors } = await openPage(convId);
   await send(page, 'What is 20 + 22?');
 
@@ -327,7 +365,7 @@ it('asks for approval on the card; Approve runs the call and records the signed-
 it("shows Claude's web search as a card of Claude's, with what it found, and the answer's sources", async () => {
   const convId = `page-search-${RUN}`;
   conversations.push(convId);
-  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'search', servers: [], serverTools: { web_search: true } } });
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, owner: OWNER, options: { model: 'search', servers: [], serverTools: { web_search: true } } });
   const { page, errors } = await openPage(convId);
   await send(page, 'Are workflows durable?');
   await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
@@ -348,7 +386,11 @@ it('reloaded in the middle of an answer, shows the same conversation and the ans
   const convId = `page-reload-${RUN}`;
   conversations.push(convId);
   // Four tools at most, and a server the worker does not have: the turn's tools line says both.
-  await startConversation(h.client, convId, { taskQueue: h.taskQueue, options: { model: 'slow', servers: ['everything', 'nowhere'], maxToolsPerRequest: 4, toolSearch: 'off' } });
+  await startConversation(h.client, convId, {
+    taskQueue: h.taskQueue,
+    owner: OWNER,
+    options: { model: 'slow', servers: ['everything', 'nowhere'], maxToolsPerRequest: 4, toolSearch: 'off' },
+  });
   const { page, errors } = await openPage(convId);
   const question = 'Write the long answer, please';
   await send(page, question);
@@ -403,18 +445,21 @@ it('reloaded in the middle of an answer, shows the same conversation and the ans
 
 it('flags a conversation that timed out in the sidebar, in the words the server sends', async () => {
   const convId = `page-timed-out-${RUN}`;
-  // A conversation whose run may last one second: it times out waiting for its first message.
-  const handle = await h.client.workflow.start('conversation', { workflowId: convId, taskQueue: h.taskQueue, args: [{}], workflowExecutionTimeout: '1s' });
+  // A conversation whose run may last one second: it times out waiting for its first message. It is
+  // the page tester's (as startConversation marks an owner's), or their page would not list it.
+  const handle = await h.client.workflow.start('conversation', {
+    workflowId: convId,
+    taskQueue: h.taskQueue,
+    args: [{}],
+    workflowExecutionTimeout: '1s',
+    typedSearchAttributes: ownerSearchAttributes(OWNER),
+    memo: ownerMemo(OWNER),
+  });
   await expect(handle.result()).rejects.toThrow();
   expect((await handle.describe()).status.name).toBe('TIMED_OUT');
   const { page, errors } = await openPage();
-  const item = page.locator(`.conversation-item[data-conversation-id="${convId}"]`);
   // The list is read from visibility, which may lag the close: reload until the item is there.
-  for (let tries = 0; !(await item.count()) && tries < 30; tries++) {
-    await page.waitForTimeout(1000);
-    await page.reload();
-    await page.locator('#connection[data-state="ok"]').waitFor({ timeout: 30_000 });
-  }
+  const item = await listedItem(page, convId);
   await expect(item.getAttribute('data-status')).resolves.toBe('timed_out');
   await expect(item.locator('.conversation-meta').textContent()).resolves.toMatch(/ · timed out$/);
   await item.scrollIntoViewIfNeeded();
@@ -446,4 +491,104 @@ it("suggests questions about the worker's MCP servers, and none when serve does 
   } finally {
     await elsewhere.app.close();
   }
+});
+
+it("shows each user their own conversations only, even in a browser another used, and an admin everyone's with whose each is", async () => {
+  // Bob's own conversation, and one started outside serve (no owner: only an admin sees it).
+  const bobConv = `page-bob-${RUN}`;
+  const cliConv = `page-cli-${RUN}`;
+  conversations.push(bobConv, cliConv);
+  await startConversation(h.client, bobConv, { taskQueue: h.taskQueue, owner: tokenCaller(BOB.name, false).owner, summary: "Bob's travel plans" });
+  await startConversation(h.client, cliConv, { taskQueue: h.taskQueue, summary: 'Nightly report from the CLI' });
+
+  // Alice chats through the page: her conversation is in her sidebar, titled by her question.
+  const { page, errors } = await openPage(undefined, undefined, base, ALICE.token);
+  const account = page.locator('#account-who');
+  await expect(page.locator('#account-name').textContent()).resolves.toBe(ALICE.name);
+  await expect(page.locator('#account-admin').isHidden()).resolves.toBe(true);
+  await expect(account.getAttribute('title')).resolves.toBe(`Signed in as ${ALICE.name}`);
+  const question = `Alice's private question ${RUN}`;
+  await send(page, question);
+  const aliceConv = decodeURIComponent(/#c=([^&]+)/.exec(page.url())![1]!);
+  conversations.push(aliceConv);
+  await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
+  const aliceItem = await listedItem(page, aliceConv);
+  await expect(aliceItem.locator('.conversation-title').textContent()).resolves.toBe(question);
+  // Hers only: not Bob's, not the unowned one; and no owners shown to someone who is not an admin.
+  await expect(page.locator(`.conversation-item[data-conversation-id="${bobConv}"]`).count()).resolves.toBe(0);
+  await expect(page.locator(`.conversation-item[data-conversation-id="${cliConv}"]`).count()).resolves.toBe(0);
+  await expect(page.locator('.conversation-owner').count()).resolves.toBe(0);
+  await shot(page, 'alice-sidebar');
+  // This browser noted her conversation under her identity.
+  const storage = (): Promise<Record<string, string>> =>
+    page.evaluate(() => {
+      const store = (globalThis as unknown as { localStorage: { length: number; key(i: number): string | null; getItem(k: string): string | null } }).localStorage;
+      const out: Record<string, string> = {};
+      for (let i = 0; i < store.length; i++) {
+        const key = store.key(i)!;
+        out[key] = store.getItem(key) ?? '';
+      }
+      return out;
+    });
+  const aliceList = (await storage())['mcp-turns:conversations:token:alice'];
+  expect(aliceList).toContain(aliceConv);
+
+  // Alice signs out: the panel asks for a token again, and her notes left this browser with her token.
+  await page.locator('#sign-out').click();
+  await page.locator('#signin').waitFor({ state: 'visible', timeout: 30_000 });
+  expect(new URL(page.url()).hash).toBe('');
+  const afterSignOut = await storage();
+  expect(Object.keys(afterSignOut).filter((k) => k.startsWith('mcp-turns:'))).toEqual([]);
+  expect(JSON.stringify(afterSignOut)).not.toContain(aliceConv);
+  // As if she had not signed out (her token replaced), an earlier page had kept one list for all,
+  // and Bob's own list had come to name her conversation: Bob's page shows none of it (the last
+  // once the server has answered 404 for it).
+  await page.evaluate(
+    ([list, bobList]) => {
+      const store = (globalThis as unknown as { localStorage: { setItem(k: string, v: string): void } }).localStorage;
+      store.setItem('mcp-turns:conversations:token:alice', list!);
+      store.setItem('mcp-turns:conversations', list!);
+      store.setItem('mcp-turns:conversations:token:bob', bobList!);
+    },
+    [aliceList, JSON.stringify([{ id: aliceConv, createdAt: Date.now() - 120_000, sent: true }])],
+  );
+
+  // Bob signs in in the same browser: his conversation is there, Alice's is not.
+  await signIn(page, BOB.token);
+  await expect(page.locator('#account-name').textContent()).resolves.toBe(BOB.name);
+  const bobItem = await listedItem(page, bobConv);
+  await expect(bobItem.locator('.conversation-title').textContent()).resolves.toBe("Bob's travel plans");
+  await page.locator(`.conversation-item[data-conversation-id="${aliceConv}"]`).waitFor({ state: 'detached', timeout: 30_000 });
+  await expect(page.locator('.conversation-item', { hasText: question }).count()).resolves.toBe(0);
+  await expect(page.locator(`.conversation-item[data-conversation-id="${cliConv}"]`).count()).resolves.toBe(0);
+  await shot(page, 'bob-sidebar');
+  const bobStorage = await storage();
+  expect(bobStorage['mcp-turns:conversations']).toBeUndefined();
+  expect(bobStorage['mcp-turns:conversations:token:bob'] ?? '').not.toContain(aliceConv);
+  // Alice's link shows Bob nothing of hers: to him it is a chat not started.
+  await page.goto(`${base}/#c=${encodeURIComponent(aliceConv)}`);
+  await page.locator('#conversation-id', { hasText: aliceConv }).waitFor({ timeout: 30_000 });
+  await page.locator('#conversation-turns', { hasText: 'not started' }).waitFor({ timeout: 30_000 });
+  await expect(page.locator('section.turn').count()).resolves.toBe(0);
+  await expect(page.locator('#conversation-title').textContent()).resolves.toBe('New chat');
+  expect(await page.locator('body').innerText()).not.toContain(question);
+
+  // An admin, in the same browser after Bob: everyone's conversations, each with whose it is.
+  await page.locator('#sign-out').click();
+  await signIn(page, ADMIN.token);
+  await expect(page.locator('#account-name').textContent()).resolves.toBe(ADMIN.name);
+  await expect(page.locator('#account-admin').isVisible()).resolves.toBe(true);
+  const owned = async (id: string): Promise<string | null> => (await listedItem(page, id)).locator('.conversation-owner').textContent();
+  await expect(owned(aliceConv)).resolves.toBe(ALICE.name);
+  await expect(owned(bobConv)).resolves.toBe(BOB.name);
+  await expect(owned(cliConv)).resolves.toBe('no owner');
+  await expect(page.locator(`.conversation-item[data-conversation-id="${aliceConv}"] .conversation-title`).textContent()).resolves.toBe(question);
+  await shot(page, 'admin-owners');
+  // Alice's conversation opened: her question and answer, and whose it is in the header.
+  await page.locator(`.conversation-item[data-conversation-id="${aliceConv}"]`).click();
+  await page.locator('section.turn .user-bubble', { hasText: question }).waitFor({ timeout: 30_000 });
+  await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
+  await expect(page.locator('#conversation-owner').textContent()).resolves.toBe(ALICE.name);
+  await shot(page, 'admin-opens-alice');
+  expect(errors).toEqual([]);
 });

@@ -2,6 +2,8 @@
 // Every text from the server or the user reaches the page through textContent or text nodes, never innerHTML.
 
 const TOKEN_KEY = 'mcp-turns:token';
+// Conversations seen in this browser and their first questions: one list per signed-in identity,
+// kept under `<key>:<identity>` (see useIdentity).
 const LOCAL_KEY = 'mcp-turns:conversations';
 const TITLES_KEY = 'mcp-turns:titles';
 const LOCAL_LIMIT = 200;
@@ -533,6 +535,12 @@ const ui = {
   connection: $('#connection'),
   connectionText: $('#connection-text'),
   signOut: $('#sign-out'),
+  account: $('#account'),
+  accountWho: $('#account-who'),
+  accountAvatar: $('#account-avatar'),
+  accountName: $('#account-name'),
+  accountAdmin: $('#account-admin'),
+  convOwner: $('#conversation-owner'),
   signin: $('#signin'),
   signinForm: $('#signin-form'),
   tokenInput: $('#token-input'),
@@ -541,40 +549,95 @@ const ui = {
 
 const app = {
   info: null,
+  /** Who the server says is signed in (`caller` of /v1/info): { name, admin, issuer? }. */
+  caller: null,
+  /** The key of the local lists: the caller's identity, set once it is known. */
+  identity: null,
   serverConversations: [],
   listLoaded: false,
   current: null,
   listTimer: 0,
 };
 
-function loadLocal() {
+/**
+ * The identity the server names (a token's name, or a JWT's subject with its issuer): the local
+ * lists are kept per identity, so signing in as someone else in this browser shows none of the
+ * first one's conversations. A server that names no caller has no owners: everyone sees everything.
+ */
+function identityOf(caller) {
+  if (!caller || typeof caller.name !== 'string') return 'anonymous';
+  return caller.issuer ? `jwt:${caller.issuer}:${caller.name}` : `token:${caller.name}`;
+}
+
+const localKey = (identity) => `${LOCAL_KEY}:${identity}`;
+const titlesKey = (identity) => `${TITLES_KEY}:${identity}`;
+
+function readJson(key, fallback) {
   try {
-    const list = JSON.parse(localStorage.getItem(LOCAL_KEY) ?? '[]');
-    return Array.isArray(list) ? list.filter((c) => c && typeof c.id === 'string') : [];
+    const value = JSON.parse(localStorage.getItem(key) ?? 'null');
+    return value ?? fallback;
   } catch {
-    return [];
+    return fallback;
   }
 }
 
-function saveLocal(list) {
+function writeJson(key, value) {
+  if (!app.identity) return; // whose it would be is not known yet: it lives until reload
   try {
-    localStorage.setItem(LOCAL_KEY, JSON.stringify(list.slice(0, LOCAL_LIMIT)));
+    localStorage.setItem(key, JSON.stringify(value));
   } catch {
     /* storage full or disabled: the list lives until reload */
   }
 }
 
-let localConversations = loadLocal();
+function loadLocal(identity) {
+  const list = readJson(localKey(identity), []);
+  return Array.isArray(list) ? list.filter((c) => c && typeof c.id === 'string') : [];
+}
+
+function saveLocal(list) {
+  writeJson(localKey(app.identity), list.slice(0, LOCAL_LIMIT));
+}
+
+/** Conversations seen here by the signed-in identity (empty until it is known). */
+let localConversations = [];
 
 /** First questions of conversations seen here, as their titles when the server has no summary. */
-let titles = (() => {
+let titles = {};
+
+/**
+ * Reads the local lists of `caller`'s identity, keeping what this page noted before it knew who
+ * was signed in (a chat it made meanwhile). The one list earlier pages kept for whoever signed in
+ * (the unkeyed `mcp-turns:conversations` and `mcp-turns:titles`) is nobody's known: it goes.
+ */
+function useIdentity(caller) {
+  app.caller = caller && typeof caller.name === 'string' ? caller : null;
+  app.identity = identityOf(app.caller);
   try {
-    const t = JSON.parse(localStorage.getItem(TITLES_KEY) ?? '{}');
-    return t && typeof t === 'object' && !Array.isArray(t) ? t : {};
+    localStorage.removeItem(LOCAL_KEY);
+    localStorage.removeItem(TITLES_KEY);
   } catch {
-    return {};
+    /* storage disabled */
   }
-})();
+  const noted = localConversations;
+  localConversations = loadLocal(app.identity);
+  for (const c of noted) if (!localEntry(c.id)) localConversations.unshift(c);
+  const t = readJson(titlesKey(app.identity), {});
+  titles = { ...(t && typeof t === 'object' && !Array.isArray(t) ? t : {}), ...titles };
+  saveLocal(localConversations);
+  writeJson(titlesKey(app.identity), titles);
+}
+
+/** Signing out: this identity's local lists go with its token (a shared browser keeps nothing of theirs). */
+function forgetIdentity() {
+  if (!app.identity) return;
+  try {
+    localStorage.removeItem(localKey(app.identity));
+    localStorage.removeItem(titlesKey(app.identity));
+  } catch {
+    /* storage disabled */
+  }
+}
 
 function titleOf(id) {
   return typeof titles[id] === 'string' ? titles[id] : '';
@@ -586,11 +649,7 @@ function rememberTitle(id, title) {
   titles[id] = title;
   const ids = Object.keys(titles);
   if (ids.length > LOCAL_LIMIT) for (const old of ids.slice(0, ids.length - LOCAL_LIMIT)) delete titles[old];
-  try {
-    localStorage.setItem(TITLES_KEY, JSON.stringify(titles));
-  } catch {
-    /* storage full or disabled */
-  }
+  writeJson(titlesKey(app.identity), titles);
 }
 
 function localEntry(id) {
@@ -602,6 +661,17 @@ function rememberConversation(id, patch = {}) {
   if (existing) Object.assign(existing, patch);
   else localConversations.unshift({ id, createdAt: Date.now(), ...patch });
   saveLocal(localConversations);
+}
+
+/** A conversation the server does not know (or not for this caller): out of the local lists. */
+function forgetConversation(id) {
+  const before = localConversations.length;
+  localConversations = localConversations.filter((c) => c.id !== id);
+  if (localConversations.length !== before) saveLocal(localConversations);
+  if (id in titles) {
+    delete titles[id];
+    writeJson(titlesKey(app.identity), titles);
+  }
 }
 
 function isSummaryUseful(summary, id) {
@@ -631,7 +701,7 @@ function showSignIn(message) {
   setTimeout(() => ui.tokenInput.focus(), 0);
 }
 
-ui.signinForm.addEventListener('submit', (e) => {
+ui.signinForm.addEventListener('submit', async (e) => {
   e.preventDefault();
   const token = ui.tokenInput.value.trim();
   if (!token) {
@@ -641,17 +711,51 @@ ui.signinForm.addEventListener('submit', (e) => {
   }
   auth.token = token;
   localStorage.setItem(TOKEN_KEY, token);
+  // Signed in again while the page was open (a token no longer accepted): under another identity,
+  // nothing shown so far is theirs, so the page starts over as them.
+  if (app.identity && app.info?.authRequired) {
+    const info = await fetchInfo().catch(() => null);
+    if (info?.caller && identityOf(info.caller) !== app.identity) {
+      location.reload();
+      return;
+    }
+  }
   ui.signin.hidden = true;
   ui.signOut.hidden = false;
+  renderAccount();
   const waiters = auth.waiters.splice(0);
   for (const resolve of waiters) resolve();
 });
 
 ui.signOut.addEventListener('click', () => {
+  forgetIdentity();
   auth.token = '';
   localStorage.removeItem(TOKEN_KEY);
-  location.reload();
+  // The next one to sign in starts on a new chat, not on this one's conversation.
+  location.replace(`${location.pathname}${location.search}`);
 });
+
+/** /v1/info as the signed-in caller (who they are, the servers), or the error it answered. */
+async function fetchInfo() {
+  const res = await fetch('v1/info', { headers: authHeaders() });
+  if (!res.ok) throw await errorOf(res);
+  return res.json();
+}
+
+/** Who is signed in, by the sign-out control: their name, "admin" marked, a JWT's issuer in the tooltip. */
+function renderAccount() {
+  const caller = app.caller;
+  ui.accountWho.hidden = !caller;
+  if (caller) {
+    ui.accountName.textContent = caller.name;
+    ui.accountAvatar.textContent = (caller.name.trim()[0] ?? '?').toUpperCase();
+    ui.accountAdmin.hidden = !caller.admin;
+    const issuer = caller.issuer ? ` (${caller.issuer})` : '';
+    const admin = caller.admin ? " · admin: sees everyone's conversations" : '';
+    ui.accountWho.title = `Signed in as ${caller.name}${issuer}${admin}`;
+  }
+  ui.account.hidden = ui.accountWho.hidden && ui.signOut.hidden;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Banner and connection state
@@ -688,6 +792,8 @@ function renderConversationList() {
     const meta = [relativeTime(item.server?.startTime ?? item.local?.createdAt)];
     const problem = PROBLEM_STATUSES.includes(status);
     if (problem) meta.push(statusLabel(status).toLowerCase());
+    // An admin sees everyone's: whose each is, as the server lists it.
+    const owner = app.caller?.admin && item.server ? ownerChip(item.server.owner) : null;
     return h(
       'a',
       {
@@ -701,7 +807,7 @@ function renderConversationList() {
         'span',
         { class: `conversation-text${problem ? ' problem' : ''}` },
         h('span', { class: 'conversation-title' }, title),
-        h('span', { class: 'conversation-meta' }, meta.filter(Boolean).join(' · ')),
+        h('span', { class: 'conversation-meta' }, owner, owner ? ' · ' : null, meta.filter(Boolean).join(' · ')),
       ),
     );
   });
@@ -711,6 +817,23 @@ function renderConversationList() {
     );
   }
   ui.list.replaceChildren(...nodes);
+  ui.list.setAttribute('aria-busy', String(!app.listLoaded));
+}
+
+/**
+ * Whose a conversation is, for an admin: its owner's label (`alice`, `alice (issuer)`), or "no owner"
+ * for one started outside serve (the CLI, the client API), which only admins see.
+ */
+function ownerChip(owner) {
+  const known = typeof owner === 'string' && owner !== '';
+  return h(
+    'span',
+    {
+      class: `conversation-owner${known ? '' : ' unowned'}`,
+      title: known ? `${owner}'s conversation` : 'Started outside serve (the CLI or the client API): no owner, only admins see it',
+    },
+    known ? owner : 'no owner',
+  );
 }
 
 async function refreshConversationList() {
@@ -727,6 +850,48 @@ async function refreshConversationList() {
   renderConversationList();
   updateHeader();
   app.listTimer = setTimeout(refreshConversationList, LIST_REFRESH_MS);
+  if (app.listLoaded) checkLocalConversations();
+}
+
+/** Local conversations asked about this page's life, found or dropped. */
+const checkedLocal = new Set();
+let checkingLocal = false;
+
+/**
+ * The server lists the newest conversations only, and visibility lags: a sent conversation of the
+ * local list that it does not list is asked about once; one it answers 404 for (gone, or not this
+ * caller's) leaves the sidebar. The open one is the conversation view's to ask (its load).
+ */
+async function checkLocalConversations() {
+  if (checkingLocal) return;
+  checkingLocal = true;
+  try {
+    const listed = new Set(app.serverConversations.map((c) => c.id));
+    const unlisted = localConversations.filter(
+      (c) =>
+        c.sent &&
+        !listed.has(c.id) &&
+        !checkedLocal.has(c.id) &&
+        c.id !== app.current?.id &&
+        Date.now() - (c.sentAt ?? 0) > 60000,
+    );
+    for (const c of unlisted) {
+      let res;
+      try {
+        res = await request(`v1/conversations/${enc(c.id)}`);
+      } catch {
+        return; // the server is away: next refresh
+      }
+      if (res.status === 404) {
+        forgetConversation(c.id);
+        renderConversationList();
+      }
+      if (res.ok || res.status === 404) checkedLocal.add(c.id);
+      await res.body?.cancel().catch(() => {});
+    }
+  } finally {
+    checkingLocal = false;
+  }
 }
 
 function refreshListSoon() {
@@ -1620,6 +1785,12 @@ class ConversationView {
       this.loaded = true;
       if (err.status === 404) {
         this.exists = false;
+        // Not started yet (a new chat), or not there for this caller: a conversation sent to here
+        // before is gone (or not theirs), and leaves the list.
+        if (localEntry(this.id)?.sent) {
+          forgetConversation(this.id);
+          renderConversationList();
+        }
         this.updateEmpty();
         updateHeader();
         return;
@@ -1729,7 +1900,7 @@ class ConversationView {
     this.views.push(view);
     this.thread.append(view.el);
     this.updateEmpty();
-    rememberConversation(this.id, { sent: true });
+    rememberConversation(this.id, { sent: true, sentAt: Date.now() });
     if (!titleOf(this.id)) rememberTitle(this.id, titleFrom(text));
     renderConversationList();
     updateHeader();
@@ -1864,6 +2035,9 @@ function updateHeader() {
       : 'New chat';
   document.title = hasTitle ? `${conversationTitle(conv.id, serverItem)} · mcp-turns` : 'mcp-turns';
   ui.convId.textContent = conv.id;
+  // An admin sees whose this is (the server's list says), as on its sidebar row.
+  ui.convOwner.hidden = !(app.caller?.admin && serverItem);
+  ui.convOwner.replaceChildren(...(ui.convOwner.hidden ? [] : [ownerChip(serverItem.owner)]));
   const n = conv.views.length;
   ui.convTurns.textContent =
     n > 0 ? `${n} turn${n === 1 ? '' : 's'}` : conv.exists || !conv.loaded ? '' : 'not started';
@@ -2011,17 +2185,19 @@ async function start() {
   ui.connection.title = app.info.uiUrl ? `Namespace ${app.info.namespace} · ${app.info.uiUrl}` : '';
   if (app.info.authRequired) {
     ui.signOut.hidden = !auth.token;
-    if (!auth.token) {
-      await needSignIn('');
-      // Signed in now: what the server tells only a caller with a token (its MCP servers).
+    // The server names the caller of valid credentials only: none named, none accepted.
+    while (!auth.token || !app.info.caller) {
+      await needSignIn(auth.token ? 'The token was not accepted.' : '');
+      // Signed in now: what the server tells only a caller with a token (who they are, its MCP servers).
       try {
-        const res = await fetch('v1/info', { headers: authHeaders() });
-        if (res.ok) app.info = await res.json();
+        app.info = await fetchInfo();
       } catch {
-        // kept: what the first answer told
+        break; // kept: what the first answer told
       }
     }
   }
+  useIdentity(app.info.caller);
+  renderAccount();
   updateSendState();
   const id = hashConversation();
   if (id) {
