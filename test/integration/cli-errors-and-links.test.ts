@@ -57,7 +57,7 @@ it('run and batch print the missing search attribute and the command that regist
     `temporal operator search-attribute create --address ${address} --namespace default ` +
     '--name McpTurnsBatch --type Keyword --name McpTurnsStatus --type Keyword --name McpTurnsStopReason --type Keyword ' +
     '--name McpTurnsModel --type Keyword --name McpTurnsToolCalls --type Int --name McpTurnsInputTokens --type Int ' +
-    '--name McpTurnsOutputTokens --type Int --name McpTurnsCostUsd --type Double';
+    '--name McpTurnsOutputTokens --type Int --name McpTurnsCostUsd --type Double --name McpTurnsOwner --type Keyword';
 
   const run = await runCli(['run', 'anything', '--address', address, '--model', 'plain'], { env });
   expect(run.code).toBe(1);
