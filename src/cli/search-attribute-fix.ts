@@ -3,8 +3,8 @@ import { SEARCH_ATTRIBUTES, searchAttributeCreateArgs } from '../core/search-att
 import { DEFAULT_ADDRESS } from '../temporal/connection';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
+import { missingSearchAttribute } from '../client/missing-search-attribute';
 
-const MISSING_MAPPING = /Namespace (\S+) has no mapping defined for search attribute (\w+)/;
 
 /**
  * The command that registers mcp-turns' search attributes when `err` says the namespace lacks one:
@@ -17,9 +17,9 @@ export async function searchAttributeFix(
   client: Client,
   address: string,
 ): Promise<string | undefined> {
-  const match = MISSING_MAPPING.exec(causeChain(err));
-  if (!match) return undefined;
-  const namespace = match[1]!;
+  const missingAttribute = missingSearchAttribute(err);
+  if (!missingAttribute) return undefined;
+  const { namespace } = missingAttribute;
   let missing: (typeof SEARCH_ATTRIBUTES)[number][] = [...SEARCH_ATTRIBUTES];
   try {
     const listed = await client.connection.operatorService.listSearchAttributes({ namespace });

@@ -12,6 +12,7 @@ import { liveWorkflowPollers } from '../client/task-queue-pollers';
 import { temporalTarget, type ConnectOverrides } from '../temporal/connection';
 import type { Settings } from '../config/settings';
 import { portIsOpen, startDevServer, temporalAnswers } from '../temporal/dev-server';
+import { registerMissingSearchAttributes } from '../temporal/search-attribute-registration';
 import {
   isLoopbackAddress,
   readDevServerRecord,
@@ -154,6 +155,11 @@ export async function openTurnStack(opts: TurnStackOptions, settings: Settings, 
   try {
     let dataConverter;
     ({ client, dataConverter } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings));
+    // A dev server already running from an earlier version lacks the attributes added since.
+    if (local && !startedServer) {
+      const added = await registerMissingSearchAttributes(client.connection, namespace).catch(() => []);
+      if (added.length) say(`Registered search attributes ${added.join(', ')} on ${address} (its database predates them).`);
+    }
     const pollers = await liveWorkflowPollers(client, taskQueue);
     if (pollers.length) {
       if (opts.config) {

@@ -11,6 +11,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { WorkflowKindError } from '../client/workflow-kind';
+import { missingSearchAttribute, missingSearchAttributeLine } from '../client/missing-search-attribute';
 import { MAX_ID_LENGTH } from '../core/input-limits';
 import { oneLine } from '../core/text';
 import { InvalidIdError } from '../schemas/ids';
@@ -47,7 +48,7 @@ function send(reply: FastifyReply, status: number, message: unknown): FastifyRep
 }
 
 /** The error response of any failure a route or Fastify raised. */
-export function errorReply(bodyLimitBytes: number, log: (line: string) => void) {
+export function errorReply(bodyLimitBytes: number, log: (line: string) => void, namespace = 'default') {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     if (error instanceof HttpError) return send(reply, error.statusCode, error.message);
     if (hasZodFastifySchemaValidationErrors(error)) {
@@ -75,6 +76,11 @@ export function errorReply(bodyLimitBytes: number, log: (line: string) => void) 
         return send(reply, 415, 'send the body as application/json');
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) return send(reply, error.statusCode, error.message);
+    const missing = missingSearchAttribute(error, namespace);
+    if (missing) {
+      log(`serve: ${missingSearchAttributeLine(missing)}`);
+      return send(reply, 503, missingSearchAttributeLine(missing));
+    }
     log(`serve: ${request.method} ${pathOf(request)} failed: ${oneLine(String(error.message), 300)}`);
     return send(reply, 500, `the request failed: ${error.message}`);
   };

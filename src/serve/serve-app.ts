@@ -59,7 +59,7 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  app.setErrorHandler(errorReply(settings.bodyLimitBytes, opts.log));
+  app.setErrorHandler(errorReply(settings.bodyLimitBytes, opts.log, opts.namespace));
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${pathOf(request)}` }));
   useBoundedJsonParser(app);
   app.decorate('sseLimits', { stalledMs: settings.stalledStreamSeconds * 1000, log: opts.log });

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { searchAttributeCliArgs } from '../core/search-attributes';
+import { registerMissingSearchAttributes } from './search-attribute-registration';
 import { resolveTemporalCli } from './temporal-cli';
 import { devServerDynamicConfigArgs, devServerEnv } from './dev-server-tuning';
 import { claimDatabase, type DatabaseClaim } from './database-holder';
@@ -252,6 +253,18 @@ async function startClaimed(
   const { child, exited } = launched;
   if (child.pid !== undefined) claim?.heldBy(child.pid);
   void exited.then(() => claim?.release());
+  // A database an earlier version made lacks the attributes added since: the flags above register only in a new one.
+  if (opts.searchAttributes !== false && opts.dbFile) {
+    const connection = await Connection.connect({ address });
+    try {
+      const added = await registerMissingSearchAttributes(connection, opts.namespace ?? 'default');
+      if (added.length) opts.onLog?.(`registered search attributes ${added.join(', ')} (the database predates them)`);
+    } catch (err) {
+      opts.onLog?.(`could not register mcp-turns' search attributes: ${(err as Error).message}`);
+    } finally {
+      await connection.close();
+    }
+  }
   return {
     address,
     uiUrl: `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${uiPort}`,
