@@ -21,7 +21,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
-import { inheritedOwnerMemo, SA_BATCH, SA_OWNER, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
+import { inheritedFairness, inheritedOwnerMemo, SA_BATCH, SA_OWNER, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
 import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
 import { INVALID_BATCH_INPUT } from '../src/core/failure-types';
 import { batchProgressQuery, turnWaitingSignal } from '../src/core/workflow-handlers';
@@ -104,6 +104,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
         // Set at start, so the child need not upsert them (one command and visibility write fewer).
         typedSearchAttributes: turnStartSearchAttributes({ model: item.input.model, batch: input.name, owner: workflowInfo().typedSearchAttributes.get(SA_OWNER) }),
         ...inheritedOwnerMemo(workflowInfo().memo),
+        ...inheritedFairness(workflowInfo().priority),
       });
       await handle.result();
       progress.completed++;

@@ -20,6 +20,7 @@ import { askClaude, CONTEXT_EXHAUSTED } from './claude-step';
 import { answer } from './turn-answer';
 import { turnStartActivities } from './turn-activities';
 import { markCompleted, markEnded } from './turn-search-attributes';
+import { releaseUsageSlot } from './usage-release';
 import { STARTING_PROGRESS, Turn } from './turn-state';
 import { workflowTime } from './workflow-clock';
 
@@ -44,9 +45,11 @@ export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegme
     const stopReason = await runLoop(turn);
     const result = turn.finish(stopReason, await answer(turn, stopReason));
     markCompleted(result, turn.input.model);
+    await releaseUsageSlot(turn.tokensUsed());
     return result;
   } catch (err) {
     markEnded(err, turn?.input.model);
+    await releaseUsageSlot(turn?.tokensUsed() ?? 0);
     throw err;
   }
 }

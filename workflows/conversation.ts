@@ -6,7 +6,8 @@
  * answers once the turn has ended, naming it (the client reads the turn's result from the turn). The conversation continues as new between turns, carrying its
  * history and queue, and closes itself when idle.
  */
-import { inheritedOwnerMemo, SA_OWNER, turnStartSearchAttributes } from '../src/core/search-attributes';
+import { inheritedFairness, inheritedOwnerMemo, SA_OWNER, turnStartSearchAttributes } from '../src/core/search-attributes';
+import { USAGE_SLOT_MEMO } from '../src/core/usage-ledger';
 import {
   CancellationScope,
   allHandlersFinished,
@@ -120,7 +121,8 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
           staticDetails: `conversation **${workflowInfo().workflowId}**, message ${message.index + 1}`,
           // Set at the start, so the turn upserts once, at its end (workflows/turn-search-attributes.ts).
           typedSearchAttributes: turnStartSearchAttributes({ model: turnInput.model, owner: workflowInfo().typedSearchAttributes.get(SA_OWNER) }),
-          ...inheritedOwnerMemo(workflowInfo().memo),
+          ...childMemo(workflowInfo().memo, message.usageSlot),
+          ...inheritedFairness(workflowInfo().priority),
         }),
       );
       history = carryForward(history, result, turnInput.compaction ?? {});
@@ -157,4 +159,10 @@ export async function conversation(input: ConversationInput, ...carried: Transcr
 function carryForward(history: TranscriptSegment[], result: ChatTurnResult, policy: CompactionPolicy): TranscriptSegment[] {
   const base = result.compaction ? replayCompaction(history, policy, result.compaction.stages) : history;
   return appendTurn(base, result.messages);
+}
+
+/** A message's turn's memo: its conversation's owner, and the usage slot the message holds. */
+function childMemo(memo: Record<string, unknown> | undefined, usageSlot: string | undefined): { memo?: Record<string, unknown> } {
+  const owner = inheritedOwnerMemo(memo).memo;
+  return owner || usageSlot ? { memo: { ...owner, ...(usageSlot ? { [USAGE_SLOT_MEMO]: usageSlot } : {}) } } : {};
 }

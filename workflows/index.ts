@@ -3,3 +3,4 @@ export { chatTurn } from './chat-turn';
 export { chatBatch } from './batch';
 export { conversation } from './conversation';
 export { messageBatchCollector } from './message-batch-collector';
+export { usageLedger } from './usage-ledger';

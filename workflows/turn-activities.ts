@@ -23,7 +23,7 @@ export function claudeActivities(summary: string, { streamed, claudeOnTurnQueue 
   return proxyActivities<ClaudeActivities>({
     summary,
     ...(streamed ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
-    taskQueue: claudeCallQueue(workflowInfo().taskQueue, { onTurnQueue: claudeOnTurnQueue, streamed }),
+    taskQueue: claudeCallQueue(workflowInfo().taskQueue, { onTurnQueue: claudeOnTurnQueue, streamed, fair: workflowInfo().priority?.fairnessKey !== undefined }),
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '10 seconds',
     retry: CLAUDE_CALL_RETRY,

@@ -2,7 +2,7 @@
  * Starting and reading chat turns from code. Plain-JS friendly: every function takes a Temporal
  * `Client` and plain objects.
  */
-import { ownerMemo, type Owner } from './owner';
+import { ownerStartOptions, type Owner } from './owner';
 import type { Client, WorkflowHandle, WorkflowHandleWithStartDetails, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
 import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
@@ -29,8 +29,13 @@ export interface StartChatTurnOptions {
   taskQueue?: string;
   /** Batch name, set as the `McpTurnsBatch` search attribute. */
   batch?: string;
-  /** Whose turn it is (src/client/owner.ts): only they and admins see it through `serve`. */
+  /**
+   * Whose turn it is (src/client/owner.ts): only they and admins see it through `serve`, and its
+   * tasks are dispatched fairly among owners (the owner's key is its fairness key).
+   */
   owner?: Owner;
+  /** The slot of its owner's usage ledger it holds (src/client/usage-ledger-client.ts): it releases it at its end. */
+  usageSlot?: string;
   /**
    * Whether `workflowId` may name a closed workflow (a new run starts under it). `REJECT_DUPLICATE`
    * refuses it as a running one is refused: `WorkflowExecutionAlreadyStartedError`.
@@ -84,7 +89,7 @@ export async function startChatTurn(
     staticSummary: oneLine(params.question, 120),
     staticDetails: staticDetails(params),
     typedSearchAttributes: turnStartSearchAttributes({ model: params.model, batch: options.batch, owner: options.owner?.key }),
-    ...(options.owner ? { memo: ownerMemo(options.owner) } : {}),
+    ...ownerStartOptions(options.owner, options.usageSlot),
     ...(options.eagerStart ? { requestEagerStart: true } : {}),
   });
 }

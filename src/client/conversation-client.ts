@@ -36,7 +36,7 @@ import { followTurn, subscribeTurn, type FollowedEvent, type SubscribeOptions } 
 import type { TurnStreamEvent } from '../core/stream-events';
 import { describeId } from './describe-id';
 import { NotFoundError } from './not-found';
-import { ownerMemo, ownerSearchAttributes, visibleTo, type Owner, type Viewer } from './owner';
+import { ownerSearchAttributes, ownerStartOptions, visibleTo, type Owner, type Viewer } from './owner';
 
 export type ConversationHandle = WorkflowHandle<typeof conversation>;
 
@@ -76,7 +76,7 @@ function startOptions(client: Client, conversationId: string, opts: Conversation
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     staticSummary: summary ? oneLine(summary, 120) : `conversation ${conversationId}`,
-    ...(owner ? { typedSearchAttributes: ownerSearchAttributes(owner), memo: ownerMemo(owner) } : {}),
+    ...(owner ? { typedSearchAttributes: ownerSearchAttributes(owner), ...ownerStartOptions(owner) } : {}),
   };
 }
 
@@ -145,6 +145,8 @@ export interface SendMessageOptions {
    * it, any conversation takes the message (the CLI, the client API).
    */
   sender?: { owner: Owner; admin: boolean };
+  /** The slot of the sender's usage ledger the message's turn holds (src/client/usage-ledger-client.ts): the turn releases it at its end. */
+  usageSlot?: string;
 }
 
 /** A sent message whose turn is under way. */
@@ -169,7 +171,13 @@ export async function submitMessage(client: Client, conversationId: string, text
   const options = opts.stream ? streamedInput(opts.options ?? {}, opts.stream) : opts.options;
   const sender = opts.sender;
   const viewer: Viewer | undefined = sender && !sender.admin ? { admin: false, ownerKey: sender.owner.key } : undefined;
-  const message: ConversationMessage = { text, id: messageId, ...(options ? { options } : {}), ...(viewer ? { owner: viewer.ownerKey } : {}) };
+  const message: ConversationMessage = {
+    text,
+    id: messageId,
+    ...(options ? { options } : {}),
+    ...(viewer ? { owner: viewer.ownerKey } : {}),
+    ...(opts.usageSlot ? { usageSlot: opts.usageSlot } : {}),
+  };
   const conversationOptions = { ...opts.conversation, ...(sender ? { owner: sender.owner } : {}) };
   const send = () =>
     client.workflow

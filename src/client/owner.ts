@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { SearchAttributePair, TypedSearchAttributes } from '@temporalio/common';
 import { OWNER_MEMO, SA_OWNER } from '../core/search-attributes';
+import { USAGE_SLOT_MEMO } from '../core/usage-ledger';
 import { quoted } from './visibility-query';
 
 export interface Owner {
@@ -41,6 +42,17 @@ export function ownerSearchAttributes(owner: Owner | undefined): SearchAttribute
 /** What a workflow started for `owner` carries in its memo: the label. */
 export function ownerMemo(owner: Owner | undefined): Record<string, unknown> {
   return owner ? { [OWNER_MEMO]: owner.label } : {};
+}
+
+/**
+ * The start options of a workflow started for `owner` (besides its search attribute): the memo
+ * naming the owner (and the usage slot it holds), and the owner's key as its fairness key, so
+ * Temporal dispatches its tasks (its activities inherit it) fairly among owners: one owner's
+ * thousand turns do not hold back another's one.
+ */
+export function ownerStartOptions(owner: Owner | undefined, usageSlot?: string): { memo?: Record<string, unknown>; priority?: { fairnessKey: string } } {
+  if (!owner) return usageSlot ? { memo: { [USAGE_SLOT_MEMO]: usageSlot } } : {};
+  return { memo: { ...ownerMemo(owner), ...(usageSlot ? { [USAGE_SLOT_MEMO]: usageSlot } : {}) }, priority: { fairnessKey: owner.key } };
 }
 
 /** The label a workflow's memo names its owner by, if any. */

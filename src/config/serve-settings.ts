@@ -8,6 +8,8 @@
  * - callers sign in with a static token (`serve.tokens`, each a `user` or an `admin`) or an OpenID
  *   provider's JWT (`serve.auth.jwt`), or both;
  * - a bind address other than loopback needs one of them;
+ * - `limits` bound each caller's turns in flight and tokens per day (admins only by `limits.admins`),
+ *   counted in Temporal (src/core/usage-ledger.ts), so every `serve` process shares them;
  * - the hosts a request may name (`Host`) and the origins a browser may call from (`Origin`, CORS)
  *   are the server's own loopback names on its port, plus those listed;
  * - bodies over `bodyLimitBytes` are refused (413); each token (or, without auth, each client
@@ -17,6 +19,7 @@
  */
 import { z } from 'zod';
 import { issueProblems } from '../schemas/issue-problems';
+import type { UsageLimits } from '../core/usage-ledger';
 
 export const DEFAULT_SERVE_PORT = 8787;
 export const DEFAULT_SERVE_HOST = '127.0.0.1';
@@ -60,12 +63,21 @@ const JwtSchema = z
   })
   .strict();
 
+const LimitsSchema = z
+  .object({
+    turnsInFlight: z.number().int().min(1).optional(),
+    tokensPerDay: z.number().int().min(1).optional(),
+  })
+  .strict();
+
 const ServeSectionSchema = z
   .object({
     host: z.string().min(1).optional(),
     port: z.number().int().min(0).max(65535).optional(),
     tokens: z.array(TokenSchema).optional(),
     auth: z.object({ jwt: JwtSchema.optional() }).strict().optional(),
+    /** Per caller: turns in flight and tokens per day (UTC); `admins` for admins, who are otherwise unlimited. */
+    limits: LimitsSchema.extend({ admins: LimitsSchema.optional() }).strict().optional(),
     /** Origins allowed to call from a browser (CORS), e.g. `https://chat.example.com`. */
     allowedOrigins: z.array(z.url()).optional(),
     /** Host names (with port when not 80/443) requests may name, e.g. `chat.example.com`. */
@@ -107,6 +119,8 @@ export interface ServeSettings {
   tokens: ServeToken[];
   /** OpenID JWTs, when configured. */
   jwt?: JwtSettings;
+  /** Each caller's limits by role (none set: unlimited). */
+  limits: { user: UsageLimits; admin: UsageLimits };
   allowedOrigins: string[];
   allowedHosts: string[];
   bodyLimitBytes: number;
@@ -219,6 +233,7 @@ export function resolveServeSettings(section: unknown, flags: ServeFlags, env: N
     port,
     tokens,
     ...(jwt ? { jwt } : {}),
+    limits: { user: limitsOf(file.limits), admin: limitsOf(file.limits?.admins) },
     allowedOrigins: (file.allowedOrigins ?? []).map((o) => new URL(o).origin),
     allowedHosts: (file.allowedHosts ?? []).map((h) => h.toLowerCase()),
     bodyLimitBytes: file.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
@@ -244,5 +259,12 @@ function jwtSettings(section: z.output<typeof JwtSchema>): JwtSettings {
     ...(claim ? { adminClaim: { claim, value: value ?? 'admin' } } : {}),
     algorithms: section.algorithms ?? [...JWT_ALGORITHMS],
     clockToleranceSeconds: section.clockToleranceSeconds ?? DEFAULT_JWT_CLOCK_TOLERANCE_SECONDS,
+  };
+}
+
+function limitsOf(section: { turnsInFlight?: number | undefined; tokensPerDay?: number | undefined } | undefined): UsageLimits {
+  return {
+    ...(section?.turnsInFlight !== undefined ? { turnsInFlight: section.turnsInFlight } : {}),
+    ...(section?.tokensPerDay !== undefined ? { tokensPerDay: section.tokensPerDay } : {}),
   };
 }

@@ -56,6 +56,8 @@ export interface ConversationMessage {
    * conversations: a conversation owned by another key refuses the message ({@link NOT_THE_OWNER}).
    */
   owner?: string;
+  /** The slot of the owner's usage ledger the message's turn holds (src/core/usage-ledger.ts): the turn releases it at its end. */
+  usageSlot?: string;
 }
 
 /**

@@ -69,6 +69,11 @@ export function inheritedOwnerMemo(memo: Record<string, unknown> | undefined): {
   return typeof label === 'string' ? { memo: { [OWNER_MEMO]: label } } : {};
 }
 
+/** The start option by which a conversation's or a batch's turn keeps its parent's fairness key (its owner's), when it has one. */
+export function inheritedFairness(priority: { fairnessKey?: string; fairnessWeight?: number } | undefined): { priority?: { fairnessKey: string; fairnessWeight?: number } } {
+  return priority?.fairnessKey ? { priority: { fairnessKey: priority.fairnessKey, ...(priority.fairnessWeight !== undefined ? { fairnessWeight: priority.fairnessWeight } : {}) } } : {};
+}
+
 /** `temporal server start-dev --search-attribute` wants `Name=Type` with these type names. */
 const CLI_TYPE_NAMES: Record<string, string> = {
   [SearchAttributeType.KEYWORD]: 'Keyword',

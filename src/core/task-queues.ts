@@ -20,7 +20,11 @@ export function claudeTaskQueue(turnTaskQueue: string): string {
  * matching hop fewer per call, and the worker caps its Claude calls itself (src/claude/call-limiter.ts).
  * A streamed call stays on the Claude queue, whose worker sends heartbeats (its deltas) at the
  * stream's pace, a per-worker setting the turn queue's MCP calls do not need.
+ *
+ * A turn with a fairness key (its owner's) keeps every Claude call on the Claude queue: the calls
+ * waiting for the worker's Claude slots then wait in Temporal's matching, where fairness orders
+ * them by owner. Dispatched eagerly they would wait inside the worker, first come first served.
  */
-export function claudeCallQueue(turnTaskQueue: string, { onTurnQueue, streamed }: { onTurnQueue: boolean; streamed: boolean }): string {
-  return onTurnQueue && !streamed ? turnTaskQueue : claudeTaskQueue(turnTaskQueue);
+export function claudeCallQueue(turnTaskQueue: string, { onTurnQueue, streamed, fair = false }: { onTurnQueue: boolean; streamed: boolean; fair?: boolean }): string {
+  return onTurnQueue && !streamed && !fair ? turnTaskQueue : claudeTaskQueue(turnTaskQueue);
 }

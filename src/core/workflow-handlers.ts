@@ -10,6 +10,7 @@ import type { MessageParam } from './contracts';
 import type { BatchProgress } from './batch';
 import type { BatchedCallOutcome, CollectorRequest, CollectorStatus } from './message-batches';
 import type { TurnProgress } from './turn-result';
+import type { Admission, AdmitRequest, SlotRelease, UsageSummary } from './usage-ledger';
 
 /** A turn's live progress: phase, step, tool calls so far, usage. */
 export const turnProgressQuery = defineQuery<TurnProgress>('progress');
@@ -52,3 +53,10 @@ export const conversationTranscriptQuery = defineQuery<MessageParam[]>('conversa
 export const cancelCurrentTurnSignal = defineSignal('cancelCurrentTurn');
 /** Closes the conversation once the queued messages are answered. */
 export const closeConversationSignal = defineSignal('closeConversation');
+
+/** Asks an owner's usage ledger to admit one turn (src/core/usage-ledger.ts). */
+export const admitUpdate = defineUpdate<Admission, [AdmitRequest]>('admit');
+/** A turn's end, with the tokens it used, to its owner's usage ledger. */
+export const releaseSlotSignal = defineSignal<[SlotRelease]>('releaseSlot');
+/** An owner's usage today and turns in flight. */
+export const usageQuery = defineQuery<UsageSummary>('usage');

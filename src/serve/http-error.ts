@@ -21,11 +21,12 @@ const ERROR_LINE_MAX = 500;
 /** How much of a request's path an error repeats. */
 const PATH_ECHO_MAX = 100;
 
-/** A refusal a route throws: its status and its one line. */
+/** A refusal a route throws: its status, its one line, and the headers it needs (a 429's `Retry-After`). */
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
@@ -50,7 +51,7 @@ function send(reply: FastifyReply, status: number, message: unknown): FastifyRep
 /** The error response of any failure a route or Fastify raised. */
 export function errorReply(bodyLimitBytes: number, log: (line: string) => void, namespace = 'default') {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    if (error instanceof HttpError) return send(reply, error.statusCode, error.message);
+    if (error instanceof HttpError) return send(reply.headers(error.headers), error.statusCode, error.message);
     if (hasZodFastifySchemaValidationErrors(error)) {
       const problems = error.validation.map((v) => {
         const path = v.instancePath.split('/').filter(Boolean);

@@ -24,6 +24,7 @@ import { chatRoutes } from './routes/chat';
 import { conversationRoutes } from './routes/conversations';
 import { pageRoutes } from './routes/page';
 import { turnRoutes } from './routes/turns';
+import { usageRoutes } from './routes/usage';
 
 export interface ServeAppOptions extends ServeContext {
   settings: ServeSettings;
@@ -107,10 +108,12 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
     // who signed in, when sign-in is required.
     ...(opts.servers && request.caller !== undefined ? { servers: [...opts.servers] } : {}),
   }));
-  turnRoutes(app, opts);
-  conversationRoutes(app, opts);
-  approvalRoutes(app, opts);
-  chatRoutes(app, opts);
+  const ctx: ServeContext = { ...opts, limits: settings.limits };
+  turnRoutes(app, ctx);
+  conversationRoutes(app, ctx);
+  approvalRoutes(app, ctx);
+  chatRoutes(app, ctx);
+  usageRoutes(app, ctx);
   pageRoutes(app);
   return app;
 }

@@ -5,6 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { workflowUrl } from '../client/ui-link';
+import type { UsageLimits } from '../core/usage-ledger';
 
 export interface ServeContext {
   client: Client;
@@ -15,6 +16,8 @@ export interface ServeContext {
   uiUrl: string;
   /** `client` is on the connection of a worker in this process: turns start eagerly. */
   inProcessWorker?: boolean;
+  /** Each caller's limits by role (src/serve/usage-limits.ts); none: unlimited. */
+  limits?: { user: UsageLimits; admin: UsageLimits };
   /** One line to the operator's log (stderr); never a secret. */
   log(line: string): void;
 }

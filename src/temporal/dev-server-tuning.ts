@@ -24,6 +24,9 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number | boolean
   // bench:batch on 2 cores).
   'matching.numTaskqueueReadPartitions': 1,
   'matching.numTaskqueueWritePartitions': 1,
+  // Tasks carrying a fairness key (a turn's owner's, src/client/owner.ts) are dispatched fairly
+  // among keys: one owner's thousand turns do not hold back another's one.
+  'matching.enableFairness': true,
 };
 
 /** `--dynamic-config-value KEY=VALUE` pairs for `temporal server start-dev`. */

@@ -16,6 +16,7 @@ import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '..
 import { MAX_BEAT_INTERVAL_MS } from '../../activities/heartbeat';
 import { makeToolCallActivities, type DynamicActivity } from '../../activities/tool-calls';
 import { makeTurnStartActivities } from '../../activities/turn-start';
+import { makeUsageLedgerActivities } from '../../activities/usage-ledger';
 import type { ClaudeConfig } from '../claude/config';
 import type { WorkerTurnDefaults } from '../core/contracts';
 import type { Toolset } from '../core/toolsets';
@@ -67,6 +68,7 @@ export function turnQueueActivities(
     ...makeToolCallActivities(tools, otherDynamic), // its dynamic activity runs the local tool calls
     ...makeTurnStartActivities({ tools, workerDefaults, toolsets }), // local: run beside the workflow that asks
     ...makeMessageBatchSubmitActivities({ config: claudeConfig, storesPayloads }),
+    ...makeUsageLedgerActivities(), // local: the usage ledger's look at its owner's running turns
     ...claude,
   };
 }

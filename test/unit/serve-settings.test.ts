@@ -134,6 +134,18 @@ describe('serve settings', () => {
     expect(problems(() => resolveServeSettings({ auth: { oauth: {} } }, {}, {}))).toEqual(['serve.auth.oauth: unknown key']);
   });
 
+  it('reads per-caller limits, admins apart, and names a bad one', () => {
+    expect(resolveServeSettings(undefined, {}, {}).limits).toEqual({ user: {}, admin: {} });
+    expect(resolveServeSettings({ limits: { turnsInFlight: 4, tokensPerDay: 1000, admins: { turnsInFlight: 50 } } }, {}, {}).limits).toEqual({
+      user: { turnsInFlight: 4, tokensPerDay: 1000 },
+      admin: { turnsInFlight: 50 },
+    });
+    expect(problems(() => resolveServeSettings({ limits: { turnsInFlight: 0, perHour: 3 } }, {}, {}))).toEqual([
+      'serve.limits.turnsInFlight: Too small: expected number to be >=1',
+      'serve.limits.perHour: unknown key',
+    ]);
+  });
+
   it('knows loopback binds', () => {
     for (const h of ['127.0.0.1', 'localhost', '::1', '[::1]', '127.1.2.3']) expect(isLoopbackHost(h)).toBe(true);
     for (const h of ['0.0.0.0', '::', '10.0.0.5', 'example.com']) expect(isLoopbackHost(h)).toBe(false);

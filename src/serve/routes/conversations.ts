@@ -20,6 +20,8 @@ import { conversationTurnId, type ConversationStatus, type TurnOptions } from '.
 import type { TurnStreamEvent } from '../../core/stream-events';
 import { subscribeTurn } from '../../client/subscribe';
 import { withCaller } from '../caller-context';
+import { admitCallerTurn, type AdmittedSlot } from '../usage-limits';
+import { messageSlot } from '../../core/usage-ledger';
 import { viewerOf, type Caller } from '../caller';
 import { callerOfRequest } from '../request-guard';
 import { NotFoundError } from '../../client/not-found';
@@ -95,17 +97,24 @@ export async function sendOrFindTurn(
   messageId: string,
   options: TurnOptions = {},
 ): Promise<SentOrFound> {
+  let admitted: AdmittedSlot | undefined;
   try {
     // A message is accepted only by a worker running the conversation: with none, the request would hang.
     await requireWorker(ctx.client, ctx.taskQueue);
-    return await sendOrFindMessage(ctx.client, conversationId, text, {
+    admitted = await admitCallerTurn(ctx, caller, messageSlot(conversationId, messageId));
+    const sent = await sendOrFindMessage(ctx.client, conversationId, text, {
       messageId,
       options: withCaller({ stream: true, ...options }, caller),
       // A conversation this message creates is titled by it (submitMessage's rule).
       conversation: { taskQueue: ctx.taskQueue },
       sender: { owner: caller.owner, admin: caller.admin },
+      ...(admitted.slot ? { usageSlot: admitted.slot } : {}),
     });
+    // Sent before (its turn is named): the slot taken now for it holds nothing.
+    if (sent.turnId !== undefined) await admitted.giveBack();
+    return sent;
   } catch (err) {
+    await admitted?.giveBack();
     if (err instanceof NotFoundError) throw notFound(`conversation ${conversationId}`);
     if (err instanceof NoWorkerError) throw new HttpError(503, err.message);
     if (err instanceof WorkflowUpdateFailedError) throw new HttpError(409, err.cause?.message ?? err.message);

@@ -17,6 +17,7 @@ import { ChatTurnInputSchema, type ChatTurnInput } from '../../schemas/turn-inpu
 import { subscribe } from '../../client/subscribe';
 import { withCaller } from '../caller-context';
 import { requireVisible } from '../access';
+import { admitCallerTurn } from '../usage-limits';
 import { callerOfRequest } from '../request-guard';
 import { HttpError, notFound } from '../http-error';
 import { uiLink, type ServeContext } from '../serve-context';
@@ -67,6 +68,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
       const input: ChatTurnInput = withCaller({ stream: true, ...fields }, caller);
       if (input.stream === false) delete input.stream;
       const workflowId = id ?? newId('turn');
+      const admitted = await admitCallerTurn(ctx, caller, workflowId);
       try {
         await startChatTurn(ctx.client, input, {
           workflowId,
@@ -74,8 +76,10 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           eagerStart: ctx.inProcessWorker === true,
           owner: caller.owner,
+          ...(admitted.slot ? { usageSlot: admitted.slot } : {}),
         });
       } catch (err) {
+        await admitted.giveBack();
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new HttpError(409, `turn ${workflowId} already exists: choose another id`);
         throw err;
       }
