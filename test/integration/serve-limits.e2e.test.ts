@@ -7,7 +7,7 @@
  * terminated) frees its slot when the caller is refused for it. Turns started for a caller carry
  * the caller's key as their fairness key, and keep their Claude calls where fairness acts.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,10 +20,10 @@ import { tokenCaller } from '../../src/serve/caller';
 import { startServeApp, words } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { until } from '../support/until';
+import { startServeProcess } from '../support/serve-process';
 
 jest.setTimeout(180_000);
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const RUN = Date.now().toString(36);
 const TOKENS = { alice: `alice-limits-${RUN}-0123456789`, bob: `bob-limits-${RUN}-0123456789`, root: `root-limits-${RUN}-0123456789` };
 type Who = keyof typeof TOKENS;
@@ -34,22 +34,10 @@ let one: string;
 let two: string;
 
 /** `mcp-turns serve` on its own port against the test server and the harness's queue; resolves with its base URL. */
-function startServe(configFile: string): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    [path.join(ROOT, 'bin', 'mcp-turns.js'), 'serve', '--port', '0', '--config', configFile, '--address', process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!, '--task-queue', h.taskQueue],
-    { env: { ...process.env, MCP_TURNS_SERVE_TOKENS: `alice:${TOKENS.alice},bob:${TOKENS.bob},root:${TOKENS.root}:admin` }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+async function startServe(configFile: string): Promise<string> {
+  const { url, child } = await startServeProcess(h.taskQueue, { MCP_TURNS_SERVE_TOKENS: `alice:${TOKENS.alice},bob:${TOKENS.bob},root:${TOKENS.root}:admin` }, ['--config', configFile]);
   servers.push(child);
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /serve on (http:\/\/\S+) /.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
+  return url;
 }
 
 beforeAll(async () => {

@@ -7,7 +7,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import type { FastifyInstance } from 'fastify';
 import { resolveServeSettings } from '../../src/config/serve-settings';
@@ -16,6 +15,7 @@ import { startServeApp, words } from '../support/serve-app';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
 import { everythingStdio } from '../support/mcp-servers';
 import { payloadsIn } from '../support/history-payloads';
+import { startServeProcess } from '../support/serve-process';
 import { until } from '../support/until';
 import { sendMessage, sendOrFindMessage, startConversation } from '../../src/client/conversation-client';
 import { tokenCaller } from '../../src/serve/caller';
@@ -24,7 +24,6 @@ jest.setTimeout(240_000);
 
 const TOKEN = 'serve-test-token-9c1e57-never-in-history';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
-const ROOT = path.resolve(__dirname, '..', '..');
 const RUN = Date.now().toString(36);
 
 let h: TurnHarness;
@@ -363,21 +362,10 @@ describe('two serve processes on one cluster', () => {
   afterAll(() => servers.forEach((s) => s.kill('SIGTERM')));
 
   /** `mcp-turns serve` on its own port against the test server; resolves with its base URL. */
-  function startServe(): Promise<string> {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'mcp-turns.js'), 'serve', '--port', '0', '--address', process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!, '--task-queue', h.taskQueue], {
-      env: { ...process.env, MCP_TURNS_SERVE_TOKENS: `bob:${TOKEN}` },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+  async function startServe(): Promise<string> {
+    const { url, child } = await startServeProcess(h.taskQueue, { MCP_TURNS_SERVE_TOKENS: `bob:${TOKEN}` });
     servers.push(child);
-    return new Promise((resolve, reject) => {
-      let err = '';
-      child.stderr!.on('data', (d: Buffer) => {
-        err += d.toString();
-        const m = /serve on (http:\/\/\S+) /.exec(err);
-        if (m) resolve(m[1]!);
-      });
-      child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-    });
+    return url;
   }
 
   it('a stream started through one is resumed through the other', async () => {
