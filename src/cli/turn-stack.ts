@@ -155,8 +155,9 @@ export async function openTurnStack(opts: TurnStackOptions, settings: Settings, 
   try {
     let dataConverter;
     ({ client, dataConverter } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings));
-    // A dev server already running from an earlier version lacks the attributes added since.
-    if (local && !startedServer) {
+    // A dev server mcp-turns started with an earlier version lacks the attributes added since.
+    // Another server (the person's own) is left as it is: a start that needs one names the fix.
+    if (local && !startedServer && readDevServerRecord(address, settings.stateDir)) {
       const added = await registerMissingSearchAttributes(client.connection, namespace).catch(() => []);
       if (added.length) say(`Registered search attributes ${added.join(', ')} on ${address} (its database predates them).`);
     }
