@@ -5,7 +5,9 @@
  *
  * An admission is an update decided at once. A ledger continuing as new refuses it for a moment,
  * and more than 10 at once for one owner exceed Temporal's updates in flight: both are asked again,
- * with backoff, for up to {@link ADMIT_PATIENCE_MS}, then {@link LedgerBusyError}.
+ * with backoff, for up to {@link ADMIT_PATIENCE_MS}, then {@link LedgerBusyError}. A ledger that
+ * does not answer in {@link LEDGER_ANSWER_MS} (no worker polls its task queue) is
+ * {@link LedgerUnavailableError}: nothing waits on it without end.
  */
 import { WithStartWorkflowOperation, WorkflowIdConflictPolicy, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { usageLedger } from '../../workflows/usage-ledger';
@@ -15,10 +17,31 @@ import { taskQueueOf } from './client-task-queue';
 
 /** How long an admission is asked again while the ledger is busy. */
 const ADMIT_PATIENCE_MS = 5000;
+/** How long the ledger has to answer one admission or query. */
+const LEDGER_ANSWER_MS = 5000;
 
 /** The owner's ledger could not take the admission in time (too many at once). */
 export class LedgerBusyError extends Error {
   override name = 'LedgerBusyError';
+}
+
+/** The owner's ledger did not answer: no worker runs it (its task queue is named). */
+export class LedgerUnavailableError extends Error {
+  override name = 'LedgerUnavailableError';
+  constructor(ledgerId: string, taskQueue: string | undefined) {
+    super(`the usage ledger ${ledgerId} did not answer in ${LEDGER_ANSWER_MS / 1000} s: is a worker polling task queue ${taskQueue ?? '(its own)'}?`);
+  }
+}
+
+/** `fn`, given at most {@link LEDGER_ANSWER_MS}; past it, {@link LedgerUnavailableError}. */
+async function answeredInTime<T>(client: Client, ledgerId: string, taskQueue: string | undefined, fn: () => Promise<T>): Promise<T> {
+  const signal = AbortSignal.timeout(LEDGER_ANSWER_MS);
+  try {
+    return await client.withAbortSignal(signal, fn);
+  } catch (err) {
+    if (signal.aborted) throw new LedgerUnavailableError(ledgerId, taskQueue);
+    throw err;
+  }
 }
 
 /** Whether `err` (or its cause) is the server's refusal of one more update in flight, or the ledger's of one while it continues as new. */
@@ -45,16 +68,18 @@ export async function admitTurn(client: Client, { ownerKey, slot, limits, taskQu
   const deadline = Date.now() + ADMIT_PATIENCE_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await client.workflow.executeUpdateWithStart(admitUpdate, {
-        args: [{ slot, limits }],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof usageLedger>(USAGE_LEDGER_WORKFLOW, {
-          workflowId: usageLedgerId(ownerKey),
-          taskQueue: taskQueueOf(client, taskQueue),
-          args: [{ ownerKey }],
-          workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-          staticSummary: 'usage ledger',
+      return await answeredInTime(client, usageLedgerId(ownerKey), taskQueue, () =>
+        client.workflow.executeUpdateWithStart(admitUpdate, {
+          args: [{ slot, limits }],
+          startWorkflowOperation: new WithStartWorkflowOperation<typeof usageLedger>(USAGE_LEDGER_WORKFLOW, {
+            workflowId: usageLedgerId(ownerKey),
+            taskQueue: taskQueueOf(client, taskQueue),
+            args: [{ ownerKey }],
+            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+            staticSummary: 'usage ledger',
+          }),
         }),
-      });
+      );
     } catch (err) {
       if (!askAgain(err)) throw err;
       if (Date.now() >= deadline) throw new LedgerBusyError('too many turns asked for at once: retry in a moment');
@@ -72,10 +97,10 @@ export async function releaseUnusedSlot(client: Client, ownerKey: string, slot: 
   }
 }
 
-/** The owner's usage today and turns in flight; undefined while they have no ledger. */
+/** The owner's usage today and turns in flight; undefined while they have no ledger. Throws {@link LedgerUnavailableError}. */
 export async function usageOf(client: Client, ownerKey: string): Promise<UsageSummary | undefined> {
   try {
-    return await client.workflow.getHandle(usageLedgerId(ownerKey)).query(usageQuery);
+    return await answeredInTime(client, usageLedgerId(ownerKey), undefined, () => client.workflow.getHandle(usageLedgerId(ownerKey)).query(usageQuery));
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;

@@ -5,7 +5,7 @@
  * caller whose role has no limits is not counted. A turn that does not start after its admission
  * gives its slot back.
  */
-import { admitTurn, LedgerBusyError, releaseUnusedSlot } from '../client/usage-ledger-client';
+import { admitTurn, LedgerBusyError, LedgerUnavailableError, releaseUnusedSlot } from '../client/usage-ledger-client';
 import type { Caller } from './caller';
 import { HttpError } from './http-error';
 import type { ServeContext } from './serve-context';
@@ -29,6 +29,7 @@ export async function admitCallerTurn(ctx: ServeContext, caller: Caller, slot: s
     admission = await admitTurn(ctx.client, { ownerKey: caller.owner.key, slot, limits, taskQueue: ctx.taskQueue });
   } catch (err) {
     if (err instanceof LedgerBusyError) throw new HttpError(429, err.message, { 'retry-after': '1' });
+    if (err instanceof LedgerUnavailableError) throw new HttpError(503, `limits cannot be checked: ${err.message}`);
     throw err;
   }
   if (!admission.admitted) throw new HttpError(429, admission.message, { 'retry-after': String(admission.retryAfterSeconds) });

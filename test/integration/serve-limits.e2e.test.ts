@@ -27,6 +27,8 @@ jest.setTimeout(180_000);
 const RUN = Date.now().toString(36);
 const TOKENS = { alice: `alice-limits-${RUN}-0123456789`, bob: `bob-limits-${RUN}-0123456789`, root: `root-limits-${RUN}-0123456789` };
 type Who = keyof typeof TOKENS;
+/** Each caller's name, this run's own: a ledger is per caller across the namespace, and other test files have an alice too. */
+const NAME: Record<Who, string> = { alice: `alice-${RUN}`, bob: `bob-${RUN}`, root: `root-${RUN}` };
 
 let h: TurnHarness;
 const servers: ChildProcess[] = [];
@@ -35,7 +37,7 @@ let two: string;
 
 /** `mcp-turns serve` on its own port against the test server and the harness's queue; resolves with its base URL. */
 async function startServe(configFile: string): Promise<string> {
-  const { url, child } = await startServeProcess(h.taskQueue, { MCP_TURNS_SERVE_TOKENS: `alice:${TOKENS.alice},bob:${TOKENS.bob},root:${TOKENS.root}:admin` }, ['--config', configFile]);
+  const { url, child } = await startServeProcess(h.taskQueue, { MCP_TURNS_SERVE_TOKENS: `${NAME.alice}:${TOKENS.alice},${NAME.bob}:${TOKENS.bob},${NAME.root}:${TOKENS.root}:admin` }, ['--config', configFile]);
   servers.push(child);
   return url;
 }
@@ -92,12 +94,12 @@ describe('limits shared by two serve processes', () => {
     expect(bob.status).toBe(202);
 
     await Promise.all([finished(first.body.id!), finished(second.body.id!)]);
-    await until(async () => (await usageOf(h.client, tokenCaller('alice', false).owner.key))?.inFlight === 0, "alice's slots released", 10_000);
+    await until(async () => (await usageOf(h.client, tokenCaller(NAME.alice, false).owner.key))?.inFlight === 0, "alice's slots released", 10_000);
     const again = await startTurn(two, 'alice', 'now there is room', 'quick');
     expect(again.status).toBe(202);
     await finished(again.body.id!);
-    expect(await usageOf(h.client, tokenCaller('alice', false).owner.key)).toMatchObject({ inFlight: 0, tokensToday: expect.any(Number) });
-    expect((await usageOf(h.client, tokenCaller('alice', false).owner.key))!.tokensToday).toBeGreaterThan(0);
+    expect(await usageOf(h.client, tokenCaller(NAME.alice, false).owner.key)).toMatchObject({ inFlight: 0, tokensToday: expect.any(Number) });
+    expect((await usageOf(h.client, tokenCaller(NAME.alice, false).owner.key))!.tokensToday).toBeGreaterThan(0);
     // What alice reads of her own usage, through either process.
     const usage = (await (await fetch(`${two}/v1/usage`, { headers: { authorization: `Bearer ${TOKENS.alice}` } })).json()) as Record<string, unknown>;
     expect(usage).toEqual({ day: new Date().toISOString().slice(0, 10), tokensToday: expect.any(Number), inFlight: 0, limits: { turnsInFlight: 2 } });
@@ -108,7 +110,7 @@ describe('limits shared by two serve processes', () => {
     const first = await startTurn(one, 'root', 'a day of tokens', 'quick');
     expect(first.status).toBe(202);
     await finished(first.body.id!);
-    const key = tokenCaller('root', true).owner.key;
+    const key = tokenCaller(NAME.root, true).owner.key;
     await until(async () => ((await usageOf(h.client, key))?.tokensToday ?? 0) > 0, "root's tokens counted", 10_000);
     const next = await startTurn(two, 'root', 'one more', 'quick');
     expect(next.status).toBe(429);
@@ -126,7 +128,7 @@ describe('limits shared by two serve processes', () => {
     });
     const { id } = (await res.json()) as { id: string };
     await finished(id);
-    const key = tokenCaller('bob', false).owner.key;
+    const key = tokenCaller(NAME.bob, false).owner.key;
     const described = await h.client.workflow.getHandle(id).describe();
     expect(described.raw.workflowExecutionInfo?.priority?.fairnessKey).toBe(key);
     const history = await h.client.workflow.getHandle(id).fetchHistory();
@@ -143,9 +145,9 @@ describe('a slot whose turn ended without a word', () => {
   afterAll(async () => app?.close());
 
   it('is freed when its caller is refused for it: the ledger finds the turn gone', async () => {
-    const settings = resolveServeSettings({ tokens: [{ name: 'carol', token: `carol-limits-${RUN}-0123456789` }], limits: { turnsInFlight: 1 } }, { host: '127.0.0.1', port: 0 }, {});
+    const settings = resolveServeSettings({ tokens: [{ name: `carol-${RUN}`, token: `carol-limits-${RUN}-0123456789` }], limits: { turnsInFlight: 1 } }, { host: '127.0.0.1', port: 0 }, {});
     ({ app, base } = await startServeApp(h, settings));
-    const key = tokenCaller('carol', false).owner.key;
+    const key = tokenCaller(`carol-${RUN}`, false).owner.key;
     // Carol's ledger, started ahead with a short stale age (the default is a minute).
     await h.client.workflow.start('usageLedger', { workflowId: usageLedgerId(key), taskQueue: h.taskQueue, args: [{ ownerKey: key, staleAfterMs: 500 }] });
     const post = (question: string) =>
@@ -179,5 +181,32 @@ describe("a caller's ledger over many admissions", () => {
     const described = await handle.describe();
     expect(described.runId).not.toBe(described.raw.workflowExecutionInfo?.firstRunId);
     expect(await usageOf(h.client, key)).toMatchObject({ inFlight: 6 });
+  });
+});
+
+describe('a ledger no worker runs', () => {
+  let app: FastifyInstance;
+  let base: string;
+  afterAll(async () => app?.close());
+
+  it('is answered 503 naming its queue within seconds, never a request left waiting', async () => {
+    const name = `erin-${RUN}`;
+    const token = `erin-limits-${RUN}-0123456789`;
+    ({ app, base } = await startServeApp(h, resolveServeSettings({ tokens: [{ name, token }], limits: { turnsInFlight: 3 } }, { host: '127.0.0.1', port: 0 }, {})));
+    const key = tokenCaller(name, false).owner.key;
+    const orphanQueue = `no-worker-${RUN}`;
+    await h.client.workflow.start('usageLedger', { workflowId: usageLedgerId(key), taskQueue: orphanQueue, args: [{ ownerKey: key }] });
+    const started = Date.now();
+    const res = await fetch(`${base}/v1/turns`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ question: 'q', model: 'quick' }),
+    });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: string }).error).toMatch(/^limits cannot be checked: the usage ledger mcp-turns-usage-\S+ did not answer in 5 s: is a worker polling task queue /);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const usage = await fetch(`${base}/v1/usage`, { headers: { authorization: `Bearer ${token}` } });
+    expect(usage.status).toBe(503);
+    await h.client.workflow.getHandle(usageLedgerId(key)).terminate();
   });
 });
