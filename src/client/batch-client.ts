@@ -3,6 +3,7 @@
  * query's result as it finishes. Safe to call again after a crash: finished queries are never run
  * twice (their workflow ids are deterministic) and results are fetched from Temporal, not recomputed.
  */
+import { ownerSearchAttributes, ownerStartOptions, type Owner } from './owner';
 import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
 import { batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchInput, type BatchItem, type BatchProgress } from '../core/batch';
@@ -45,6 +46,11 @@ export interface RunBatchOptions {
    * answered in this time is sent once more, then fails its turn (default 24 h).
    */
   messageBatches?: boolean | { deadlineMs?: number };
+  /**
+   * Whose batch it is (src/client/owner.ts): its workflows and every turn carry the owner (only
+   * they and admins see them through `serve`) and the owner's fairness key.
+   */
+  owner?: Owner;
 }
 
 /**
@@ -92,7 +98,8 @@ export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'on
         staticSummary:
           `batch ${opts.name}${shards > 1 ? ` (shard ${i + 1} of ${shards})` : ''}: ${items.length} queries, concurrency ${Math.ceil(concurrency / shards)}` +
           (messageBatches ? ', through Message Batches' : ''),
-        typedSearchAttributes: [{ key: SA_BATCH, value: opts.name }],
+        typedSearchAttributes: [{ key: SA_BATCH, value: opts.name }, ...ownerSearchAttributes(opts.owner)],
+        ...ownerStartOptions(opts.owner),
         args: [
           {
             name: opts.name,

@@ -13,6 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import { resolveServeSettings } from '../../src/config/serve-settings';
 import { startChatTurn } from '../../src/client/chat-turn-client';
 import { sendMessage, startConversation } from '../../src/client/conversation-client';
+import { runBatch } from '../../src/client/batch-client';
+import { batchChildId } from '../../src/core/batch';
 import { conversationTurnId } from '../../src/core/conversation';
 import { SA_OWNER } from '../../src/core/search-attributes';
 import { sendMessageUpdate } from '../../src/core/workflow-handlers';
@@ -218,6 +220,20 @@ describe('what bob, alice and root each see of turns', () => {
     await cli.result();
     for (const who of ['alice', 'bob'] as const) expect((await call(who, 'GET', `/v1/turns/${cli.workflowId}`)).status).toBe(404);
     expect((await call('root', 'GET', `/v1/turns/${cli.workflowId}`)).status).toBe(200);
+  });
+
+  it("makes every turn of alice's batch hers, with her fairness key", async () => {
+    const name = `owners-batch-${RUN}`;
+    const owner = tokenCaller('alice', false).owner;
+    await runBatch(h.client, { name, items: [1, 2].map((i) => ({ id: `q${i}`, input: { question: `batch question ${i}`, model: 'quick' } })), taskQueue: h.taskQueue, owner, onResult: () => {} });
+    for (const i of [1, 2]) {
+      const id = batchChildId(name, `q${i}`);
+      const described = await h.client.workflow.getHandle(id).describe();
+      expect(described.typedSearchAttributes.get(SA_OWNER)).toBe(owner.key);
+      expect(described.raw.workflowExecutionInfo?.priority?.fairnessKey).toBe(owner.key);
+      expect((await call('alice', 'GET', `/v1/turns/${id}`)).status).toBe(200);
+      expect((await call('bob', 'GET', `/v1/turns/${id}`)).status).toBe(404);
+    }
   });
 
   it("keeps a conversation's owner across continue-as-new and on every turn, and the conversation itself refuses another's message", async () => {
