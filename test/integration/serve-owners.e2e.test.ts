@@ -246,7 +246,11 @@ describe('what bob, alice and root each see of turns', () => {
       return d.runId !== d.raw.workflowExecutionInfo?.firstRunId;
     }, 'a run continued as new', 10_000);
     expect((await h.client.workflow.getHandle(id).describe()).typedSearchAttributes.get(SA_OWNER)).toBe(owner.key);
-    for (const i of [0, 1, 2]) expect((await h.client.workflow.getHandle(conversationTurnId(id, i)).describe()).typedSearchAttributes.get(SA_OWNER)).toBe(owner.key);
+    for (const i of [0, 1, 2]) {
+      const turn = await h.client.workflow.getHandle(conversationTurnId(id, i)).describe();
+      expect(turn.typedSearchAttributes.get(SA_OWNER)).toBe(owner.key);
+      expect(turn.raw.workflowExecutionInfo?.priority?.fairnessKey).toBe(owner.key);
+    }
     expect((await call('alice', 'GET', `/v1/turns/${conversationTurnId(id, 2)}`)).status).toBe(200);
     // A message that reaches the conversation from someone else (as one racing its creation would) is refused by the conversation.
     const bobKey = tokenCaller('bob', false).owner.key;
