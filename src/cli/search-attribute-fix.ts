@@ -4,6 +4,7 @@ import { DEFAULT_ADDRESS } from '../temporal/connection';
 import { causeChain } from '../client/describe-failure';
 import { CliError } from './cli-error';
 import { missingSearchAttribute } from '../client/missing-search-attribute';
+import { unlistedSearchAttributes } from '../temporal/search-attribute-registration';
 
 
 /**
@@ -17,14 +18,12 @@ export async function searchAttributeFix(
   client: Client,
   address: string,
 ): Promise<string | undefined> {
-  const missingAttribute = missingSearchAttribute(err);
-  if (!missingAttribute) return undefined;
-  const { namespace } = missingAttribute;
+  const refused = missingSearchAttribute(err);
+  if (!refused) return undefined;
+  const { namespace } = refused;
   let missing: (typeof SEARCH_ATTRIBUTES)[number][] = [...SEARCH_ATTRIBUTES];
   try {
-    const listed = await client.connection.operatorService.listSearchAttributes({ namespace });
-    const known = new Set(Object.keys(listed.customAttributes ?? {}));
-    const unlisted = SEARCH_ATTRIBUTES.filter((k) => !known.has(k.name));
+    const unlisted = await unlistedSearchAttributes(client.connection, namespace);
     if (unlisted.length) missing = unlisted;
   } catch {
     // Not allowed to list (e.g. a cloud namespace without operator rights): name every attribute.

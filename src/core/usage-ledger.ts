@@ -91,7 +91,8 @@ export function utcDay(nowMs: number): string {
 
 /** Seconds from `nowMs` to the next UTC midnight (at least 1). */
 export function secondsToUtcMidnight(nowMs: number): number {
-  const next = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate() + 1);
+  const now = new Date(nowMs);
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   return Math.max(1, Math.ceil((next - nowMs) / 1000));
 }
 

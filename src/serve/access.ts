@@ -9,15 +9,9 @@ import { viewerOf, type Caller } from './caller';
 import { notFound } from './http-error';
 import type { ServeContext } from './serve-context';
 
-/** Workflow `id` as `caller` may see it; undefined when there is none or it is not theirs. */
-export async function describeVisible(ctx: ServeContext, caller: Caller, id: string): Promise<IdDescription | undefined> {
-  const described = await describeId(ctx.client, id);
-  return described && visibleTo(viewerOf(caller), described.searchAttributes) ? described : undefined;
-}
-
-/** Workflow `id` as `caller` may see it; else 404 "no <what> <id>". */
+/** Workflow `id` as `caller` may see it; else (none, or not theirs) 404 "no <what> <id>". */
 export async function requireVisible(ctx: ServeContext, caller: Caller, id: string, what: string): Promise<IdDescription> {
-  const described = await describeVisible(ctx, caller, id);
-  if (!described) throw notFound(`${what} ${id}`);
+  const described = await describeId(ctx.client, id);
+  if (!described || !visibleTo(viewerOf(caller), described.searchAttributes)) throw notFound(`${what} ${id}`);
   return described;
 }

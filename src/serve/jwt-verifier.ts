@@ -16,7 +16,6 @@
  * discovery is tried again on the next request.
  */
 import type * as JoseModule from 'jose' with { 'resolution-mode': 'import' };
-import type { JWTPayload, JWTVerifyGetKey } from 'jose' with { 'resolution-mode': 'import' };
 import { oneLine } from '../core/text';
 import { secureUrl, type JwtSettings } from '../config/serve-settings';
 import { jwtCaller, type Caller } from './caller';
@@ -47,7 +46,7 @@ function loadJose(): Promise<Jose> {
 }
 
 export class JwtVerifier {
-  private keys: Promise<JWTVerifyGetKey> | undefined;
+  private keys: Promise<JoseModule.JWTVerifyGetKey> | undefined;
 
   constructor(private readonly settings: JwtSettings) {}
 
@@ -55,7 +54,7 @@ export class JwtVerifier {
   async verify(token: string): Promise<{ caller: Caller } | { refusal: string }> {
     const { jwtVerify, errors } = await loadJose();
     const keys = await this.keySet();
-    let payload: JWTPayload;
+    let payload: JoseModule.JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, keys, {
         issuer: this.settings.issuer,
@@ -79,7 +78,7 @@ export class JwtVerifier {
     return { caller: jwtCaller(this.settings.issuer, name, this.isAdmin(payload)) };
   }
 
-  private isAdmin(payload: JWTPayload): boolean {
+  private isAdmin(payload: JoseModule.JWTPayload): boolean {
     const rule = this.settings.adminClaim;
     if (!rule) return false;
     const value = payload[rule.claim];
@@ -87,7 +86,7 @@ export class JwtVerifier {
   }
 
   /** The issuer's key set, found once (discovery unless `jwksUrl`); a failed discovery is tried again next time. */
-  private keySet(): Promise<JWTVerifyGetKey> {
+  private keySet(): Promise<JoseModule.JWTVerifyGetKey> {
     this.keys ??= this.discoverKeys().catch((err: unknown) => {
       this.keys = undefined;
       throw err;
@@ -95,7 +94,7 @@ export class JwtVerifier {
     return this.keys;
   }
 
-  private async discoverKeys(): Promise<JWTVerifyGetKey> {
+  private async discoverKeys(): Promise<JoseModule.JWTVerifyGetKey> {
     const { createRemoteJWKSet } = await loadJose();
     const jwksUrl = this.settings.jwksUrl ?? (await this.jwksUriFromDiscovery());
     return createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: FETCH_TIMEOUT_MS, cooldownDuration: KEYS_COOLDOWN_MS, cacheMaxAge: KEYS_MAX_AGE_MS });

@@ -99,12 +99,17 @@ export function guardRequests(app: FastifyInstance, settings: ServeSettings, por
   app.addHook('preParsing', authenticate(settings));
 }
 
+/** The 401 line of a request without `Authorization: Bearer`. */
+function missingCredentials(settings: ServeSettings): { status: 401; line: string } {
+  return { status: 401, line: `missing Authorization: Bearer <${settings.tokens.length ? 'token' : 'JWT'}>` };
+}
+
 /**
  * Who `bearer` names: the holder of a static token, else (when it has a JWT's shape and JWTs are
  * configured) the JWT's subject; else the refusal.
  */
 async function callerOf(settings: ServeSettings, jwt: JwtVerifier | undefined, bearer: string | undefined): Promise<{ caller: Caller } | { refusal: { status: 401 | 503; line: string } }> {
-  if (bearer === undefined) return { refusal: { status: 401, line: `missing Authorization: Bearer <${settings.tokens.length ? 'token' : 'JWT'}>` } };
+  if (bearer === undefined) return { refusal: missingCredentials(settings) };
   const token = tokenOf(settings.tokens, bearer);
   if (token) return { caller: tokenCaller(token.name, token.role === 'admin') };
   if (jwt && looksLikeJwt(bearer)) {
@@ -156,7 +161,7 @@ function isOpen(request: FastifyRequest): boolean {
 function authenticate(settings: ServeSettings) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (request.caller !== undefined || isOpen(request) || request.is404) return;
-    const refusal = request.refusal ?? { status: 401, line: `missing Authorization: Bearer <${settings.tokens.length ? 'token' : 'JWT'}>` };
+    const refusal = request.refusal ?? missingCredentials(settings);
     if (refusal.status === 401) reply.header('www-authenticate', 'Bearer');
     await reply.code(refusal.status).send({ error: refusal.line });
   };

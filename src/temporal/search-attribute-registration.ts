@@ -18,11 +18,16 @@ const INDEXED_TYPE: Partial<Record<string, temporal.api.enums.v1.IndexedValueTyp
   [SearchAttributeType.DOUBLE]: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
 };
 
-/** Adds the attributes `namespace` lacks; answers their names (none when all were there). */
-export async function registerMissingSearchAttributes(connection: ConnectionLike, namespace: string): Promise<string[]> {
+/** mcp-turns' attributes that `namespace` does not list. */
+export async function unlistedSearchAttributes(connection: ConnectionLike, namespace: string): Promise<(typeof SEARCH_ATTRIBUTES)[number][]> {
   const listed = await connection.operatorService.listSearchAttributes({ namespace });
   const known = new Set(Object.keys(listed.customAttributes ?? {}));
-  const missing = SEARCH_ATTRIBUTES.filter((k) => !known.has(k.name));
+  return SEARCH_ATTRIBUTES.filter((k) => !known.has(k.name));
+}
+
+/** Adds the attributes `namespace` lacks; answers their names (none when all were there). */
+export async function registerMissingSearchAttributes(connection: ConnectionLike, namespace: string): Promise<string[]> {
+  const missing = await unlistedSearchAttributes(connection, namespace);
   if (!missing.length) return [];
   await connection.operatorService.addSearchAttributes({
     namespace,
