@@ -39,7 +39,8 @@ export function outcomeOfReply(reply: Pick<ClaudeCallOutput, 'content' | 'stopRe
   if (reply.stopReason === 'refusal') return { next: 'stop', reason: 'refusal' };
   if (isCutInsideToolUse(reply)) return { next: 'stop', reason: 'max_tokens' };
   if (!reply.content.some((b) => b.type === 'tool_use')) {
-    return { next: 'stop', reason: reply.stopReason === 'max_tokens' ? 'max_tokens' : 'completed' };
+    if (reply.stopReason === 'max_tokens') return { next: 'stop', reason: 'max_tokens' };
+    return { next: 'stop', reason: reply.stopReason === 'stop_sequence' ? 'stop_sequence' : 'completed' };
   }
   return { next: 'run-tools' };
 }

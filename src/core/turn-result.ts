@@ -5,6 +5,7 @@ import type { WAITING_APPROVAL_STATUS } from './run-status';
 import type { CompactionReport } from './compaction';
 import type { TurnResponse } from './response';
 import type { TokenUsage } from './usage';
+import type { OutputReport } from './output-spec';
 
 export type TurnStopReason =
   /** Claude answered without asking for more tools (or, gather-then-format, without NEED MORE DATA). */
@@ -16,6 +17,10 @@ export type TurnStopReason =
   /** Claude repeated a call it had already made with the same arguments. */
   | 'repeated_call'
   | 'refusal'
+  /** A loop call ended at one of the turn's `stopSequences` (its text may be cut there). */
+  | 'stop_sequence'
+  /** The turn's `output` did not validate against its schema, even after a repair call. */
+  | 'invalid_output'
   /**
    * The conversation does not fit the model's context window, even with all prior history
    * compacted: the answer says so, and the formatter is not called (it would not fit either).
@@ -60,8 +65,17 @@ export interface ChatTurnResult {
   model: string;
   /** The full updated conversation: pass it as `history` to the next turn. */
   messages: MessageParam[];
-  /** How the formatter produced the answer; absent with `format: false`. */
+  /** How the formatter produced the answer; absent with `format: false` and with `output`. */
   formatMode?: FormatMode;
+  /**
+   * With the turn's `output`: the answer as a JSON object that matches its schema. Absent when none
+   * does (`stopReason: "invalid_output"`) or the turn stopped before its answer (refusal, context window).
+   */
+  output?: unknown;
+  /** With the turn's `output`: how it was written, and why it is absent when it is. */
+  outputReport?: OutputReport;
+  /** The stop sequence a loop call ended at (`stopReason: "stop_sequence"`). */
+  stopSequence?: string;
   /** Servers whose tools were not available to this turn. */
   unavailableServers: ServerUnavailable[];
   /** Tools not offered to Claude, and why. */

@@ -8,6 +8,8 @@ import type { ContentBlockParam } from '../core/contracts';
 import { MAX_CONTEXT_BYTES, MAX_MODEL_LENGTH, MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 import { issueMessage } from './issue-problems';
 import { ServerToolsSchema } from './server-tools';
+import { OutputSpecSchema } from './output-spec';
+import { CacheControlsSchema, EffortSchema, legacySamplingFields, StopSequencesSchema, ToolChoiceSchema, UserIdSchema } from './request-controls';
 
 /** Model ids as the Messages API (and Bedrock's, Vertex's) name them; the id is a search attribute too. */
 const ModelSchema = z
@@ -139,6 +141,22 @@ export const ChatTurnInputSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * The answer's JSON shape: the turn ends in a JSON object matching `schema` (the result's
+     * `output`) instead of the response formatter's answer (docs/structured-output.md).
+     */
+    output: OutputSpecSchema.optional(),
+    /** How much the model puts into its answers (`output_config.effort`): low, medium, high, xhigh, max. @default the worker's, else the API's */
+    effort: EffortSchema.optional(),
+    /** Strings that end a loop call where Claude writes them; the turn then stops with `stop_sequence`. @default the worker's */
+    stopSequences: StopSequencesSchema.optional(),
+    /** The loop's `tool_choice`: `auto`, `any`, `none` or a `server__tool`, for its first call (or `on: "every"` call). @default the worker's */
+    toolChoice: ToolChoiceSchema.optional(),
+    /** The prompt cache's lifetime: `{ ttl: "5m" | "1h", conversationTtl? }`. @default the worker's, else 5m */
+    cache: CacheControlsSchema.optional(),
+    /** The end user's opaque id, sent as `metadata.user_id`; `serve` sets it from its caller. */
+    userId: UserIdSchema.optional(),
+    ...legacySamplingFields,
   })
   .strict();
 
