@@ -94,10 +94,10 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
       return out;
     },
 
-    /** The final, forced `response_formatter` call (with repair and fallbacks). */
+    /** The answer's call: the forced `response_formatter` (with repair and fallbacks), or the turn's typed `output`. */
     async formatResponse(input: FormatResponseInput, ...segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
       const { stream, ...request } = input;
-      const recorder = stream && streamRecorder('formatter', stream);
+      const recorder = stream && streamRecorder(input.output ? 'output' : 'formatter', stream);
       const out = await claudeCall(limiter, deps.config.maxSpendCapAttempts, recorder, () =>
         runFormatter(deps.client, { ...request, messages: joinSegments(segments).messages }, options(recorder)),
       );

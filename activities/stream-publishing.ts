@@ -16,7 +16,7 @@ export interface StreamDetail {
 }
 
 /** A recorder for the current activity, continuing the record an earlier attempt published. */
-export function streamRecorder(call: 'step' | 'formatter', request: StreamRequest): StreamRecorder {
+export function streamRecorder(call: 'step' | 'formatter' | 'output', request: StreamRequest): StreamRecorder {
   const ctx = Context.current();
   const previous = ctx.info.heartbeatDetails;
   const recorder = new StreamRecorder({

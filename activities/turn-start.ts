@@ -12,6 +12,8 @@ import { selectTools, unknownToolsetProblem, type Toolset } from '../src/core/to
 import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../src/schemas/turn-input';
 import type { Toolbox } from '../src/tools/toolbox';
 import { prepareTurnOf } from '../src/core/turn-toolset';
+import { resolveTurn } from '../src/core/resolve-turn';
+import { namedTool, notOfferedProblem, requestControlProblems } from '../src/core/request-control-checks';
 
 function invalid(problems: string[]): ApplicationFailure {
   return ApplicationFailure.create({ type: INVALID_TURN_INPUT, message: `invalid chat turn input: ${problems.join('; ')}`, nonRetryable: true, details: problems });
@@ -40,6 +42,9 @@ export function makeTurnStartActivities({ tools, workerDefaults, toolsets = {} }
     // and the SDK keeps the workflow task alive while a local activity runs.
     async prepareTurn(input: unknown): Promise<PreparedTurn> {
       const turn = checked(input);
+      const resolved = resolveTurn(turn, workerDefaults);
+      const controls = requestControlProblems(resolved);
+      if (controls.length) throw invalid(controls);
       const toolset = turn.toolset === undefined ? undefined : toolsets[turn.toolset];
       if (turn.toolset !== undefined && !toolset) throw invalid([unknownToolsetProblem(turn.toolset, toolsets)]);
       const selection = selectTools(turn, turn.toolset, toolset);
@@ -47,7 +52,10 @@ export function makeTurnStartActivities({ tools, workerDefaults, toolsets = {} }
         { ...(selection.servers ? { servers: selection.servers } : {}), ...(turn.context ? { context: turn.context } : {}) },
         { signal: Context.current().cancellationSignal },
       );
-      return prepareTurnOf(turn, listed, workerDefaults, selection);
+      const prepared = prepareTurnOf(turn, listed, workerDefaults, selection);
+      const forced = namedTool(resolved.toolChoice);
+      if (forced !== undefined && prepared.forcedTool === undefined) throw invalid([notOfferedProblem(prepared.catalog, forced)]);
+      return prepared;
     },
   };
 }

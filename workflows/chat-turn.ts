@@ -80,7 +80,10 @@ async function runLoop(turn: Turn): Promise<TurnStopReason> {
     const kept = replyToKeep(reply);
     if (kept) turn.transcript.addReply(kept);
     const outcome = outcomeOfReply(reply);
-    if (outcome.next === 'stop') return outcome.reason;
+    if (outcome.next === 'stop') {
+      if (outcome.reason === 'stop_sequence') turn.stopSequence = reply.stopSequence;
+      return outcome.reason;
+    }
     if (outcome.next === 'ask-again') continue;
 
     turn.enter('calling-tools');

@@ -34,7 +34,7 @@ export async function askClaude(turn: Turn): Promise<ClaudeCallOutput | typeof C
   for (;;) {
     let reply: ClaudeCallOutput;
     try {
-      const request = { ...turn.request, maxTokens, step, ...(askedAgain ? { askedAgain } : {}), ...(turn.container ? { container: turn.container } : {}) };
+      const request = { ...turn.request, maxTokens, step, ...turn.toolChoiceFor(step), ...(askedAgain ? { askedAgain } : {}), ...(turn.container ? { container: turn.container } : {}) };
       const segments = transcript.segments({ withTools: true });
       reply = await turn.claudeCalls.step(request, segments, `Claude · step ${step}`);
     } catch (err) {

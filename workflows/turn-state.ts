@@ -7,6 +7,7 @@ import { condition, log, setCurrentDetails, workflowInfo } from '@temporalio/wor
 import { SA_BATCH } from '../src/core/search-attributes';
 import type { ApprovalRecord } from '../src/core/approvals';
 import type {
+  CallControls,
   ClaudeCallInput,
   ClaudeCallOutput,
   DroppedTool,
@@ -17,7 +18,10 @@ import type {
   ServerUnavailable,
   ThinkingConfigParam,
   ToolApproval,
+  ToolChoice,
 } from '../src/core/contracts';
+import { loopToolChoiceOf, toolChoiceForStep, type LoopToolChoice } from '../src/core/request-controls';
+import type { OutputReport } from '../src/core/output-spec';
 import { turnSystemPrompt } from '../src/core/prompts';
 import { historyServerTools, isServerToolDefinition } from '../src/core/server-tools';
 import { referencedToolNames } from '../src/core/tool-references';
@@ -45,6 +49,8 @@ export type ClaudeStepRequest = Omit<ClaudeCallInput, 'step'>;
 export interface TurnAnswer {
   response: TurnResponse;
   formatMode?: FormatMode;
+  /** With the turn's `output`: the JSON answer (absent when none validates) and how it was written. */
+  typed?: { output?: unknown; report: OutputReport };
 }
 
 /** Progress before the turn's start has finished. */
@@ -82,6 +88,12 @@ export class Turn {
   private costUsd = 0;
   /** Whether any call waited for approval when that was last published. */
   private waitingPublished = false;
+  /** The turn's `toolChoice`, in one form; absent without one, or without tools to choose from. */
+  private readonly toolChoice: LoopToolChoice | undefined;
+  /** The Claude name of the tool `toolChoice` forces. */
+  private readonly forcedTool: string | undefined;
+  /** The stop sequence the loop's last call ended at. */
+  stopSequence: string | undefined = undefined;
   /** The code execution container the turn's calls run in, once a reply ran code: its later calls go on in it. */
   container: string | undefined = undefined;
   /** How the turn calls Claude: each call an activity, or every call through Message Batches (`input.messageBatches`). */
@@ -130,7 +142,20 @@ export class Turn {
       ? new MessageBatchCalls({ ...(batches.deadlineMs !== undefined ? { deadlineMs: batches.deadlineMs } : {}), onWaiting: () => this.refreshDetails() })
       : new InteractiveCalls({ streamed: this.streamed, claudeOnTurnQueue: this.claudeOnTurnQueue });
     const streaming = stream ? { stream } : {};
-    this.request = { model, maxTokens, ...(loopSystem !== undefined ? { system: loopSystem } : {}), ...(thinking ? { thinking } : {}), ...streaming };
+    const { effort, cache, userId, stopSequences, output } = this.input;
+    // What every call of the turn is sent (src/core/request-controls.ts).
+    const controls: CallControls = { ...(effort ? { effort } : {}), ...(cache ? { cache } : {}), ...(userId ? { userId } : {}) };
+    this.request = {
+      model,
+      maxTokens,
+      ...(loopSystem !== undefined ? { system: loopSystem } : {}),
+      ...(thinking ? { thinking } : {}),
+      ...streaming,
+      ...controls,
+      ...(stopSequences ? { stopSequences } : {}),
+    };
+    this.toolChoice = this.input.toolChoice !== undefined && this.hadTools ? loopToolChoiceOf(this.input.toolChoice) : undefined;
+    this.forcedTool = prepared.forcedTool;
     this.offered = tools;
     this.formatRequest = {
       model,
@@ -138,7 +163,15 @@ export class Turn {
       ...(formatterSystem !== undefined ? { system: formatterSystem } : {}),
       ...(thinking ? { thinking } : {}),
       ...streaming,
+      ...controls,
+      ...(output ? { output } : {}),
     };
+  }
+
+  /** The `tool_choice` of the loop's call at `step`, from the turn's `toolChoice` (a turn without tools sends none). */
+  toolChoiceFor(step: number): { toolChoice?: ToolChoice } {
+    const toolChoice = toolChoiceForStep(this.toolChoice, step, this.forcedTool);
+    return toolChoice ? { toolChoice } : {};
   }
 
   /**
@@ -200,18 +233,21 @@ export class Turn {
   }
 
   /** The turn's result, once it has answered. */
-  finish(stopReason: TurnStopReason, { response, formatMode }: TurnAnswer): ChatTurnResult {
+  finish(loopStopReason: TurnStopReason, { response, formatMode, typed }: TurnAnswer): ChatTurnResult {
     this.enter('done');
+    const stopReason = typed && typed.output === undefined ? (typed.report.refused ? 'refusal' : 'invalid_output') : loopStopReason;
     return {
       response,
       stopReason,
+      ...(typed ? { ...(typed.output !== undefined ? { output: typed.output } : {}), outputReport: typed.report } : {}),
+      ...(stopReason === 'stop_sequence' && this.stopSequence !== undefined ? { stopSequence: this.stopSequence } : {}),
       steps: this.steps,
       toolCalls: this.calls.records,
       usage: this.usage,
       costUsd: this.costUsd,
       model: this.input.model,
       messages: this.finalMessages(response),
-      ...(formatMode ? { formatMode } : {}),
+      ...(formatMode && !typed ? { formatMode } : {}),
       unavailableServers: [...this.unavailable],
       droppedTools: [...this.droppedTools],
       approvals: [...this.approvals.records],

@@ -5,6 +5,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
+  CacheControlEphemeral,
   ContentBlockParam,
   Message,
   MessageCreateParamsNonStreaming,
@@ -13,6 +14,7 @@ import type {
   ToolUnion,
 } from '@anthropic-ai/sdk/resources/messages';
 import type { ClaudeCallOutput, ClaudeRequest, ContentBlock } from '../core/contracts';
+import type { CacheTtl } from '../core/request-controls';
 import { fromApiUsage } from '../core/usage';
 import { toClaudeFailure, type ClaudeErrorPolicy } from './errors';
 import type { PriceTable } from './pricing';
@@ -40,6 +42,11 @@ export interface CallClaudeOptions {
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
 
+/** A breakpoint's `cache_control`: the API's default lifetime (5 min) unless `ttl` says 1 h. */
+function breakpoint(ttl: CacheTtl | undefined): CacheControlEphemeral {
+  return ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : EPHEMERAL;
+}
+
 /** Block types of a user message that may carry `cache_control`. */
 const CACHEABLE_USER_BLOCKS = new Set(['text', 'tool_result', 'image', 'document', 'search_result']);
 
@@ -49,7 +56,7 @@ const CACHEABLE_USER_BLOCKS = new Set(['text', 'tool_result', 'image', 'document
  * prefix, and the next step of the turn, which repeats it, reads it back instead of paying for it
  * again. Only that message is copied.
  */
-function withConversationBreakpoint(messages: MessageParam[]): MessageParam[] {
+function withConversationBreakpoint(messages: MessageParam[], ttl: CacheTtl | undefined): MessageParam[] {
   const last = messages[messages.length - 1];
   if (!last || last.role !== 'user') return messages;
   const content: ContentBlockParam[] =
@@ -57,7 +64,7 @@ function withConversationBreakpoint(messages: MessageParam[]): MessageParam[] {
   const block = content[content.length - 1];
   if (!block || !CACHEABLE_USER_BLOCKS.has(block.type)) return messages;
   if (block.type === 'text' && !block.text) return messages; // the API refuses cache_control on empty text
-  content[content.length - 1] = { ...block, cache_control: EPHEMERAL } as ContentBlockParam;
+  content[content.length - 1] = { ...block, cache_control: breakpoint(ttl) } as ContentBlockParam;
   return [...messages.slice(0, -1), { ...last, content }];
 }
 
@@ -65,32 +72,44 @@ function withConversationBreakpoint(messages: MessageParam[]): MessageParam[] {
  * The Messages API request for an activity input. `tool_choice` and `thinking` are left out when
  * undefined, `tools` when empty. With `cache` (the default) the last tool, the system prompt (as a
  * text block) and the last user message's last block carry `cache_control` (3 of the API's 4
- * breakpoints); the input is never mutated.
+ * breakpoints): the first two with the input's `cache.ttl`, the last with its `conversationTtl`
+ * (5 min unless it says 1 h), so 1 h breakpoints always come first. The request controls go where
+ * the API takes them: `output_config` (effort, format), `stop_sequences`, `metadata.user_id`. The
+ * input is never mutated.
  */
 export function buildMessageParams(
   input: ClaudeRequest,
   { cache = true }: { cache?: boolean } = {},
 ): MessageCreateParamsNonStreaming {
+  const prefixTtl = input.cache?.ttl;
   const params: MessageCreateParamsNonStreaming = {
     model: input.model,
     max_tokens: input.maxTokens,
-    messages: cache ? withConversationBreakpoint(input.messages) : input.messages,
+    messages: cache ? withConversationBreakpoint(input.messages, input.cache?.conversationTtl) : input.messages,
   };
   if (input.system !== undefined && input.system !== '') {
     params.system = cache
-      ? [{ type: 'text', text: input.system, cache_control: EPHEMERAL } satisfies TextBlockParam]
+      ? [{ type: 'text', text: input.system, cache_control: breakpoint(prefixTtl) } satisfies TextBlockParam]
       : input.system;
   }
   if (input.tools.length > 0) {
     const tools: ToolUnion[] = [...input.tools];
     const last = input.tools[input.tools.length - 1];
     // Tools come first in the cached prefix, so one breakpoint on the last tool covers them all.
-    if (cache && last) tools[tools.length - 1] = { ...last, cache_control: EPHEMERAL };
+    if (cache && last) tools[tools.length - 1] = { ...last, cache_control: breakpoint(prefixTtl) };
     params.tools = tools;
   }
   if (input.toolChoice !== undefined) params.tool_choice = input.toolChoice;
   if (input.thinking !== undefined) params.thinking = input.thinking;
   if (input.container !== undefined) params.container = input.container;
+  if (input.stopSequences?.length) params.stop_sequences = input.stopSequences;
+  if (input.effort !== undefined || input.outputFormat !== undefined) {
+    params.output_config = {
+      ...(input.effort !== undefined ? { effort: input.effort } : {}),
+      ...(input.outputFormat !== undefined ? { format: input.outputFormat } : {}),
+    };
+  }
+  if (input.userId !== undefined) params.metadata = { user_id: input.userId };
   return params;
 }
 
@@ -136,6 +155,7 @@ export async function callClaude(
       model: message.model,
     };
     if (requestId) output.requestId = requestId;
+    if (message.stop_sequence) output.stopSequence = message.stop_sequence;
     if (message.container?.id) output.container = message.container.id;
     if (opts.prices) output.costUsd = opts.prices.costOf(usage, message.model || input.model).usd;
     return output;

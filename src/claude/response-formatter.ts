@@ -31,6 +31,10 @@ import { lastAssistantText, textOf, toolUses, type ToolUseBlock } from '../core/
 import { ZERO_USAGE, addUsage, type TokenUsage } from '../core/usage';
 import { callClaude, type CallClaudeOptions } from './call-claude';
 import { ClaudeFailureType } from '../core/failure-types';
+import { writeOutput } from './output-writer';
+import { withFinalRequest } from './final-request';
+
+export { withFinalRequest };
 
 /** Appended to the transcript so it ends with a user turn asking for the formatted answer. */
 export const FINAL_ANSWER_REQUEST = `Now give your final answer to my question using the ${FORMATTER_TOOL_NAME} tool.`;
@@ -76,6 +80,8 @@ export async function formatResponse(
   input: FormatRequest,
   opts: FormatResponseOptions = {},
 ): Promise<FormatResponseOutput> {
+  // A turn's typed `output` is written by its own call, not the formatter's tool.
+  if (input.output) return writeOutput(client, { ...input, output: input.output }, opts);
   const run = new FormatterRun(client, input, opts);
   if (input.thinking) {
     run.notes.push(
@@ -264,38 +270,6 @@ function repairMessages(base: MessageParam[], reply: ContentBlock[], attempt: At
           : NOT_A_TOOL,
   }));
   return [...base, { role: 'assistant', content: reply }, { role: 'user', content: results }];
-}
-
-/**
- * The transcript ending in a user turn that carries `text`. A final user turn gets `text` as an
- * extra block after its own content (tool_results stay first); otherwise a new user message is
- * added, answering first any tool_use the final assistant turn left unanswered (pairing rule).
- */
-export function withFinalRequest(messages: MessageParam[], text: string): MessageParam[] {
-  const last = messages[messages.length - 1];
-  if (last?.role === 'user') {
-    const before: ContentBlockParam[] =
-      typeof last.content === 'string'
-        ? last.content
-          ? [{ type: 'text', text: last.content }]
-          : []
-        : last.content;
-    return [...messages.slice(0, -1), { ...last, content: [...before, { type: 'text', text }] }];
-  }
-  const pending =
-    last?.role === 'assistant' && typeof last.content !== 'string'
-      ? toolUses(last.content as ContentBlock[])
-      : [];
-  const results: ContentBlockParam[] = pending.map((u) => ({
-    type: 'tool_result',
-    tool_use_id: u.id,
-    is_error: true,
-    content: 'Not run: the turn ended before this tool call ran.',
-  }));
-  return [
-    ...messages,
-    { role: 'user', content: results.length ? [...results, { type: 'text', text }] : text },
-  ];
 }
 
 /** Text worth showing from an invalid formatter input (e.g. `conversation` sent as a string). */

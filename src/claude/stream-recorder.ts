@@ -5,7 +5,8 @@
  * Deltas that arrive between two publications are joined into one part.
  *
  * A step's call records its text (and, when asked, its thinking); the formatter's call records the
- * answer as its forced tool input writes it (the input is partial JSON until the call ends).
+ * answer as its forced tool input writes it (the input is partial JSON until the call ends); the
+ * call that writes a turn's typed `output` records the answer as its text (the JSON as written).
  */
 import type { MessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import { parse as parsePartialJson, Allow } from 'partial-json';
@@ -28,8 +29,8 @@ export interface StreamRecorderOptions {
   attempt: number;
   /** The record an earlier attempt left (its last heartbeat details), continued after a retry part. */
   previous?: StreamRecord | undefined;
-  /** `step`: a loop step's text and thinking; `formatter`: the answer in the formatter's tool input. */
-  call: 'step' | 'formatter';
+  /** `step`: a loop step's text and thinking; `formatter`: the answer in the formatter's tool input; `output`: the answer as text. */
+  call: 'step' | 'formatter' | 'output';
   request: StreamRequest;
   /** Publishes the record (the activity heartbeats it). */
   publish: (record: StreamRecord) => void;
@@ -106,7 +107,9 @@ export class StreamRecorder {
     }
     if (event.type !== 'content_block_delta') return;
     const { delta } = event;
-    if (this.options.call === 'step') {
+    if (this.options.call === 'output') {
+      if (delta.type === 'text_delta') this.add('a', delta.text);
+    } else if (this.options.call === 'step') {
       if (delta.type === 'text_delta') this.add('t', delta.text);
       else if (delta.type === 'thinking_delta' && this.options.request.reasoning)
         this.add('r', delta.thinking);

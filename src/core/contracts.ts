@@ -22,6 +22,8 @@ import type { StreamRecord, StreamRequest } from './stream-record';
 import type { AskedAgain } from './activity-types';
 import type { TurnContext } from './context-templates';
 import type { ServerToolDefinition, ServerToolsInput, ToolSearchMode } from './server-tools';
+import type { CacheControls, Effort, ToolChoiceInput } from './request-controls';
+import type { OutputPath, OutputReport, OutputSpec } from './output-spec';
 
 export type { ContentBlock, ContentBlockParam, MessageParam, Tool, ToolUnion, ToolChoice, StopReason, ThinkingConfigParam };
 
@@ -131,6 +133,11 @@ export interface WorkerTurnDefaults {
   toolSearch?: ToolSearchMode;
   /** Tools every turn loads up front (`claude.alwaysLoad`). */
   alwaysLoad?: string[];
+  /** Request controls for turns that set none (`claude.effort`, `stopSequences`, `toolChoice`, `cache`). */
+  effort?: Effort;
+  stopSequences?: string[];
+  toolChoice?: ToolChoiceInput;
+  cache?: CacheControls;
 }
 
 /** What a Claude tool name calls. */
@@ -174,6 +181,8 @@ export interface PreparedTurn extends Omit<ToolListing, 'tools' | 'unusableTools
   /** Claude tool name → the approval its calls wait for; a tool absent here runs at once. */
   approvals: Record<string, ToolApproval>;
   workerDefaults: WorkerTurnDefaults;
+  /** The Claude name of the tool the turn's `toolChoice` forces (absent: it names none). */
+  forcedTool?: string;
 }
 
 export interface CallToolInput {
@@ -212,8 +221,18 @@ export interface CallToolOutput {
   toolUseId?: string;
 }
 
+/** What a turn's request controls set on each of its calls (src/core/request-controls.ts). */
+export interface CallControls {
+  /** `output_config.effort`. */
+  effort?: Effort;
+  /** The prompt-cache breakpoints' lifetimes. */
+  cache?: CacheControls;
+  /** `metadata.user_id`. */
+  userId?: string;
+}
+
 /** A Claude Messages request as the worker makes it: the activity input with its conversation read. */
-export interface ClaudeRequest {
+export interface ClaudeRequest extends CallControls {
   model: string;
   system?: string;
   messages: MessageParam[];
@@ -223,17 +242,23 @@ export interface ClaudeRequest {
   thinking?: ThinkingConfigParam;
   /** The code execution container of the turn's earlier calls, to go on in. */
   container?: string;
+  stopSequences?: string[];
+  /** `output_config.format`: the answer in a JSON schema (structured outputs). */
+  outputFormat?: { type: 'json_schema'; schema: Record<string, unknown> };
 }
 
 /**
  * The `claude` activity's input: one Claude call of the loop. The conversation and the tools come
  * as transcript segments, the activity's further arguments (src/core/transcript-segment.ts).
  */
-export interface ClaudeCallInput {
+export interface ClaudeCallInput extends CallControls {
   model: string;
   system?: string;
   maxTokens: number;
   thinking?: ThinkingConfigParam;
+  /** This call's `tool_choice` (the turn's `toolChoice` on its first call, or on every one). */
+  toolChoice?: ToolChoice;
+  stopSequences?: string[];
   /** 1-based loop step, for logs. */
   step: number;
   /** The turn streams: the call publishes its deltas (src/core/stream-record.ts). */
@@ -260,13 +285,15 @@ export interface ClaudeCallOutput {
   stream?: StreamRecord;
   /** The code execution container the call ran in (a reply that ran code has one). */
   container?: string;
+  /** The stop sequence the reply ended at (`stopReason: "stop_sequence"`). */
+  stopSequence?: string;
 }
 
 /**
  * The `formatResponse` activity's input: the formatter call. The conversation comes as transcript
  * segments, the activity's further arguments (the turn's tools are not offered to the formatter).
  */
-export interface FormatResponseInput {
+export interface FormatResponseInput extends CallControls {
   model: string;
   system?: string;
   maxTokens: number;
@@ -282,13 +309,18 @@ export interface FormatResponseInput {
   tools?: OfferedTool[];
   /** The code execution container the turn's calls ran in. */
   container?: string;
+  /** The turn's `output`: the call writes a JSON answer in this shape instead (src/claude/output-writer.ts). */
+  output?: OutputSpec;
 }
 
 /** The formatter's request as the worker makes it: the activity input with its conversation read. */
 export type FormatRequest = FormatResponseInput & { messages: MessageParam[] };
 
-/** How the formatter arrived at its answer. */
-export type FormatMode = 'forced' | 'repaired' | 'auto' | 'fallback';
+/**
+ * How the answer's call arrived at its answer: the formatter's modes, or, for a turn's typed
+ * `output`, the path that wrote it (src/core/output-spec.ts).
+ */
+export type FormatMode = 'forced' | 'repaired' | 'auto' | 'fallback' | OutputPath;
 
 export interface FormatResponseOutput {
   output: FormatterOutput;
@@ -302,5 +334,7 @@ export interface FormatResponseOutput {
   costUsd?: number;
   /** What the call streamed, when the turn streams. */
   stream?: StreamRecord;
+  /** With the input's `output`: the JSON answer (absent when none validates) and how it was written. */
+  typed?: { output?: unknown; report: OutputReport };
 }
 

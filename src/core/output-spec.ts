@@ -34,6 +34,8 @@ export interface OutputReport {
   repaired: boolean;
   /** Why the last answer does not validate (the turn then stops with `invalid_output`). */
   problems?: string[];
+  /** Claude refused to write it (the turn then stops with `refusal`). */
+  refused?: true;
   /** Why the path was taken, what the repair was for. */
   notes: string[];
 }

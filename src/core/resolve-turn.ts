@@ -38,5 +38,20 @@ export function resolveTurn(input: ChatTurnInput, worker: WorkerTurnDefaults): R
     format: input.format ?? true,
     loopPolicy: input.loopPolicy ?? 'native',
     maxToolsPerRequest: input.maxToolsPerRequest ?? worker.maxToolsPerRequest ?? DEFAULT_MAX_TOOLS_PER_REQUEST,
+    ...workerControls(input, worker),
+  };
+}
+
+/** The worker's request controls (its config's `claude:`) for those the turn leaves unset. */
+function workerControls(input: ChatTurnInput, worker: WorkerTurnDefaults): Pick<ChatTurnInput, 'effort' | 'stopSequences' | 'toolChoice' | 'cache'> {
+  const effort = input.effort ?? worker.effort;
+  const stopSequences = input.stopSequences ?? worker.stopSequences;
+  const toolChoice = input.toolChoice ?? worker.toolChoice;
+  const cache = input.cache ?? worker.cache;
+  return {
+    ...(effort !== undefined ? { effort } : {}),
+    ...(stopSequences !== undefined ? { stopSequences } : {}),
+    ...(toolChoice !== undefined ? { toolChoice } : {}),
+    ...(cache !== undefined ? { cache } : {}),
   };
 }

@@ -12,6 +12,7 @@ import { resolveTurn } from './resolve-turn';
 import { buildToolCatalog } from './tool-naming';
 import { mergeServerTools, serverToolDefinitions, toolSearchToolDefinition } from './server-tools';
 import { selectTools, type ToolsetSelection } from './toolsets';
+import { namedTool, offeredToolName } from './request-control-checks';
 import type { ChatTurnInput } from '../schemas/turn-input';
 
 /**
@@ -26,7 +27,9 @@ export function prepareTurnOf(
 ): PreparedTurn {
   const resolved = resolveTurn(input, workerDefaults);
   const search = input.toolSearch ?? workerDefaults.toolSearch ?? 'auto';
-  const alwaysLoad = [...(workerDefaults.alwaysLoad ?? []), ...(input.alwaysLoad ?? [])];
+  const forced = namedTool(resolved.toolChoice);
+  // A forced tool is loaded up front: a deferred one is not there to be called until a search finds it.
+  const alwaysLoad = [...(forced !== undefined ? [forced] : []), ...(workerDefaults.alwaysLoad ?? []), ...(input.alwaysLoad ?? [])];
   const built = buildToolCatalog(listing.tools, selection.filters, resolved.maxToolsPerRequest, listing.unusableTools, { defer: search !== 'off', alwaysLoad });
   const serverTools = [
     ...serverToolDefinitions(mergeServerTools(workerDefaults.serverTools, selection.serverTools, input.serverTools)),
@@ -34,6 +37,7 @@ export function prepareTurnOf(
     ...(built.deferred?.length && search !== 'off' ? [toolSearchToolDefinition(search)] : []),
   ];
   const catalog = serverTools.length ? { ...built, tools: [...built.tools, ...serverTools] } : built;
+  const forcedTool = forced !== undefined ? offeredToolName(catalog, forced) : undefined;
   return {
     catalog,
     approvals: toolApprovals(listing.tools, catalog.targets, resolved.approval),
@@ -41,6 +45,7 @@ export function prepareTurnOf(
     unavailable: [...listing.unavailable, ...selection.outside.map((server) => ({ server, reason: `not in toolset ${input.toolset}` }))],
     unknownServers: listing.unknownServers,
     workerDefaults,
+    ...(forcedTool !== undefined ? { forcedTool } : {}),
   };
 }
 
