@@ -90,6 +90,7 @@ export function makeClaudeActivities(deps: ClaudeActivityDeps) {
         outputTokens: out.usage.outputTokens,
         cacheReadInputTokens: out.usage.cacheReadInputTokens,
         cacheCreationInputTokens: out.usage.cacheCreationInputTokens,
+        ...(out.usage.cacheCreation1hInputTokens ? { cacheCreation1hInputTokens: out.usage.cacheCreation1hInputTokens } : {}),
       });
       return out;
     },

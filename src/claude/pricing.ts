@@ -11,6 +11,8 @@ export interface ModelPrice {
   output: number;
   /** 5-minute cache write. @default 1.25 × input */
   cacheWrite: number;
+  /** 1-hour cache write. @default 2 × input */
+  cacheWrite1h: number;
   /** Cache read (hit or refresh). @default 0.1 × input */
   cacheRead: number;
   /**
@@ -22,6 +24,7 @@ export interface ModelPrice {
     input: number;
     output: number;
     cacheWrite: number;
+    cacheWrite1h: number;
     cacheRead: number;
   };
 }
@@ -31,19 +34,21 @@ const price = (
   output: number,
   cacheWrite = input * 1.25,
   cacheRead = input * 0.1,
+  cacheWrite1h = input * 2,
 ): ModelPrice => ({
   input,
   output,
   cacheWrite,
+  cacheWrite1h,
   cacheRead,
 });
 
 /**
  * Built-in prices, USD per million tokens, keyed by model id (matched exactly, then as a prefix of
  * dated or platform-suffixed ids). Figures from Anthropic's pricing page
- * (platform.claude.com/docs/en/about-claude/pricing) and model overview pages as of 2026-10; cache
- * write is the 5-minute rate. They change: override them with `claude.pricing` in the config file
- * rather than editing here.
+ * (platform.claude.com/docs/en/about-claude/pricing) and model overview pages as of 2026-10;
+ * `cacheWrite` is the 5-minute rate, and every 1-hour cache write costs 2 × input. They change:
+ * override them with `claude.pricing` in the config file rather than editing here.
  */
 export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freeze({
   // Fable / Mythos 5.1 cache hits cost 0.025 × input.
@@ -74,7 +79,7 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freez
   // Haiku 5.5 is priced by prompt length: above 100k prompt tokens every token costs 5×.
   'claude-haiku-5-5': {
     ...price(0.1, 0.5, 0.125, 0.01),
-    longPrompt: { thresholdTokens: 100_000, input: 0.5, output: 2.5, cacheWrite: 0.625, cacheRead: 0.05 },
+    longPrompt: { thresholdTokens: 100_000, input: 0.5, output: 2.5, cacheWrite: 0.625, cacheWrite1h: 1, cacheRead: 0.05 },
   },
   'claude-haiku-4-5': price(1, 5),
   'claude-3-5-haiku': price(0.8, 4),
@@ -93,17 +98,21 @@ const FAMILY_FALLBACK: ReadonlyArray<readonly [RegExp, string]> = [
   [/^claude-haiku/, 'claude-haiku-5-5'],
 ];
 
-/** One override: USD per million tokens; cache prices default to 1.25× / 0.1× input. */
+/**
+ * One override: USD per million tokens; cache prices default to 1.25 × input (5-minute write),
+ * 2 × input (1-hour write) and 0.1 × input (read), of the override's own input.
+ */
 export const ModelPriceOverrideSchema = z
   .object({
     input: z.number().nonnegative(),
     output: z.number().nonnegative(),
     cacheWrite: z.number().nonnegative().optional(),
+    cacheWrite1h: z.number().nonnegative().optional(),
     cacheRead: z.number().nonnegative().optional(),
   })
   .strict();
 
-/** `pricing:` in the config: `{ "<model id or prefix>": { input, output, cacheWrite?, cacheRead? } }`. */
+/** `pricing:` in the config: `{ "<model id or prefix>": { input, output, cacheWrite?, cacheWrite1h?, cacheRead? } }`. */
 export const PricingOverridesSchema = z.record(z.string().min(1), ModelPriceOverrideSchema);
 
 export type PricingOverrides = z.infer<typeof PricingOverridesSchema>;
@@ -147,7 +156,7 @@ export interface PriceTable {
 export function makePriceTable(overrides: PricingOverrides = {}): PriceTable {
   const custom: Record<string, ModelPrice> = {};
   for (const [key, o] of Object.entries(PricingOverridesSchema.parse(overrides))) {
-    custom[normalizeModelId(key)] = price(o.input, o.output, o.cacheWrite, o.cacheRead);
+    custom[normalizeModelId(key)] = price(o.input, o.output, o.cacheWrite, o.cacheRead, o.cacheWrite1h);
   }
 
   const lookup = (model: string): { key: string; price: ModelPrice } | undefined => {
@@ -179,13 +188,19 @@ export function costOf(usage: TokenUsage, model: string, table: PriceTable = DEF
   return table.costOf(usage, model, pricing);
 }
 
+/**
+ * The cost of `usage` at `p`, its tokens at `factor` of their price: the 1-hour cache writes at
+ * `cacheWrite1h`, the rest of the cache writes (5-minute) at `cacheWrite`.
+ */
 function priceUsage(usage: TokenUsage, p: ModelPrice, factor: number): number {
   const prompt = inputTokensOf(usage);
   const rates = p.longPrompt && prompt > p.longPrompt.thresholdTokens ? p.longPrompt : p;
+  const oneHourWrites = usage.cacheCreation1hInputTokens ?? 0;
   const micro =
     usage.inputTokens * rates.input +
     usage.outputTokens * rates.output +
-    usage.cacheCreationInputTokens * rates.cacheWrite +
+    (usage.cacheCreationInputTokens - oneHourWrites) * rates.cacheWrite +
+    oneHourWrites * rates.cacheWrite1h +
     usage.cacheReadInputTokens * rates.cacheRead;
   const searches = (usage.webSearchRequests ?? 0) * WEB_SEARCH_USD * 1e6;
   // Round to a millionth of a cent so sums of many calls don't show float noise.

@@ -9,7 +9,7 @@ import type { TurnStopReason } from '../core/turn-result';
 import { countsOf, partialPart } from './batch-counts';
 import { EXIT, exitCodeOf, type ExitCode } from './exit-codes';
 import { DEFAULT_MESSAGE_BATCH_DEADLINE_MS } from '../core/message-batches';
-import { addUsage, ZERO_USAGE, type TokenUsage } from '../core/usage';
+import { addUsage, cacheWriteText, ZERO_USAGE, type TokenUsage } from '../core/usage';
 import { formatDuration } from './duration';
 
 export interface ResultLine {
@@ -172,7 +172,7 @@ export function batchSummary(lines: ResultLine[], out: string, approvals?: Appro
   const cost = completed.reduce((c, l) => c + (l.costUsd ?? 0), 0);
   const summary = [
     countsLine(lines, out, opts.skipped),
-    `tokens: ${usage.inputTokens} in, ${usage.outputTokens} out, ${usage.cacheReadInputTokens} cache read, ${usage.cacheCreationInputTokens} cache write · cost $${cost.toFixed(4)}` +
+    `tokens: ${usage.inputTokens} in, ${usage.outputTokens} out, ${usage.cacheReadInputTokens} cache read, ${cacheWriteText(usage)} · cost $${cost.toFixed(4)}` +
       (opts.messageBatches ? ' (Message Batches: half the standard price)' : ''),
     turnTimeLine(completed),
   ];

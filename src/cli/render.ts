@@ -3,7 +3,7 @@ import { oneLine } from '../core/text';
 import type { Artifact } from '../core/response';
 import type { ChatTurnResult, ToolCallRecord } from '../core/turn-result';
 import type { DroppedTool } from '../core/contracts';
-import { serverToolCostNote } from '../core/usage';
+import { cacheWriteText, serverToolCostNote } from '../core/usage';
 
 const OVER_LIMIT = /^over maxToolsPerRequest \((\d+)\)$/;
 
@@ -60,7 +60,7 @@ export function renderResult(result: ChatTurnResult, uiLink?: string, { answer =
   );
   lines.push(
     `Tokens: ${u.inputTokens} in, ${u.outputTokens} out, ${u.cacheReadInputTokens} cache read, ` +
-      `${u.cacheCreationInputTokens} cache write · cost $${result.costUsd.toFixed(4)}${serverToolCostNote(u)}`,
+      `${cacheWriteText(u)} · cost $${result.costUsd.toFixed(4)}${serverToolCostNote(u)}`,
   );
   if (result.unavailableServers.length) {
     lines.push(`Unavailable servers: ${result.unavailableServers.map((s) => `${s.server} (${s.reason})`).join(', ')}`);

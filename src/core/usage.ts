@@ -8,7 +8,14 @@ export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
   cacheReadInputTokens: number;
+  /** Every token written to the prompt cache, whatever its TTL. */
   cacheCreationInputTokens: number;
+  /**
+   * The share of `cacheCreationInputTokens` written with a 1 hour TTL
+   * (`usage.cache_creation.ephemeral_1h_input_tokens`), priced above the 5 minute writes; the rest
+   * are 5 minute writes. Absent: none.
+   */
+  cacheCreation1hInputTokens?: number;
   /** Web searches the API ran (`usage.server_tool_use.web_search_requests`): billed per search. */
   webSearchRequests?: number;
   /** Pages the API fetched (`usage.server_tool_use.web_fetch_requests`): tokens only. */
@@ -20,8 +27,8 @@ export interface TokenUsage {
   codeExecutions?: number;
 }
 
-/** The server tool counts of {@link TokenUsage}. */
-const SERVER_TOOL_COUNTS = ['webSearchRequests', 'webFetchRequests', 'codeExecutions'] as const;
+/** The optional counts of {@link TokenUsage}: the 1 hour cache writes and the server tool counts. */
+const OPTIONAL_COUNTS = ['cacheCreation1hInputTokens', 'webSearchRequests', 'webFetchRequests', 'codeExecutions'] as const;
 
 export const ZERO_USAGE: TokenUsage = Object.freeze({
   inputTokens: 0,
@@ -30,7 +37,7 @@ export const ZERO_USAGE: TokenUsage = Object.freeze({
   cacheCreationInputTokens: 0,
 });
 
-/** The sum of two usages; a server tool count is present only when the sum is not 0. */
+/** The sum of two usages; an optional count (1 hour cache writes, server tools) is present only when the sum is not 0. */
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   const sum: TokenUsage = {
     inputTokens: a.inputTokens + b.inputTokens,
@@ -38,7 +45,7 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
     cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens,
     cacheCreationInputTokens: a.cacheCreationInputTokens + b.cacheCreationInputTokens,
   };
-  for (const k of SERVER_TOOL_COUNTS) {
+  for (const k of OPTIONAL_COUNTS) {
     const n = (a[k] ?? 0) + (b[k] ?? 0);
     if (n) sum[k] = n;
   }
@@ -46,8 +53,9 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
 }
 
 /**
- * Converts the API's snake_case usage (nullable cache fields) to ours; `content`, the reply's, counts
- * its code execution calls (usage has no count of them).
+ * Converts the API's snake_case usage (nullable cache fields; `cache_creation`, the cache writes by
+ * TTL, absent from older replies) to ours; `content`, the reply's, counts its code execution calls
+ * (usage has no count of them). The 1 hour writes are at most the cache writes in all.
  */
 export function fromApiUsage(
   u: {
@@ -55,6 +63,7 @@ export function fromApiUsage(
     output_tokens: number;
     cache_read_input_tokens?: number | null;
     cache_creation_input_tokens?: number | null;
+    cache_creation?: { ephemeral_1h_input_tokens?: number | null; ephemeral_5m_input_tokens?: number | null } | null;
     server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
   },
   content: ReadonlyArray<{ type: string; name?: string }> = [],
@@ -65,6 +74,8 @@ export function fromApiUsage(
     cacheReadInputTokens: u.cache_read_input_tokens ?? 0,
     cacheCreationInputTokens: u.cache_creation_input_tokens ?? 0,
   };
+  const oneHourWrites = Math.min(u.cache_creation?.ephemeral_1h_input_tokens ?? 0, usage.cacheCreationInputTokens);
+  if (oneHourWrites) usage.cacheCreation1hInputTokens = oneHourWrites;
   const searches = u.server_tool_use?.web_search_requests ?? 0;
   const fetches = u.server_tool_use?.web_fetch_requests ?? 0;
   const executions = content.filter((b) => b.type === 'server_tool_use' && serverToolOfCall(b.name) === 'code_execution').length;
@@ -82,6 +93,15 @@ export function inputTokensOf(u: TokenUsage): number {
 /** Every token of a call or a turn, input (cached or not) and output: what a turn's `maxTokens` budgets. */
 export function totalTokens(u: TokenUsage): number {
   return inputTokensOf(u) + u.outputTokens;
+}
+
+/**
+ * The cache writes as a usage line shows them: `1200 cache write`, with the 1 hour share when there
+ * is one: `1200 cache write (1h 800)`.
+ */
+export function cacheWriteText(u: TokenUsage): string {
+  const oneHour = u.cacheCreation1hInputTokens ? ` (1h ${u.cacheCreation1hInputTokens})` : '';
+  return `${u.cacheCreationInputTokens} cache write${oneHour}`;
 }
 
 /**

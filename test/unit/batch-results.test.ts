@@ -91,6 +91,16 @@ it('a batch through Message Batches says so when it starts, with its deadline, a
   );
 });
 
+it('the summary shows the 1-hour share of the cache writes when there is one', () => {
+  const writing = (id: string, cacheCreationInputTokens: number, cacheCreation1hInputTokens?: number): ResultLine => ({
+    ...completed(id, 1000),
+    usage: { ...usage, cacheCreationInputTokens, ...(cacheCreation1hInputTokens ? { cacheCreation1hInputTokens } : {}) },
+  });
+  expect(batchSummary([writing('a', 1000, 800), writing('b', 200)], 'o.jsonl').split('\n')[1]).toBe(
+    'tokens: 20 in, 10 out, 0 cache read, 1200 cache write (1h 800) · cost $0.0020',
+  );
+});
+
 const partial = (id: string, stopReason: ResultLine['stopReason']): ResultLine => ({ ...completed(id, 1000), stopReason, exitCode: 3 });
 
 it('each line carries the exit code `run` gives the same result: a refusal 3, a denied call 4, a failure 1', () => {

@@ -61,7 +61,13 @@ describe('batchCustomId', () => {
 
 describe('outcomeOfResult', () => {
   const BATCH = 'msgbatch_test_0001';
-  const usage = { input_tokens: 1234, output_tokens: 567, cache_read_input_tokens: 2000, cache_creation_input_tokens: 300 };
+  const usage = {
+    input_tokens: 1234,
+    output_tokens: 567,
+    cache_read_input_tokens: 2000,
+    cache_creation_input_tokens: 300,
+    cache_creation: { ephemeral_1h_input_tokens: 200, ephemeral_5m_input_tokens: 100 },
+  };
   const succeeded = (model: string): MessageBatchResult =>
     ({
       type: 'succeeded',
@@ -92,6 +98,9 @@ describe('outcomeOfResult', () => {
       if (!('output' in r)) throw new Error('expected an output');
       const full = prices.costOf(fromApiUsage(usage), model).usd;
       expect(full).toBeGreaterThan(0);
+      // The 1-hour cache writes are priced apart (2x input, not 1.25x), at batch prices too.
+      expect(fromApiUsage(usage).cacheCreation1hInputTokens).toBe(200);
+      expect(full).toBeGreaterThan(prices.costOf({ ...fromApiUsage(usage), cacheCreation1hInputTokens: 0 }, model).usd);
       expect(r.output).toEqual({
         content: [
           { type: 'text', text: 'Let me look.', citations: null },

@@ -1435,7 +1435,8 @@ function usageTitle(u) {
   return [
     `Input tokens: ${numberFormat.format(u.inputTokens ?? 0)}`,
     `Cache read: ${numberFormat.format(u.cacheReadInputTokens ?? 0)}`,
-    `Cache write: ${numberFormat.format(u.cacheCreationInputTokens ?? 0)}`,
+    `Cache write: ${numberFormat.format(u.cacheCreationInputTokens ?? 0)}` +
+      (u.cacheCreation1hInputTokens ? ` (1h ${numberFormat.format(u.cacheCreation1hInputTokens)})` : ''),
     `Output tokens: ${numberFormat.format(u.outputTokens ?? 0)}`,
   ].join('\n');
 }
