@@ -13,7 +13,11 @@ export {
   type StartChatTurnOptions,
   type ExecuteChatTurnOptions,
   type StreamOption,
+  type ChatTurnRequest,
 } from './client/chat-turn-client';
+export type { OutputSchema, OutputRequest, OutputOf, TypedChatTurnResult } from './client/output-schema';
+export type { OutputSpec, OutputReport, OutputPath } from './core/output-spec';
+export type { Effort, CacheControls, ToolChoiceInput } from './core/request-controls';
 export { follow, followConversation, followTurn, subscribe, subscribeTurn, subscribeConversation, type FailingCallEvent, type FollowedEvent, type SubscribeOptions } from './client/subscribe';
 export {
   ANSWER_TEXT_ID,

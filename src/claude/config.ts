@@ -9,6 +9,7 @@ import { MAX_TOOLS_PER_REQUEST } from '../core/input-limits';
 import { DEFAULT_CLAUDE_ERROR_POLICY, type ClaudeErrorPolicy } from './errors';
 import { PricingOverridesSchema } from './pricing';
 import { ServerToolsSchema } from '../schemas/server-tools';
+import { legacySamplingFields, RequestControlDefaultsSchema } from '../schemas/request-controls';
 import { API_MAX_BYTES, API_MAX_REQUESTS, DEFAULT_MESSAGE_BATCH_SETTINGS } from '../core/message-batches';
 
 export const ClaudeConfigSchema = z
@@ -23,6 +24,15 @@ export const ClaudeConfigSchema = z
     alwaysLoad: z.array(z.string().min(1)).optional(),
     /** Claude's own tools every turn is offered unless its toolset or its input turns them off (recorded with the tool list). */
     serverTools: ServerToolsSchema.optional(),
+    /** `output_config.effort` of turns that set none: low, medium, high, xhigh, max (recorded with the tool list). */
+    effort: RequestControlDefaultsSchema.effort,
+    /** Stop sequences of turns that set none (recorded with the tool list). */
+    stopSequences: RequestControlDefaultsSchema.stopSequences,
+    /** The loop's `tool_choice` for turns that set none (recorded with the tool list). */
+    toolChoice: RequestControlDefaultsSchema.toolChoice,
+    /** The prompt cache's lifetime for turns that set none: `{ ttl: "5m" | "1h", conversationTtl? }` (recorded with the tool list). */
+    cache: RequestControlDefaultsSchema.cache,
+    ...legacySamplingFields,
     /** Stream responses: heartbeats on every event, and no SDK limit on long non-streamed calls. @default false */
     stream: z.boolean().default(false),
     /** `cache_control` on the last tool, the system prompt and the last user message (each step reads the conversation so far back from the cache). @default true */

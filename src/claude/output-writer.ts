@@ -16,11 +16,10 @@ import { joinSystem } from '../core/prompts';
 import { textOutput } from '../core/response';
 import { textOf } from '../core/transcript';
 import { ZERO_USAGE, addUsage, type TokenUsage } from '../core/usage';
-import { callClaude } from './call-claude';
+import { callClaude, type CallClaudeOptions } from './call-claude';
 import { checkAnswer, type AnswerCheck } from './output-validation';
 import { structuredFormatOf } from './output-format';
 import { withFinalRequest } from './final-request';
-import type { FormatResponseOptions } from './response-formatter';
 
 /** Tokens for the repair of an answer cut off at max_tokens. */
 const REPAIR_MAX_TOKENS_CEILING = 64_000;
@@ -37,8 +36,17 @@ export function outputInstructions(spec: OutputSpec): string {
 
 export type OutputRequest = FormatRequest & { output: OutputSpec };
 
+/** Options of an answer's call (the formatter's, the typed output's). */
+export interface AnswerCallOptions extends CallClaudeOptions {
+  /**
+   * Makes each of the call's Claude calls instead of the Messages API (a Message Batch plans its
+   * calls this way, src/message-batches/formatter-plan.ts).
+   */
+  call?: (request: ClaudeRequest) => Promise<ClaudeCallOutput>;
+}
+
 /** Writes the turn's typed answer; errors other than a refusal of structured outputs propagate (Temporal retries them). */
-export async function writeOutput(client: Anthropic, input: OutputRequest, opts: FormatResponseOptions = {}): Promise<FormatResponseOutput> {
+export async function writeOutput(client: Anthropic, input: OutputRequest, opts: AnswerCallOptions = {}): Promise<FormatResponseOutput> {
   return new OutputRun(client, input, opts).write();
 }
 
@@ -56,7 +64,7 @@ class OutputRun {
   constructor(
     private readonly client: Anthropic,
     private readonly input: OutputRequest,
-    private readonly opts: FormatResponseOptions,
+    private readonly opts: AnswerCallOptions,
   ) {
     this.messages = withFinalRequest(input.messages, OUTPUT_ASK);
     this.tools = (input.tools ?? []).map(withoutCitations);

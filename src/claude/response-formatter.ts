@@ -29,9 +29,9 @@ import { joinSystem } from '../core/prompts';
 import { textOutput } from '../core/response';
 import { lastAssistantText, textOf, toolUses, type ToolUseBlock } from '../core/transcript';
 import { ZERO_USAGE, addUsage, type TokenUsage } from '../core/usage';
-import { callClaude, type CallClaudeOptions } from './call-claude';
+import { callClaude } from './call-claude';
 import { ClaudeFailureType } from '../core/failure-types';
-import { writeOutput } from './output-writer';
+import { writeOutput, type AnswerCallOptions } from './output-writer';
 import { withFinalRequest } from './final-request';
 
 export { withFinalRequest };
@@ -55,13 +55,8 @@ const NOT_A_TOOL = `Only the ${FORMATTER_TOOL_NAME} tool is available now.`;
 /** Tokens for the repair of an answer cut off at max_tokens. */
 const REPAIR_MAX_TOKENS_CEILING = 64_000;
 
-export interface FormatResponseOptions extends CallClaudeOptions {
-  /**
-   * Makes each of the formatter's Claude calls instead of the Messages API (a Message Batch plans
-   * its calls this way, src/message-batches/formatter-plan.ts).
-   */
-  call?: (request: ClaudeRequest) => Promise<ClaudeCallOutput>;
-}
+/** Options of the formatter's call. */
+export type FormatResponseOptions = AnswerCallOptions;
 
 type Attempt =
   | { kind: 'valid'; output: FormatterOutput }

@@ -9,6 +9,8 @@ import type { chatBatch } from '../../workflows/batch';
 import { batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchInput, type BatchItem, type BatchProgress } from '../core/batch';
 import { batchProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult } from '../core/turn-result';
+import { withOutputSpec } from './output-schema';
+import type { ChatTurnRequest } from './chat-turn-client';
 import { SA_BATCH } from '../core/search-attributes';
 import { taskQueueOf } from './client-task-queue';
 import { describeFailure } from './describe-failure';
@@ -23,9 +25,15 @@ export interface BatchItemOutcome {
   durationMs?: number;
 }
 
+/** A batch's item as the client API takes it: its input's `output` schema may be a zod schema. */
+export interface BatchItemRequest {
+  id: string;
+  input: ChatTurnRequest;
+}
+
 export interface RunBatchOptions {
   name: string;
-  items: BatchItem[];
+  items: BatchItemRequest[];
   /** @default 10 */
   concurrency?: number;
   taskQueue?: string;
@@ -81,7 +89,8 @@ export interface BatchShard {
 }
 
 /** Starts the batch's workflows, or attaches to those of that name that are still running. */
-export async function startBatch(client: Client, opts: Omit<RunBatchOptions, 'onResult'>): Promise<BatchShard[]> {
+export async function startBatch(client: Client, options: Omit<RunBatchOptions, 'onResult'>): Promise<BatchShard[]> {
+  const opts = { ...options, items: wireItems(options.items) };
   const taskQueue = taskQueueOf(client, opts.taskQueue);
   const concurrency = opts.concurrency ?? 10;
   const shards = shardCount(concurrency, opts.items.length);
@@ -158,7 +167,8 @@ function sum(name: string, parts: BatchProgress[]): BatchProgress {
  * Runs a batch to the end, reporting every item not already reported. Resolves with the final
  * progress of the batch (summed over its shards).
  */
-export async function runBatch(client: Client, opts: RunBatchOptions): Promise<BatchProgress> {
+export async function runBatch(client: Client, options: RunBatchOptions): Promise<BatchProgress> {
+  const opts = { ...options, items: wireItems(options.items) };
   const reported = new Set(opts.alreadyReported ?? []);
   const unreported = (): BatchItem[] => opts.items.filter((item) => !reported.has(item.id));
   let progress = await runPass(client, opts, reported);
@@ -239,4 +249,9 @@ async function runPass(client: Client, opts: RunBatchOptions, reported: Set<stri
   await Promise.all(fetches);
   report();
   return sum(opts.name, progress.filter((p): p is BatchProgress => p !== undefined));
+}
+
+/** The items with their `output` as the wire takes it (JSON Schema). */
+function wireItems(items: readonly BatchItemRequest[]): BatchItem[] {
+  return items.map((item) => ({ id: item.id, input: withOutputSpec(item.input) }));
 }

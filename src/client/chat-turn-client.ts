@@ -5,10 +5,15 @@
 import { ownerStartOptions, type Owner } from './owner';
 import type { Client, WorkflowHandle, WorkflowHandleWithStartDetails, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { chatTurn } from '../../workflows/chat-turn';
-import { parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
+import { ChatTurnInputError, parseChatTurnInput, type ChatTurnInput } from '../schemas/turn-input';
+import { requestControlProblems } from '../core/request-control-checks';
+import { withOutputSpec, type OutputOf, type OutputSchema, type TypedChatTurnResult, type WithOutputRequest } from './output-schema';
+
+/** A turn's input as the client API takes it: its `output` schema may be a zod schema. */
+export type ChatTurnRequest<S extends OutputSchema = OutputSchema> = WithOutputRequest<ChatTurnInput, S>;
 import { checkId, TurnIdSchema } from '../schemas/ids';
 import { resolveTurn } from '../core/resolve-turn';
-import type { ChatTurnResult, TurnProgress } from '../core/turn-result';
+import type { TurnProgress } from '../core/turn-result';
 import { turnProgressQuery } from '../core/workflow-handlers';
 import { turnStartSearchAttributes } from '../core/search-attributes';
 import { taskQueueOf } from './client-task-queue';
@@ -75,10 +80,12 @@ function staticDetails(checked: ChatTurnInput): string {
  */
 export async function startChatTurn(
   client: Client,
-  input: ChatTurnInput,
+  input: ChatTurnRequest,
   options: StartChatTurnOptions = {},
 ): Promise<WorkflowHandleWithStartDetails<typeof chatTurn>> {
-  const params = parseChatTurnInput(input);
+  const params = parseChatTurnInput(withOutputSpec(input));
+  const controls = requestControlProblems(params);
+  if (controls.length) throw new ChatTurnInputError(controls);
   const workflowId = options.workflowId !== undefined ? checkId(TurnIdSchema, options.workflowId, 'workflowId') : newId('turn');
   return client.workflow.start<typeof chatTurn>('chatTurn', {
     taskQueue: taskQueueOf(client, options.taskQueue),
@@ -113,16 +120,19 @@ export function streamedInput<T extends { stream?: ChatTurnInput['stream'] }>(in
   return { ...input, stream: stream.reasoning ? { reasoning: true } : true };
 }
 
-/** Starts a turn and waits for its result; with `stream`, follows it as it is written. */
-export async function executeChatTurn(
+/**
+ * Starts a turn and waits for its result; with `stream`, follows it as it is written. With
+ * `output: { schema }` (a zod schema or JSON Schema), the result's `output` is typed from it.
+ */
+export async function executeChatTurn<S extends OutputSchema = OutputSchema>(
   client: Client,
-  input: ChatTurnInput,
+  input: ChatTurnRequest<S>,
   options: ExecuteChatTurnOptions = {},
-): Promise<ChatTurnResult> {
+): Promise<TypedChatTurnResult<OutputOf<S>>> {
   const { stream, ...start } = options;
   const handle = await startChatTurn(client, streamedInput(input, stream), start);
   if (stream) await forEachEvent(subscribeTurn(client, handle.workflowId), stream.onEvent);
-  return handle.result();
+  return (await handle.result()) as TypedChatTurnResult<OutputOf<S>>;
 }
 
 /** Hands every event of `events` to `onEvent`, in order. */

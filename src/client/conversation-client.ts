@@ -29,6 +29,9 @@ import {
   turnOfMessageQuery,
 } from '../core/workflow-handlers';
 import { parseTurnOptions } from '../schemas/turn-options';
+import { withOutputSpec, type WithOutputRequest } from './output-schema';
+import { requestControlProblems } from '../core/request-control-checks';
+import { ChatTurnInputError } from '../schemas/turn-input';
 import { checkId, ConversationIdSchema, MessageIdSchema } from '../schemas/ids';
 import { WorkflowKindError } from './workflow-kind';
 import { streamedInput, type StreamOption } from './chat-turn-client';
@@ -40,7 +43,12 @@ import { ownerSearchAttributes, ownerStartOptions, visibleTo, type Owner, type V
 
 export type ConversationHandle = WorkflowHandle<typeof conversation>;
 
-export interface ConversationOptions extends ConversationInput {
+/** Turn options as the client API takes them: the `output` schema may be a zod schema (src/client/output-schema.ts). */
+export type TurnOptionsRequest = WithOutputRequest<TurnOptions>;
+
+export interface ConversationOptions extends Omit<ConversationInput, 'options'> {
+  /** Turn options for every message (a message's own options win field by field, `context` key by key). */
+  options?: TurnOptionsRequest;
   /** @default "mcp-turns" */
   taskQueue?: string;
   /**
@@ -59,7 +67,9 @@ export function newConversationId(now = Date.now()): string {
 
 /** Checks turn options as a turn would (zod, with a placeholder question); throws naming the bad field. */
 function checkOptions(options: TurnOptions | undefined): void {
-  if (options) parseTurnOptions(options);
+  if (!options) return;
+  const problems = requestControlProblems(parseTurnOptions(options));
+  if (problems.length) throw new ChatTurnInputError(problems);
 }
 
 /**
@@ -68,7 +78,8 @@ function checkOptions(options: TurnOptions | undefined): void {
  * conversation's ({@link ConversationEndedError}).
  */
 function startOptions(client: Client, conversationId: string, opts: ConversationOptions) {
-  const { taskQueue, summary, owner, ...input } = opts;
+  const { taskQueue, summary, owner, options, ...rest } = opts;
+  const input: ConversationInput = { ...rest, ...(options ? { options: withOutputSpec(options) } : {}) };
   return {
     workflowId: conversationId,
     taskQueue: taskQueueOf(client, taskQueue),
@@ -117,7 +128,7 @@ async function explained(client: Client, conversationId: string, err: unknown, v
 /** Starts a conversation, or returns the running one with that id. */
 export async function startConversation(client: Client, conversationId: string, opts: ConversationOptions = {}): Promise<ConversationHandle> {
   checkId(ConversationIdSchema, conversationId, 'conversationId');
-  checkOptions(opts.options);
+  checkOptions(opts.options ? withOutputSpec(opts.options) : undefined);
   try {
     return await client.workflow.start<typeof conversation>('conversation', startOptions(client, conversationId, opts));
   } catch (err) {
@@ -134,7 +145,7 @@ export interface SendMessageOptions {
    */
   messageId?: string;
   /** This message's turn options, over the conversation's. */
-  options?: TurnOptions;
+  options?: TurnOptionsRequest;
   /** Used when the conversation does not exist yet (it is created with the message, in one call). */
   conversation?: ConversationOptions;
   /** Stream the message's turn (it sets the turn's `stream`) and hand each event to `onEvent`. */
@@ -166,9 +177,10 @@ export interface SentMessage {
 export async function submitMessage(client: Client, conversationId: string, text: string, opts: SendMessageOptions = {}): Promise<SentMessage> {
   checkId(ConversationIdSchema, conversationId, 'conversationId');
   const messageId = checkId(MessageIdSchema, opts.messageId ?? newId('msg'), 'messageId');
-  checkOptions(opts.options);
-  checkOptions(opts.conversation?.options);
-  const options = opts.stream ? streamedInput(opts.options ?? {}, opts.stream) : opts.options;
+  const own = opts.options ? withOutputSpec(opts.options) : undefined;
+  checkOptions(own);
+  checkOptions(opts.conversation?.options ? withOutputSpec(opts.conversation.options) : undefined);
+  const options = opts.stream ? streamedInput(own ?? {}, opts.stream) : own;
   const sender = opts.sender;
   const viewer: Viewer | undefined = sender && !sender.admin ? { admin: false, ownerKey: sender.owner.key } : undefined;
   const message: ConversationMessage = {

@@ -8,7 +8,7 @@
  * - `cache` → the `ttl` of the prompt-cache breakpoints.
  * - `userId` → `metadata.user_id` on every call.
  */
-import type { ToolChoice } from './contracts';
+import type { ToolChoice } from '@anthropic-ai/sdk/resources/messages';
 
 export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
 export type Effort = (typeof EFFORTS)[number];

@@ -63,6 +63,10 @@ export function turnQueueActivities(
     ...(claudeConfig.serverTools ? { serverTools: claudeConfig.serverTools } : {}),
     ...(claudeConfig.toolSearch ? { toolSearch: claudeConfig.toolSearch } : {}),
     ...(claudeConfig.alwaysLoad ? { alwaysLoad: claudeConfig.alwaysLoad } : {}),
+    ...(claudeConfig.effort ? { effort: claudeConfig.effort } : {}),
+    ...(claudeConfig.stopSequences ? { stopSequences: claudeConfig.stopSequences } : {}),
+    ...(claudeConfig.toolChoice !== undefined ? { toolChoice: claudeConfig.toolChoice } : {}),
+    ...(claudeConfig.cache ? { cache: claudeConfig.cache } : {}),
   };
   return {
     ...makeToolCallActivities(tools, otherDynamic), // its dynamic activity runs the local tool calls
