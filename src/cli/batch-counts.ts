@@ -16,7 +16,7 @@ export interface CountedLine {
 export interface BatchCounts {
   /** Exit code 0. */
   answered: number;
-  /** Exit code 3: stopped by a budget, the context window, a repeated call or a refusal. */
+  /** Exit code 3: stopped by a budget, the context window, a repeated call, a refusal, a stop sequence or an invalid output. */
   partial: number;
   /** The partial answers by stop reason. */
   partialBy: Partial<Record<TurnStopReason, number>>;

@@ -19,7 +19,13 @@ export interface ResultLine {
   /** What `run` exits with for the same result: 0 answered, 3 partial, 4 not approved, 1 failed. */
   exitCode?: ExitCode;
   answer?: string;
+  /** The turn's output: its answer as JSON matching the turn's output schema. */
+  output?: unknown;
+  /** Why the answer does not match the output schema (`stopReason: "invalid_output"`). */
+  outputProblems?: string[];
   stopReason?: TurnStopReason;
+  /** The stop sequence the turn stopped at (`stopReason: "stop_sequence"`): its answer may be cut there. */
+  stopSequence?: string;
   usage?: TokenUsage;
   costUsd?: number;
   toolCalls?: number;
@@ -33,7 +39,10 @@ export function resultLine(o: BatchItemOutcome): ResultLine {
   const line: ResultLine = { id: o.id, status: o.status, exitCode, workflowId: o.workflowId };
   if (o.result) {
     line.answer = o.result.response.conversation;
+    if (o.result.output !== undefined) line.output = o.result.output;
+    if (o.result.outputReport?.problems?.length) line.outputProblems = o.result.outputReport.problems;
     line.stopReason = o.result.stopReason;
+    if (o.result.stopSequence !== undefined) line.stopSequence = o.result.stopSequence;
     line.usage = o.result.usage;
     line.costUsd = o.result.costUsd;
     line.toolCalls = o.result.toolCalls.length;

@@ -13,7 +13,10 @@ export const EXIT = {
   badInput: 2,
   /** An id or a name that names nothing (no such turn, conversation, batch or server): bad input too. */
   notFound: 2,
-  /** The turn stopped before a full answer: a budget, the context window, a repeated call or a refusal. */
+  /**
+   * The turn stopped before a full answer: a budget, the context window, a repeated call, a refusal,
+   * a stop sequence, or an answer that does not match its output schema.
+   */
   partial: 3,
   /** A tool call was denied by a person, or its approval timed out. */
   notApproved: 4,
@@ -31,7 +34,7 @@ export const EXIT_CODES_HELP = [
   '  2    bad input (a flag, a file, a config, an empty question, an id or name that names nothing):',
   '       nothing was started; batch: input lines were skipped, the rest ran',
   '  3    partial answer: stopped by a budget (--max-steps, tokens, tool calls), the context window,',
-  '       a repeated call or a refusal',
+  '       a repeated call, a refusal, a --stop-sequence, or an answer not matching --output-schema',
   '  4    a tool call was denied or its approval timed out',
   '  130  interrupted by Ctrl-C while the turn goes on (watch ID follows it, cancel ID stops it)',
   '  141  the output was closed (`| head`): nothing more was written (the work goes on)',

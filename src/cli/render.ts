@@ -3,6 +3,7 @@ import { oneLine } from '../core/text';
 import type { Artifact } from '../core/response';
 import type { ChatTurnResult, ToolCallRecord } from '../core/turn-result';
 import type { DroppedTool } from '../core/contracts';
+import type { OutputReport } from '../core/output-spec';
 import { cacheWriteText, serverToolCostNote } from '../core/usage';
 
 const OVER_LIMIT = /^over maxToolsPerRequest \((\d+)\)$/;
@@ -43,10 +44,27 @@ export function artifactLines(a: Artifact): string[] {
   ];
 }
 
-/** The result for the terminal; `answer: false` leaves out the answer's text (printed as it streamed). */
+/** A turn's output as printed (`run`, `chat`, `show`): its JSON, indented by 2 spaces. */
+export function outputJson(output: unknown): string {
+  return JSON.stringify(output, null, 2);
+}
+
+/**
+ * How a turn's output was written, for the terminal: `Output: structured · 2 calls (repaired)`, and
+ * with `invalid_output` each reason the answer does not match the schema.
+ */
+export function outputReportLines(report: OutputReport): string[] {
+  const calls = `${report.calls} call${report.calls === 1 ? '' : 's'}${report.repaired ? ' (repaired)' : ''}`;
+  return [`Output: ${report.path} · ${calls}`, ...(report.problems ?? []).map((p) => `  does not match the schema: ${p}`)];
+}
+
+/**
+ * The result for the terminal; `answer: false` leaves out the answer (printed as it streamed). A
+ * turn with an output (`output`) has it as its answer: its JSON, indented by 2 spaces.
+ */
 export function renderResult(result: ChatTurnResult, uiLink?: string, { answer = true }: { answer?: boolean } = {}): string {
   const lines: string[] = [];
-  if (answer) lines.push(result.response.conversation.trim() || '(empty answer)');
+  if (answer) lines.push(result.output !== undefined ? outputJson(result.output) : result.response.conversation.trim() || '(empty answer)');
   for (const a of result.response.artifacts) lines.push('', ...artifactLines(a));
   lines.push('');
   if (result.toolCalls.length) {
@@ -54,10 +72,12 @@ export function renderResult(result: ChatTurnResult, uiLink?: string, { answer =
     for (const c of result.toolCalls) lines.push(toolCallLine(c));
   }
   const u = result.usage;
+  const stoppedAt = result.stopReason === 'stop_sequence' && result.stopSequence !== undefined ? ` ${JSON.stringify(result.stopSequence)}` : '';
   lines.push(
-    `Stop reason: ${result.stopReason} · steps ${result.steps} · model ${result.model}` +
+    `Stop reason: ${result.stopReason}${stoppedAt} · steps ${result.steps} · model ${result.model}` +
       (result.formatMode ? ` · formatter ${result.formatMode}` : ''),
   );
+  if (result.outputReport) lines.push(...outputReportLines(result.outputReport));
   lines.push(
     `Tokens: ${u.inputTokens} in, ${u.outputTokens} out, ${u.cacheReadInputTokens} cache read, ` +
       `${cacheWriteText(u)} · cost $${result.costUsd.toFixed(4)}${serverToolCostNote(u)}`,

@@ -7,6 +7,12 @@
  * The stream never contradicts the turn's result: after a `data-retry` naming a text id, that id's
  * earlier deltas are void, and the deltas after the last one join to exactly the step's text
  * (`answer`: exactly `response.conversation`).
+ *
+ * A turn with `output` (src/core/output-spec.ts) writes its answer as JSON: the answer's deltas are
+ * that JSON as Claude writes it, and `data-output` follows each delta that changes the object parsed
+ * so far (`partial: true`); a `data-retry` discarding the answer starts the parse again. Its result's
+ * `output`, once known, is one last `data-output` (`partial: false`) just before `data-answer`; a
+ * turn without one (`invalid_output`, a refusal) has none.
  */
 import type { ChatTurnResult, TurnStopReason } from './turn-result';
 import type { TurnResponse } from './response';
@@ -119,6 +125,12 @@ export type TurnStreamEvent = Base &
         providerExecuted?: true;
       }
     | { type: 'finish-step'; step: number }
+    | {
+        type: 'data-output';
+        /** The answer's object: as far as its JSON has been written (`partial`), or the result's `output`. */
+        output: unknown;
+        partial: boolean;
+      }
     | { type: 'data-answer'; response: TurnResponse }
     | { type: 'error'; errorText: string }
     | {

@@ -19,6 +19,11 @@ export interface Caller {
 /** Who acts without sign-in configured (a loopback bind): the one user, an admin. */
 export const LOCAL_CALLER: Caller = { name: 'local user', admin: true, owner: ownerOf('local', 'local user') };
 
+/** Whether `caller` signed in (a token or a JWT): the local user is whoever uses this machine. */
+export function signedIn(caller: Caller): boolean {
+  return caller.owner.key !== LOCAL_CALLER.owner.key;
+}
+
 /** The holder of the static token named `name`. */
 export function tokenCaller(name: string, admin: boolean): Caller {
   return { name, admin, owner: ownerOf(`token:${name}`, name) };

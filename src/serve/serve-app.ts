@@ -14,6 +14,8 @@ import { createJsonSchemaTransform, createJsonSchemaTransformObject, serializerC
 import { z } from 'zod';
 import { MAX_ID_LENGTH } from '../core/input-limits';
 import { JsonValueSchema } from '../schemas/turn-input';
+import { legacySamplingFields } from '../schemas/request-controls';
+import { LEGACY_SAMPLING_MESSAGE } from '../core/request-controls';
 import { clientErrorReply, errorReply, HttpError, pathOf, routerErrorReply } from './http-error';
 import { useBoundedJsonParser } from './json-body';
 import { allowedHostsOf, guardRequests, originAllowed } from './request-guard';
@@ -37,13 +39,18 @@ export interface ServeAppOptions extends ServeContext {
   servers?: readonly string[];
 }
 
+/** What the OpenAPI document adds to a schema: a component's name, or what a field is. */
+type DocumentedAs = { id?: string; description?: string; deprecated?: boolean; not?: Record<string, never> };
+
 /**
  * The schemas the OpenAPI document names as components: a recursive schema has to be one, else its
- * `$ref` would name nothing.
+ * `$ref` would name nothing. The legacy sampling fields are accepted only to be refused by name:
+ * documented as taking no value, deprecated, with the line that refuses them.
  */
-function documentedSchemas(): z.core.$ZodRegistry<{ id?: string }> {
-  const registry = z.registry<{ id?: string }>();
+function documentedSchemas(): z.core.$ZodRegistry<DocumentedAs> {
+  const registry = z.registry<DocumentedAs>();
   registry.add(JsonValueSchema, { id: 'JsonValue' });
+  for (const field of new Set(Object.values(legacySamplingFields))) registry.add(field, { description: `Refused: ${LEGACY_SAMPLING_MESSAGE}.`, deprecated: true, not: {} });
   return registry;
 }
 

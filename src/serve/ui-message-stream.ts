@@ -21,6 +21,13 @@
  * - The end carries the offset after the last event pushed: a client sends it back to continue.
  * - What the turn offers Claude (`data-tools`) is a `data-tools` part at the start of the message,
  *   before its first step.
+ * - A turn's `output` is one `data-output` part (id {@link OUTPUT_PART_ID}): each `data-output`
+ *   event replaces it (`useChat` reconciles data parts of one type and id), growing while `partial`,
+ *   then the result's object.
+ * - The finish reason: `stop` for a turn that answered (`stop_sequence` too), `length` at a limit,
+ *   `content-filter` for a refusal, `error` for a failed turn and for `invalid_output` (the object
+ *   asked for is missing: the turn did not do what it was asked), `other` for a turn cancelled,
+ *   terminated or timed out.
  * - A turn's `error` is sent after the end's `finish`: `useChat` stops reading at an `error` chunk
  *   (and keeps what came before), so sent in place it would lose the end's metadata.
  */
@@ -46,6 +53,12 @@ export interface UiMessageMetadata {
   usage?: TokenUsage;
   costUsd?: number;
 }
+
+/** The id of the message's one `data-output` part: each update replaces it. */
+export const OUTPUT_PART_ID = 'output';
+
+/** A `data-output` part's data: the answer's object, as far as written while `partial`. */
+export type UiOutputData = { output: unknown; partial: boolean };
 
 export type UiApprovalData = {
   toolCallId: string;
@@ -86,6 +99,7 @@ export type UiChunk =
   | { type: 'data-compaction'; data: { step: number; reason: string } }
   | { type: 'data-approval'; data: UiApprovalData }
   | { type: 'data-tools'; data: TurnTools }
+  | { type: 'data-output'; id: string; data: UiOutputData }
   | { type: 'data-answer'; data: TurnResponse };
 
 /** The approval id of call `callId` of turn `turnId`. */
@@ -226,6 +240,8 @@ export class UiMessageStream {
         const output = event.output ?? (notRun ? `not run: ${notRun}` : '');
         return [{ type: 'tool-output-available', toolCallId, output, dynamic: true, ...(event.providerExecuted ? { providerExecuted: true as const } : {}) }];
       }
+      case 'data-output':
+        return [{ type: 'data-output', id: OUTPUT_PART_ID, data: { output: event.output, partial: event.partial } }];
       case 'data-answer':
         return [{ type: 'data-answer', data: event.response }];
       case 'error':
@@ -300,6 +316,7 @@ function finishReasonOf(f: Finish): UiFinishReason {
   if (f.status === 'failed') return 'error';
   if (f.status !== 'completed') return 'other';
   if (f.stopReason === 'refusal') return 'content-filter';
+  if (f.stopReason === 'invalid_output') return 'error';
   if (f.stopReason?.startsWith('max_') || f.stopReason === 'context_window') return 'length';
   return 'stop';
 }

@@ -17,7 +17,12 @@
  * - waiting calls (the memo) and decisions (the `decide` update): `data-approval`;
  * - a tool call's end: `tool-output-available`; calls that never ran, at the step's end;
  * - the formatter's record: `text-delta` with id `answer`; the end: the rest of the answer,
- *   `data-answer`, `finish` (`error` first when the turn failed).
+ *   `data-answer`, `finish` (`error` first when the turn failed);
+ * - a formatter call whose input carries the turn's `output` writes the answer as JSON: each answer
+ *   delta that changes the object parsed so far is followed by `data-output` (`partial`); the
+ *   result's `output` is a last `data-output` before `data-answer`. The call's scheduled input is in
+ *   history before it runs, so its deltas read from its heartbeats and from its result are parsed
+ *   alike.
  */
 import { canonicalJson } from '../core/canonical-json';
 import { ACTIVITY_TYPES, ASKED_AGAIN } from '../core/activity-types';
@@ -26,6 +31,7 @@ import type {
   CallToolOutput,
   ClaudeCallInput,
   ClaudeCallOutput,
+  FormatResponseInput,
   FormatResponseOutput,
   ToolTarget,
 } from '../core/contracts';
@@ -49,6 +55,7 @@ import { serverToolCalls, serverToolResults } from '../core/server-tool-blocks';
 import { toolUses, type ToolUseBlock } from '../core/transcript';
 import { turnToolsOf } from '../core/turn-toolset';
 import { runningClaudeCalls, type TurnFact, type TurnFacts } from './turn-facts';
+import { PartialOutput } from './partial-output';
 
 type ClaudeCall = { kind: 'step'; step: number } | { kind: 'formatter' };
 
@@ -80,6 +87,9 @@ class Projection {
   private readonly denied = new Set<string>();
   /** The answer text the formatter streamed, once it has ended. */
   private answerStreamed: string | undefined;
+  /** The formatter's input carries the turn's `output`: it writes the answer as JSON, parsed as it comes. */
+  private answerIsJson = false;
+  private readonly partialOutput = new PartialOutput();
   /** Server tool calls announced, by id → their name, until their result is seen (it may come in a later reply). */
   private readonly serverCalls = new Map<string, string>();
 
@@ -144,22 +154,14 @@ class Projection {
         if (this.answerStreamed !== undefined) {
           if (response.conversation.startsWith(this.answerStreamed)) {
             const rest = response.conversation.slice(this.answerStreamed.length);
-            if (rest) this.out.push({ type: 'text-delta', id: ANSWER_TEXT_ID, delta: rest, attempt: 1 });
+            if (rest) this.answerDelta(rest, 1);
           } else {
-            this.out.push({
-              type: 'data-retry',
-              discard: [ANSWER_TEXT_ID],
-              attempt: 1,
-              reason: 'the answer differs from what streamed',
-            });
-            this.out.push({
-              type: 'text-delta',
-              id: ANSWER_TEXT_ID,
-              delta: response.conversation,
-              attempt: 1,
-            });
+            this.answerRetry(1, 'the answer differs from what streamed');
+            this.answerDelta(response.conversation, 1);
           }
         }
+        if (fact.result.output !== undefined)
+          this.out.push({ type: 'data-output', output: fact.result.output, partial: false });
         this.out.push({ type: 'data-answer', response });
         this.out.push(finishOf(fact.result));
         return;
@@ -202,6 +204,7 @@ class Projection {
     if (activityType === ACTIVITY_TYPES.formatResponse) {
       this.closeStep();
       this.claudeCalls.set(activityId, { kind: 'formatter' });
+      this.answerIsJson = (input as FormatResponseInput | undefined)?.output !== undefined;
       return;
     }
     if (activityType === ACTIVITY_TYPES.callTool) {
@@ -391,20 +394,20 @@ class Projection {
     for (const part of parts) {
       if (part[0] === 'x') {
         attempt = part[1];
-        const discard =
-          call.kind === 'step' ? [stepTextId(call.step), reasoningId(call.step)] : [ANSWER_TEXT_ID];
-        this.out.push({
-          type: 'data-retry',
-          discard,
-          attempt,
-          reason: part[2],
-          ...(call.kind === 'step' ? { step: call.step } : {}),
-        });
+        if (call.kind === 'formatter') this.answerRetry(attempt, part[2]);
+        else
+          this.out.push({
+            type: 'data-retry',
+            discard: [stepTextId(call.step), reasoningId(call.step)],
+            attempt,
+            reason: part[2],
+            step: call.step,
+          });
         continue;
       }
       const delta = String(part[1]);
       if (call.kind === 'formatter') {
-        if (part[0] === 'a') this.out.push({ type: 'text-delta', id: ANSWER_TEXT_ID, delta, attempt });
+        if (part[0] === 'a') this.answerDelta(delta, attempt);
       } else if (part[0] === 't')
         this.out.push({ type: 'text-delta', id: stepTextId(call.step), delta, step: call.step, attempt });
       else if (part[0] === 'r')
@@ -416,6 +419,20 @@ class Projection {
           attempt,
         });
     }
+  }
+
+  /** An answer delta, and with a JSON answer the object parsed so far when it changed. */
+  private answerDelta(delta: string, attempt: number): void {
+    this.out.push({ type: 'text-delta', id: ANSWER_TEXT_ID, delta, attempt });
+    if (!this.answerIsJson) return;
+    const parsed = this.partialOutput.add(delta);
+    if (parsed) this.out.push({ type: 'data-output', output: parsed.value, partial: true });
+  }
+
+  /** The answer so far is discarded: its text, and the object parsed from it. */
+  private answerRetry(attempt: number, reason: string): void {
+    this.partialOutput.reset();
+    this.out.push({ type: 'data-retry', discard: [ANSWER_TEXT_ID], attempt, reason });
   }
 }
 

@@ -295,3 +295,89 @@ describe('the turn\'s tools (data-tools)', () => {
     });
   });
 });
+
+describe("a turn's output (data-output)", () => {
+  const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } } };
+  const json = '{"city": "Paris", "days": 3}';
+  const formatter = (input: object = { output: { schema } }): TurnFact => ({ kind: 'scheduled', activityId: 'f', activityType: 'formatResponse', input: { model: 'm', maxTokens: 10, ...input }, timeMs: 0 });
+  const formatted = (text: string, stream: StreamRecord): TurnFact => ({
+    kind: 'activity-completed',
+    activityId: 'f',
+    result: { output: { conversation: [{ type: 'text', content: text }] }, mode: 'forced', usage: ZERO_USAGE, calls: 1, notes: [], stream },
+    timeMs: 0,
+  });
+  const completed = (text: string, output?: unknown): TurnFact => ({
+    kind: 'completed',
+    result: {
+      response: { conversation: text, artifacts: [] },
+      stopReason: output === undefined ? 'invalid_output' : 'completed',
+      usage: ZERO_USAGE,
+      costUsd: 0,
+      ...(output !== undefined ? { output } : {}),
+    } as unknown as ChatTurnResult,
+  });
+  const before: TurnFact[] = [started, claude('1', 1), reply('1', [text('ok')], { attempt: 1, first: 1, parts: [['t', 2]] }, 'end_turn')];
+  const outputs = (events: ReturnType<typeof projectTurn>) =>
+    events.flatMap((e) => (e.type === 'data-output' ? [{ output: e.output, partial: e.partial }] : []));
+
+  test('follows the answer as it is written, live and from the result alike, then the result\'s object before data-answer', () => {
+    const live = new Map<string, StreamRecord>([
+      ['f', { attempt: 1, first: 1, parts: [['a', '{"city'], ['a', '": "Par'], ['a', 'is", "d']] }],
+    ]);
+    const running = projectTurn({ facts: [...before, formatter()], live });
+    expect(outputs(running)).toEqual([
+      // `{"city` parses to {} (no key yet), `": "Par` to the city so far; `is", "d` changes it again.
+      { output: {}, partial: true },
+      { output: { city: 'Par' }, partial: true },
+      { output: { city: 'Paris' }, partial: true },
+    ]);
+    const record: StreamRecord = { attempt: 1, first: 1, parts: [['a', 6], ['a', 7], ['a', 7], ['a', 8]] };
+    const done = projectTurn({ facts: [...before, formatter(), formatted(json, record), completed(json, { city: 'Paris', days: 3 })], live: new Map() });
+    // Offsets never move: the closed turn's events begin with what the running one showed.
+    expect(done.slice(0, running.length)).toEqual(running);
+    expect(outputs(done).slice(3)).toEqual([
+      { output: { city: 'Paris', days: 3 }, partial: true },
+      { output: { city: 'Paris', days: 3 }, partial: false },
+    ]);
+    expect(done.slice(-3).map((e) => e.type)).toEqual(['data-output', 'data-answer', 'finish']);
+    // The answer's text deltas stay as they are: the JSON as written.
+    expect(done.filter((e) => e.type === 'text-delta' && e.id === 'answer').map((e) => (e as { delta: string }).delta).join('')).toBe(json);
+  });
+
+  test('a delta that does not change the object parsed so far adds no data-output', () => {
+    const live = new Map<string, StreamRecord>([['f', { attempt: 1, first: 1, parts: [['a', '{"city": "P"'], ['a', ' '], ['a', ',']] }]]);
+    expect(outputs(projectTurn({ facts: [...before, formatter()], live }))).toEqual([{ output: { city: 'P' }, partial: true }]);
+  });
+
+  test('a retry that discards the answer starts the parse again', () => {
+    const live = new Map<string, StreamRecord>([
+      ['f', { attempt: 2, first: 1, parts: [['a', '{"city": "Pa'], ['x', 2, 'attempt 1 did not finish'], ['a', '{"city": "Pa']] }],
+    ]);
+    const events = projectTurn({ facts: [...before, formatter()], live });
+    expect(events.slice(-5).map((e) => e.type)).toEqual(['text-delta', 'data-output', 'data-retry', 'text-delta', 'data-output']);
+    expect(outputs(events)).toEqual([
+      { output: { city: 'Pa' }, partial: true },
+      { output: { city: 'Pa' }, partial: true },
+    ]);
+  });
+
+  test('an answer that differs from what streamed is discarded and parsed again', () => {
+    const record: StreamRecord = { attempt: 1, first: 1, parts: [['a', '{"city": "Rome"}']] };
+    const facts = [...before, formatter(), formatted('{"city": "Rome"}', record), completed(json, { city: 'Paris', days: 3 })];
+    expect(outputs(projectTurn({ facts, live: new Map() }))).toEqual([
+      { output: { city: 'Rome' }, partial: true },
+      { output: { city: 'Paris', days: 3 }, partial: true },
+      { output: { city: 'Paris', days: 3 }, partial: false },
+    ]);
+  });
+
+  test('without a valid object (invalid_output) there is no final data-output; without output, none at all', () => {
+    const record: StreamRecord = { attempt: 1, first: 1, parts: [['a', 16]] };
+    const invalid = projectTurn({ facts: [...before, formatter(), formatted('{"city": "Rome"}', record), completed('{"city": "Rome"}')], live: new Map() });
+    expect(outputs(invalid)).toEqual([{ output: { city: 'Rome' }, partial: true }]);
+    expect(invalid.slice(-2).map((e) => e.type)).toEqual(['data-answer', 'finish']);
+
+    const prose = projectTurn({ facts: [...before, formatter({}), formatted('{"city": "Rome"}', record), completed('{"city": "Rome"}')], live: new Map() });
+    expect(outputs(prose)).toEqual([]);
+  });
+});

@@ -364,6 +364,49 @@ describe('UiMessageStream', () => {
     expect(message.parts.some((p) => p.type === 'text')).toBe(false);
   });
 
+  it("shows a turn's output as one data-output part, replaced as it grows, then the result's object", async () => {
+    const invoice = numbered([
+      { type: 'start', question: 'The invoice, please.' },
+      { type: 'start-step', step: 1 },
+      { type: 'text-delta', id: 'step-1', delta: 'Found it.', step: 1, attempt: 1 },
+      { type: 'finish-step', step: 1 },
+      { type: 'text-delta', id: 'answer', delta: '{"total": 1', attempt: 1 },
+      { type: 'data-output', output: { total: 1 }, partial: true },
+      { type: 'text-delta', id: 'answer', delta: '2, "lines": [', attempt: 1 },
+      { type: 'data-output', output: { total: 12, lines: [] }, partial: true },
+      { type: 'text-delta', id: 'answer', delta: ']}', attempt: 1 },
+      { type: 'data-output', output: { total: 12, lines: [] }, partial: false },
+      { type: 'data-answer', response: { conversation: '{"total": 12, "lines": []}', artifacts: [] } },
+      { type: 'finish', status: 'completed', stopReason: 'completed' },
+    ]);
+    const s = new UiMessageStream({ turnId: TURN });
+    const chunks = translate(s, invoice, 'finished');
+    expect(chunks.filter((c) => c.type === 'data-output')).toEqual([
+      { type: 'data-output', id: 'output', data: { output: { total: 1 }, partial: true } },
+      { type: 'data-output', id: 'output', data: { output: { total: 12, lines: [] }, partial: true } },
+      { type: 'data-output', id: 'output', data: { output: { total: 12, lines: [] }, partial: false } },
+    ]);
+    const { message, snapshots, errors } = await read(chunks);
+    expect(errors).toEqual([]);
+    // One part, replaced in place: what it held as the answer was written, then the object.
+    expect(dataOf(message, 'data-output')).toEqual([{ output: { total: 12, lines: [] }, partial: false }]);
+    const seen = snapshots.map((m) => dataOf(m, 'data-output')).filter((d) => d.length > 0);
+    expect(seen.every((d) => d.length === 1)).toBe(true);
+    expect(seen.map((d) => d[0])).toContainEqual({ output: { total: 1 }, partial: true });
+    expect(textsOf(message)).toEqual(['Found it.', '{"total": 12, "lines": []}']);
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
+  });
+
+  it('finish reasons: invalid_output is an error, stop_sequence a stop', () => {
+    const finish = (stopReason: 'invalid_output' | 'stop_sequence') => {
+      const s = new UiMessageStream({ turnId: TURN });
+      s.push({ type: 'finish', status: 'completed', stopReason, offset: 0, turnId: TURN });
+      return s.end('finished').at(-1);
+    };
+    expect(finish('invalid_output')).toMatchObject({ type: 'finish', finishReason: 'error', messageMetadata: { stopReason: 'invalid_output' } });
+    expect(finish('stop_sequence')).toMatchObject({ type: 'finish', finishReason: 'stop', messageMetadata: { stopReason: 'stop_sequence' } });
+  });
+
   it('ends a failed turn with its error, and a cut stream with its open parts closed', async () => {
     const failed = numbered([
       { type: 'start', question: 'q' },

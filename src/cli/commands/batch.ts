@@ -27,9 +27,9 @@ import { openTurnStack } from '../turn-stack';
 import { holdExitOnClosedOutput } from '../closed-output';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
-import { addToolFlags, batchDefaultsOf, type ToolFlags } from '../turn-flags';
+import { addRequestFlags, addToolFlags, batchDefaultsOf, type RequestFlags, type ToolFlags } from '../turn-flags';
 
-interface BatchOptions extends ToolFlags {
+interface BatchOptions extends ToolFlags, RequestFlags {
   concurrency: string;
   out?: string;
   name?: string;
@@ -65,7 +65,7 @@ export function batchCommand(): Command {
     .option('--out <file>', 'results JSONL (default <file>.results.jsonl; with another --name N, <file>.N.results.jsonl)')
     .option('--name <name>', 'batch name (default: the file name); child workflow ids are <name>-<id or line>')
     .option('--model <model>', 'model for lines that name none');
-  return addToolFlags(command, true)
+  return addRequestFlags(addToolFlags(command, true), true)
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')

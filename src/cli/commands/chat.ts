@@ -37,7 +37,8 @@ import { conversationsDir, PendingMessages, type PendingMessage } from '../pendi
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
 import { openTurnStack, type TurnStack } from '../turn-stack';
-import { droppedToolsLine, toolCallLine } from '../render';
+import { droppedToolsLine, outputJson, toolCallLine } from '../render';
+import { answerNotes, expectsOutput } from '../output-lines';
 import { addTurnFlags, turnOptionsOf, type TurnFlags } from '../turn-flags';
 import { dimmed, followStream, StreamPrinter, type FollowedStream } from '../stream-printer';
 import { serverToolCostNote } from '../../core/usage';
@@ -79,8 +80,10 @@ class Chat {
     pending: PendingMessages,
   ) {
     this.pending = pending;
+    // With an output schema stdout gets each answer's JSON: the stream's lines go to stderr.
+    const view = options.output !== undefined ? process.stderr : process.stdout;
     if (!opts.json && !opts.events && process.stdout.isTTY === true)
-      this.printer = new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format && stack.settings.color });
+      this.printer = new StreamPrinter({ write: (text) => void view.write(text), dimSteps: opts.format && stack.settings.color });
   }
 
   /**
@@ -191,6 +194,8 @@ class Chat {
   /** Prints an outcome (the answer on stdout) and forgets the pending message. */
   private print(message: PendingMessage, outcome: MessageOutcome): void {
     const result = outcome.result;
+    // An output asked for by this session's flags, or by the conversation's own options (its result says so).
+    const structured = result !== undefined && expectsOutput(result, this.options.output !== undefined);
     if (this.opts.events) {
       // Only the stream on stdout; how the turn ended, on stderr.
       say(result ? `  turn ${outcome.turnId} · ${result.stopReason}` : `  turn ${outcome.turnId}: ${outcome.error ?? 'no answer'}`);
@@ -204,14 +209,19 @@ class Chat {
         ...(result
           ? { answer: result.response.conversation, stopReason: result.stopReason, toolCalls: result.toolCalls.length, usage: result.usage, costUsd: result.costUsd }
           : {}),
+        ...(result?.output !== undefined ? { output: result.output } : {}),
+        ...(result?.outputReport?.problems ? { outputProblems: result.outputReport.problems } : {}),
+        ...(result?.stopSequence !== undefined ? { stopSequence: result.stopSequence } : {}),
         ...(outcome.error ? { error: outcome.error } : {}),
         ...(result?.compaction ? { compaction: { toolResultsReplaced: result.compaction.toolResultsReplaced, messagesDropped: result.compaction.messagesDropped } } : {}),
         ...(result?.droppedTools.length ? { droppedTools: result.droppedTools } : {}),
       };
       process.stdout.write(`${JSON.stringify(line)}\n`);
     } else if (result) {
-      if (!this.printer?.answerShown(outcome.turnId)) process.stdout.write(`${result.response.conversation.trim() || '(empty answer)'}\n`);
-      for (const a of result.response.artifacts) process.stdout.write(`── artifact ${a.id}: ${a.title} (${a.type}) ──\n${a.content}\n`);
+      // With an output: its JSON (none: nothing, the notes below say why); else the answer, unless it streamed.
+      if (result.output !== undefined) process.stdout.write(`${outputJson(result.output)}\n`);
+      else if (!structured && !this.printer?.answerShown(outcome.turnId)) process.stdout.write(`${result.response.conversation.trim() || '(empty answer)'}\n`);
+      for (const a of result.response.artifacts) (structured ? process.stderr : process.stdout).write(`── artifact ${a.id}: ${a.title} (${a.type}) ──\n${a.content}\n`);
       const u = result.usage;
       const compacted = result.compaction
         ? ` · compacted: ${result.compaction.toolResultsReplaced} tool results, ${result.compaction.messagesDropped} messages`
@@ -223,6 +233,7 @@ class Chat {
     } else {
       say(`  turn ${outcome.turnId}: ${outcome.error ?? 'no answer'}`);
     }
+    if (result) for (const note of answerNotes(result, outcome.turnId, structured)) say(`  ${note}`);
     const dropped = result && droppedToolsLine(result.droppedTools);
     if (dropped && !this.droppedShown.has(dropped)) {
       this.droppedShown.add(dropped);

@@ -4,7 +4,7 @@ import { startChatTurn, type ChatTurnHandle } from '../../client/chat-turn-clien
 import { workflowUrl } from '../../client/ui-link';
 import type { ChatTurnResult } from '../../core/turn-result';
 import { CliError } from '../cli-error';
-import { droppedToolsLine, renderResult } from '../render';
+import { runPrintout } from '../output-lines';
 import { describeFailure } from '../../client/describe-failure';
 import { openTurnStack } from '../turn-stack';
 import { holdExitOnClosedOutput } from '../closed-output';
@@ -63,7 +63,7 @@ async function askOnTerminal(question: string, signal: AbortSignal, onInterrupt:
 
 export function runCommand(): Command {
   const command = new Command('run')
-    .description('run one chat turn and print its answer')
+    .description('run one chat turn and print its answer (with --output-schema: its output, as JSON)')
     .argument('[question]', 'the question; `-` reads it from stdin')
     .option('--file <path>', 'read the question from this file');
   return addTurnFlags(command, 'the turn')
@@ -101,8 +101,10 @@ export function runCommand(): Command {
         if (stack.inProcessWorker) holdExitOnClosedOutput();
         // On a terminal the stream's lines replace the progress lines; --events prints the stream as it is.
         const live = !opts.json && !opts.events && process.stdout.isTTY === true;
+        // With an output schema stdout gets the output's JSON only: the stream's lines go to stderr.
+        const view = input.output !== undefined ? process.stderr : process.stdout;
         const printer = live
-          ? new StreamPrinter({ write: (text) => void process.stdout.write(text), dimSteps: opts.format && stack.settings.color })
+          ? new StreamPrinter({ write: (text) => void view.write(text), dimSteps: opts.format && stack.settings.color })
           : undefined;
         // Ctrl-C leaves the turn running (a key at an approval question, else a signal).
         const interrupted = (): void => {
@@ -151,12 +153,16 @@ export function runCommand(): Command {
           printer?.endLine();
         }
         process.exitCode = exitCodeOf(result);
-        // Tools Claude was not offered: in the result's text, else (stdout has only JSON) on stderr.
-        const dropped = droppedToolsLine(result.droppedTools);
-        if (dropped && (opts.json || opts.events)) say(dropped);
-        if (opts.events) return;
-        if (opts.json) console.log(JSON.stringify(result, null, 2));
-        else console.log(renderResult(result, link, { answer: !printer?.answerShown(handle.workflowId) }));
+        const printout = runPrintout(result, {
+          turnId: handle.workflowId,
+          link,
+          outputSchema: input.output !== undefined,
+          json: opts.json === true,
+          events: opts.events === true,
+          answerShown: printer?.answerShown(handle.workflowId) === true,
+        });
+        for (const line of printout.stderr) say(line);
+        if (printout.stdout !== undefined) console.log(printout.stdout);
       } finally {
         await stack.close();
       }

@@ -1015,6 +1015,8 @@ class TurnView {
       markdown: true,
       ctx: { onArtifact: (id) => this.scrollToArtifact(id) },
     });
+    // A turn with output: the answer's object (its data-output events), growing while partial.
+    this.outputEl = h('pre', { class: 'turn-output', hidden: true });
     this.artifactsEl = h('div', { class: 'artifacts', hidden: true });
     this.errorEl = h('div', { class: 'turn-error', role: 'alert', hidden: true });
     this.workingLabel = h('span', { class: 'working-label' }, 'Sending…');
@@ -1047,6 +1049,7 @@ class TurnView {
           this.toolsEl,
           this.activity,
           this.answerEl,
+          this.outputEl,
           this.artifactsEl,
           this.errorEl,
           this.working,
@@ -1180,6 +1183,7 @@ class TurnView {
           block.set('');
           if (id === 'answer') this.hasAnswerText = false;
         }
+        if ((event.discard ?? []).includes('answer')) this.showOutput(undefined);
         if (event.reason) {
           this.activity.append(
             h(
@@ -1215,6 +1219,9 @@ class TurnView {
         break;
       case 'finish-step':
         break;
+      case 'data-output':
+        this.showOutput(event.output, event.partial === true);
+        break;
       case 'data-answer': {
         const response = event.response ?? {};
         if (this.answer.text.trim() === '' && typeof response.conversation === 'string') {
@@ -1246,6 +1253,13 @@ class TurnView {
     this.refreshWorking();
     this.updateMeta();
     scheduleScroll();
+  }
+
+  /** The answer's object as pretty JSON under the answer (none: hidden). */
+  showOutput(output, partial = false) {
+    this.outputEl.hidden = output === undefined;
+    this.outputEl.textContent = output === undefined ? '' : JSON.stringify(output, null, 2);
+    this.outputEl.classList.toggle('partial', partial);
   }
 
   /** The turn's tools line: what was offered (by server), deferred, dropped (why) and unavailable (why). */

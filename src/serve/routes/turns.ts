@@ -93,7 +93,7 @@ export function turnRoutes(app: FastifyInstance, ctx: ServeContext): void {
 
   r.get(
     '/v1/turns/:id',
-    { schema: { summary: "A turn's status, and its result once it has one", params: IdParams, response: { 200: Json('{ id, status, question, startTime, closeTime?, result? | progress? | error?, links }'), 404: ErrorBody } } },
+    { schema: { summary: "A turn's status, and its result once it has one", params: IdParams, response: { 200: Json('{ id, status, question, startTime, closeTime?, result? | progress? | error?, links }: result is the whole turn result (with output and outputReport for a turn with output)'), 404: ErrorBody } } },
     async (request) => {
       const { id } = request.params;
       await requireVisible(ctx, callerOfRequest(request), id, 'turn');
