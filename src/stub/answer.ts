@@ -1,30 +1,35 @@
 /**
- * What the stub answers for one valid request: the scripted step or the formatter call, with
- * templates expanded, ids and signatures filled in, and deterministic usage.
+ * What the stub answers for one valid request: the scripted step, the formatter call or the output
+ * request's JSON, with templates expanded, ids and signatures filled in, the request's stop
+ * sequences applied, and deterministic usage.
  */
 import { createHash } from 'node:crypto';
+import { isOutputRequest, outputAskIndex, outputAttempt, outputText, outputValue } from './output-request';
+import { cacheCreationOf, usageWithCache } from './prompt-cache';
 import { ScenarioError, type ParsedScenario } from './scenario';
 import { completeServerBlocks, serverToolUsage, textBlock, usesContainer } from './server-blocks';
 import { thinkingSignature, redactedData } from './signatures';
+import { stopAtSequences, stopSequencesOf } from './stop-sequences';
+import type { CacheCreation, Usage } from './usage';
 
 type Block = { type: string; [k: string]: unknown };
 type Message = { role: string; content: string | Block[] };
 
 export const FORMATTER = 'response_formatter';
 
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
-}
+/** A step of the tool loop, the response formatter's call, or an output request (output-request.ts). */
+export type RequestKind = 'step' | 'formatter' | 'output';
 
 export interface Answer {
-  kind: 'step' | 'formatter';
+  kind: RequestKind;
   step: number;
   content: Block[];
   stopReason: string;
+  /** The stop sequence that ended the content (the response's `stop_sequence`), or null. */
+  stopSequence: string | null;
   usage: Usage;
+  /** `usage.cache_creation`: `usage.cache_creation_input_tokens` by ttl. */
+  cacheCreation: CacheCreation;
   latencyMs: number;
   /** Milliseconds between two deltas when the answer is streamed. */
   streamDelayMs: number;
@@ -83,20 +88,19 @@ function currentQuestionIndex(messages: Message[], end: number): number {
  * The step a request asks for, the question it keys on, and the turn's transcript
  * (`messages.slice(from, to)`, what templates read). Per turn (the scenario's `perTurn`) the turn
  * starts at the current question; otherwise at the first message, which is the question. The step
- * counts the assistant messages after `from`. A formatter request's transcript ends with the ask,
- * leaving out the formatter's repair round.
+ * counts the assistant messages after `from`. A formatter or output request's transcript ends with
+ * its ask, leaving out the repair rounds.
  */
-export function turnPosition(
-  messages: Message[],
-  perTurn: boolean,
-  kind: 'step' | 'formatter',
-): { step: number; question: string; from: number; to: number } {
-  const to = kind === 'formatter' ? formatterAskIndex(messages) + 1 : messages.length;
-  const from = perTurn ? currentQuestionIndex(messages, kind === 'formatter' ? to - 1 : to) : 0;
+export function turnPosition(messages: Message[], perTurn: boolean, kind: RequestKind): { step: number; question: string; from: number; to: number } {
+  const ask = kind === 'formatter' ? formatterAskIndex(messages) : kind === 'output' ? outputAskIndex(messages) : undefined;
+  const to = ask === undefined ? messages.length : ask + 1;
+  const from = perTurn ? currentQuestionIndex(messages, ask ?? to) : 0;
   return { step: messages.slice(from).filter((m) => m.role === 'assistant').length, question: textOf(messages[from]), from, to };
 }
 
-export function requestKind(body: Record<string, unknown>): 'step' | 'formatter' {
+/** An output request comes first: it may offer the turn's tools (`response_formatter` among them) with tool_choice none. */
+export function requestKind(body: Record<string, unknown>): RequestKind {
+  if (isOutputRequest(body)) return 'output';
   const choice = body.tool_choice as { type?: string; name?: string } | undefined;
   if (choice?.type === 'tool' && choice.name === FORMATTER) return 'formatter';
   const tools = (body.tools ?? []) as Array<{ name?: string }>;
@@ -153,68 +157,43 @@ function expand(value: unknown, vars: Record<string, string>): unknown {
   return value;
 }
 
-const tokens = (value: unknown): number => Math.ceil(Buffer.byteLength(JSON.stringify(value ?? null)) / 4);
-
-export function estimateInputTokens(body: Record<string, unknown>): number {
-  return tokens({ system: body.system, messages: body.messages, tools: body.tools });
-}
-
-/** A request part without its cache_control markers: the cache keys on content, not on markers. */
-function unmarked(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value ?? null, (key, v: unknown) => (key === 'cache_control' ? undefined : v)));
-}
-
-const marked = (value: unknown): boolean => JSON.stringify(value ?? null).includes('"cache_control"');
-
-/**
- * Usage: input = bytes/4 of {system, messages, tools}; output = bytes/4 of the content. Caching as the
- * API does it, by prefix (tools, then system, then messages): a `cache_control` marker writes the
- * prefix up to it (cache creation) unless it is cached already; a request reads the longest cached
- * prefix that ends at or before its last marker (at the tools+system boundary or a message boundary;
- * the API's 20-block lookback is not modelled). Read and written tokens are not counted in
- * input_tokens.
- */
-function usageFor(body: Record<string, unknown>, content: Block[], cache: Set<string>): Usage {
-  const total = estimateInputTokens(body);
-  const messages = (body.messages ?? []) as Message[];
-  // A string is the same content as one text block (the last message is sent as blocks to carry a marker).
-  const asBlocks = (content: unknown): unknown => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
-  const head = { tools: unmarked(body.tools), system: unmarked(asBlocks(body.system)) };
-  const plain = messages.map((m) => ({ role: m.role, content: unmarked(asBlocks(m.content)) }));
-  const key = (count: number): string =>
-    createHash('sha1').update(JSON.stringify({ head, messages: plain.slice(0, count) })).digest('hex');
-  const size = (count: number): number => tokens({ ...head, messages: plain.slice(0, count) });
-  // Prefix k: the tools and system, and the first k messages. Markers end prefixes.
-  const ends: number[] = [];
-  if (marked(body.tools) || marked(body.system)) ends.push(0);
-  messages.forEach((m, i) => marked(m.content) && ends.push(i + 1));
-  if (!ends.length) return { input_tokens: total, output_tokens: tokens(content), cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
-  const last = ends[ends.length - 1]!;
-  let read = 0;
-  for (let k = last; k >= 0; k--) {
-    if (cache.has(key(k))) {
-      read = size(k);
-      break;
-    }
-  }
-  const created = cache.has(key(last)) ? 0 : Math.max(0, size(last) - read);
-  for (const k of ends) cache.add(key(k));
-  return {
-    input_tokens: Math.max(1, total - read - created),
-    output_tokens: tokens(content),
-    cache_read_input_tokens: read,
-    cache_creation_input_tokens: created,
-  };
-}
-
 export function answer(scenarioName: string, scenario: ParsedScenario, body: Record<string, unknown>, cache: Set<string>): Answer {
   const messages = body.messages as Message[];
   const kind = requestKind(body);
   const { step, question, from, to } = turnPosition(messages, scenario.perTurn, kind);
   const turn = messages.slice(from, to);
   const vars = templateVars(turn, question);
+  const sequences = stopSequencesOf(body);
   const id = (i: number, salt: string): string =>
     `toolu_${createHash('sha1').update(`${scenarioName}|${step}|${i}|${salt}|${question}`).digest('hex').slice(0, 24)}`;
+  /** The usage of `content`, moving the cache on. */
+  const computed = (content: Block[]): Pick<Answer, 'usage' | 'cacheCreation'> => usageWithCache(body, content, cache);
+
+  if (kind === 'output') {
+    const scripted = outputValue(scenario, body, outputAttempt(messages));
+    const stopped = stopAtSequences([textBlock(outputText(expand(scripted, vars)), undefined)], sequences);
+    let content = stopped.content;
+    let stopReason = stopped.stopSequence === null ? 'end_turn' : 'stop_sequence';
+    // The output request's own step may script a max_tokens cut (a step past the last is not replayed for it).
+    const budget = scenario.steps[step]?.minMaxTokens;
+    if (stopped.stopSequence === null && budget && Number(body.max_tokens) < budget) {
+      const chars = Array.from(String(content[0]!.text));
+      content = [textBlock(chars.slice(0, Math.floor(chars.length / 2)).join(''), undefined)];
+      stopReason = 'max_tokens';
+    }
+    return {
+      kind,
+      step,
+      content,
+      stopReason,
+      stopSequence: stopped.stopSequence,
+      ...computed(content),
+      latencyMs: scenario.latencyMs,
+      streamDelayMs: scenario.streamDelayMs,
+      serverToolUse: null,
+      container: false,
+    };
+  }
 
   if (kind === 'formatter') {
     const attempt = messages.flatMap((m) => (m.role === 'assistant' ? contentBlocks(m) : [])).filter((b) => b.type === 'tool_use' && b.name === FORMATTER).length;
@@ -227,12 +206,15 @@ export function answer(scenarioName: string, scenario: ParsedScenario, body: Rec
       const input = f === undefined ? defaultFormatterInput(turn) : expand(Array.isArray(f) ? f[Math.min(attempt, f.length - 1)] : f, vars);
       content = [{ type: 'tool_use', id: id(attempt, 'formatter'), name: FORMATTER, input }];
     }
+    const stopped = stopAtSequences(content, sequences);
+    content = stopped.content;
     return {
       kind: 'formatter',
       step,
       content,
-      stopReason: forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn',
-      usage: usageFor(body, content, cache),
+      stopReason: stopped.stopSequence !== null ? 'stop_sequence' : forced ? 'tool_use' : content[0]!.type === 'tool_use' ? 'tool_use' : 'end_turn',
+      stopSequence: stopped.stopSequence,
+      ...computed(content),
       latencyMs: scenario.latencyMs,
       streamDelayMs: scenario.formatterStreamDelayMs ?? scenario.streamDelayMs,
       serverToolUse: null,
@@ -248,6 +230,7 @@ export function answer(scenarioName: string, scenario: ParsedScenario, body: Rec
   // a server tool call of an earlier response has nothing to answer.
   let exhausted = replay && (scripted.content.some((b) => b.type === 'tool_use') || scripted.stopReason === 'pause_turn');
   let content: Block[] = [];
+  let stopSequence: string | null = null;
   if (!exhausted) {
     const blocks = scripted.content.map((b, i): Block => {
       if (b.type === 'text') return textBlock(String(expand(b.text, vars)), expand(b.citations, vars) as Block[] | undefined);
@@ -259,27 +242,36 @@ export function answer(scenarioName: string, scenario: ParsedScenario, body: Rec
       if (b.type === 'redacted_thinking') return { type: 'redacted_thinking', data: redactedData.make(`${scenarioName}|${step}|${i}`) };
       return expand(b, vars) as Block; // a server tool block, completed below
     });
+    // The model stops on a stop sequence before it writes what follows (server blocks included).
+    const stopped = stopAtSequences(blocks, sequences);
+    stopSequence = stopped.stopSequence;
     try {
-      content = completeServerBlocks(blocks, messages, seed, where);
+      content = completeServerBlocks(stopped.content, messages, seed, where);
     } catch (err) {
       if (!replay || !(err instanceof ScenarioError)) throw err;
       exhausted = true;
+      stopSequence = null;
     }
   }
   if (exhausted) content = [{ type: 'text', text: '(scenario exhausted)', citations: null }];
-  let stopReason = exhausted ? 'end_turn' : (scripted.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'));
-  if (!exhausted && scripted.minMaxTokens && Number(body.max_tokens) < scripted.minMaxTokens) {
+  let stopReason = exhausted
+    ? 'end_turn'
+    : stopSequence !== null
+      ? 'stop_sequence'
+      : (scripted.stopReason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'));
+  if (!exhausted && stopSequence === null && scripted.minMaxTokens && Number(body.max_tokens) < scripted.minMaxTokens) {
     const last = content.map((b) => b.type).lastIndexOf('tool_use');
     if (last >= 0) content = [...content.slice(0, last), { ...content[last]!, input: {} }];
     stopReason = 'max_tokens';
   }
-  const usage = !exhausted && scripted.usage ? { ...scripted.usage } : usageFor(body, content, cache);
+  const usage = !exhausted && scripted.usage ? { usage: { ...scripted.usage }, cacheCreation: cacheCreationOf(scripted.usage) } : computed(content);
   return {
     kind: 'step',
     step,
     content,
     stopReason,
-    usage,
+    stopSequence,
+    ...usage,
     latencyMs: scripted.latencyMs ?? scenario.latencyMs,
     streamDelayMs: scripted.streamDelayMs ?? scenario.streamDelayMs,
     serverToolUse: serverToolUsage(content),

@@ -6,8 +6,9 @@
  * `StubMessageBatches`.
  */
 import { randomBytes } from 'node:crypto';
-import type { Usage } from './answer';
+import type { RequestKind } from './answer';
 import type { Reply, RequestPlace } from './reply';
+import type { Usage } from './usage';
 
 /** The real API's limits for one batch. */
 export const MAX_BATCH_REQUESTS = 100_000;
@@ -32,7 +33,7 @@ export interface BatchRequestLog {
   customId: string;
   /** Empty when no scenario answers the request. */
   scenario: string;
-  kind: 'step' | 'formatter';
+  kind: RequestKind;
   step: number;
   question: string;
   /** Set when the batch ends. */

@@ -4,16 +4,17 @@
  * window and formatter refusal, then the scripted answer. The state is the fault counters and the
  * cache prefixes seen.
  */
-import { answer, estimateInputTokens, questionOf, requestKind, turnPosition, type Usage } from './answer';
+import { answer, questionOf, requestKind, turnPosition, type RequestKind } from './answer';
 import type { Fault, ParsedScenario } from './scenario';
 import { containerOf } from './server-blocks';
+import { estimateInputTokens, type Usage } from './usage';
 import { validateRequest } from './validate-request';
 
 /** Where a Messages request falls in its scenario. Best effort for a request the API refuses. */
 export interface RequestPlace {
   /** Empty when no scenario answers the request. */
   scenario: string;
-  kind: 'step' | 'formatter';
+  kind: RequestKind;
   /** Number of assistant messages in the request (after its current question, for a `perTurn` scenario). */
   step: number;
   question: string;
@@ -144,8 +145,8 @@ export function createReplier(scenarios: Map<string, ParsedScenario>, defaultSce
       model: String(body.model),
       content: a.content,
       stop_reason: a.stopReason,
-      stop_sequence: null,
-      usage: { ...a.usage, cache_creation: null, inference_geo: null, output_tokens_details: null, server_tool_use: a.serverToolUse, service_tier: 'standard' },
+      stop_sequence: a.stopSequence,
+      usage: { ...a.usage, cache_creation: a.cacheCreation, inference_geo: null, output_tokens_details: null, server_tool_use: a.serverToolUse, service_tier: 'standard' },
       ...(a.container ? { container: containerOf(body, `${name}|${question}`, startedAt) } : {}),
     };
     return { type: 'message', message, usage: a.usage, latencyMs: a.latencyMs, streamDelayMs: a.streamDelayMs };

@@ -105,7 +105,11 @@ const StepSchema = z
       .enum(['end_turn', 'tool_use', 'max_tokens', 'pause_turn', 'refusal', 'model_context_window_exceeded', 'stop_sequence'])
       .optional(),
     usage: UsageSchema.optional(),
-    /** A request with a smaller max_tokens gets the content cut at its last tool_use (left with input `{}`), stop `max_tokens`. */
+    /**
+     * A request with a smaller max_tokens gets the content cut at its last tool_use (left with input
+     * `{}`), stop `max_tokens`. An output request at this step (no replay: the step must be scripted)
+     * gets the first half of its JSON text, stop `max_tokens`.
+     */
     minMaxTokens: z.number().int().min(1).optional(),
     /** Milliseconds before answering; default: the scenario's. */
     latencyMs: z.number().int().min(0).optional(),
@@ -124,7 +128,8 @@ const FaultSchema = z
     retryAfterMs: z.number().min(0).optional(),
     shouldRetry: z.boolean().optional(),
     message: z.string().optional(),
-    kind: z.enum(['step', 'formatter']).default('step'),
+    /** Which requests it hits: steps of the loop, the response formatter's calls, or output requests (an answer's JSON). */
+    kind: z.enum(['step', 'formatter', 'output']).default('step'),
     /**
      * How a matching request of a Message Batch ends: `errored` (the error `status` gives, as a
      * per-request result) or `expired`. A request to /v1/messages gets `status` either way.
@@ -133,11 +138,23 @@ const FaultSchema = z
   })
   .strict();
 
+/**
+ * One answer to an output request: an object is written as compact JSON, a string as it is (invalid
+ * JSON, or JSON in a ```json fence, to exercise the repair).
+ */
+const OutputValueSchema = z.union([z.record(z.string(), z.unknown()), z.string()]);
+
 export const ScenarioSchema = z
   .object({
     steps: z.array(StepSchema).min(1),
     /** The response_formatter input; an array gives one per attempt (the last repeats). */
     formatter: z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown())).min(1)]).optional(),
+    /**
+     * The answer to an output request (one with `output_config.format`, or asking with OUTPUT_ASK of
+     * src/core/output-spec.ts); an array gives one per attempt (the first call, then each repair; the
+     * last repeats). Default: the minimal instance of the request's schema (`{}` on the instructed path).
+     */
+    output: z.union([OutputValueSchema, z.array(OutputValueSchema).min(1)]).optional(),
     /** Forced tool_choice gets a 400, as some models answer. */
     formatterRefusesForcedTool: z.boolean().default(false),
     /** With tool_choice auto, answer this text instead of calling the formatter. */

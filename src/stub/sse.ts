@@ -3,9 +3,9 @@
  * API does: text and thinking one word at a time (a word with the whitespace after it), a text
  * block's citations first (a `citations_delta` each), a thinking block's signature last, a tool_use
  * or server_tool_use input in small chunks of its JSON text, a server tool's result block whole in
- * its `content_block_start`, the code execution container in `message_delta`. `delayMs`
- * separates two consecutive deltas (0: everything at once). A client that disconnects ends the
- * writing; nothing is written after that and nothing throws.
+ * its `content_block_start`, the stop reason, stop sequence and code execution container in
+ * `message_delta`. `delayMs` separates two consecutive deltas (0: everything at once). A client that
+ * disconnects ends the writing; nothing is written after that and nothing throws.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -67,6 +67,7 @@ function* messageEvents(message: Record<string, unknown>): Generator<SseEvent> {
       ...message,
       content: [],
       stop_reason: null,
+      stop_sequence: null,
       usage: { ...usage, output_tokens: 1 },
       ...('container' in message ? { container: null } : {}),
     },
@@ -74,7 +75,7 @@ function* messageEvents(message: Record<string, unknown>): Generator<SseEvent> {
   yield { type: 'ping' };
   const content = message.content as Block[];
   for (let index = 0; index < content.length; index++) yield* blockEvents(content[index]!, index);
-  yield { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: null, ...(container ? { container } : {}) }, usage };
+  yield { type: 'message_delta', delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence ?? null, ...(container ? { container } : {}) }, usage };
   yield { type: 'message_stop' };
 }
 

@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { estimateInputTokens } from './answer';
+import type { RequestKind } from './answer';
 import {
   createMessageBatches,
   MAX_BATCH_BODY,
@@ -18,12 +18,13 @@ import {
 import { createReplier, errorTypeOf } from './reply';
 import { parseScenario, type ParsedScenario, type Scenario } from './scenario';
 import { writeSse } from './sse';
+import { estimateInputTokens } from './usage';
 import { validateRequest } from './validate-request';
 
 export interface RecordedRequest {
   path: string;
   scenario: string;
-  kind: 'step' | 'formatter' | 'count_tokens';
+  kind: RequestKind | 'count_tokens';
   /** Number of assistant messages in the request (after its current question, for a `perTurn` scenario). */
   step: number;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -2,10 +2,15 @@
  * Checks a Messages API request the way the real API does, so tests catch transcripts and tool
  * definitions Claude would refuse. Returns the 400 message, or undefined when the request is valid.
  * Server tools (definitions, deferred tools, server tool blocks) are checked in
- * validate-server-tools.ts.
+ * validate-server-tools.ts, the request's controls (sampling, `tool_choice`, `stop_sequences`,
+ * `metadata`) in validate-request-controls.ts, `cache_control` in validate-cache-control.ts and
+ * `output_config` in validate-output-config.ts.
  */
 import { Ajv2020 } from 'ajv/dist/2020';
 import { thinkingSignature, redactedData } from './signatures';
+import { cacheControlProblem } from './validate-cache-control';
+import { outputConfigProblem } from './validate-output-config';
+import { legacySamplingProblem, metadataProblem, stopSequencesProblem, toolChoiceProblem } from './validate-request-controls';
 import { deferredToolsProblem, serverBlocksProblem, toolDefinitionProblem } from './validate-server-tools';
 
 type Block = { type: string; [k: string]: unknown };
@@ -56,6 +61,8 @@ export function validateRequest(body: Record<string, unknown>, opts: { countToke
   if (!opts.countTokens && (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)) {
     return 'max_tokens: Field required (a positive integer)';
   }
+  const sampling = legacySamplingProblem(body);
+  if (sampling) return sampling;
   const messages = body.messages as Message[] | undefined;
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
   for (const [i, m] of messages.entries()) {
@@ -91,16 +98,10 @@ export function validateRequest(body: Record<string, unknown>, opts: { countToke
   const deferred = deferredToolsProblem(tools);
   if (deferred) return deferred;
 
-  const thinkingOn = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
-  const choice = body.tool_choice as { type?: string; name?: string } | undefined;
-  if (choice) {
-    if (choice.type === 'tool' && !names.has(choice.name ?? '')) {
-      return `tool_choice.name: Tool '${choice.name}' not found in the provided tools`;
-    }
-    if (thinkingOn && (choice.type === 'tool' || choice.type === 'any')) {
-      return 'Thinking may not be enabled when tool_choice forces tool use.';
-    }
-  }
+  const controls = toolChoiceProblem(body, names, tools.length) ?? stopSequencesProblem(body) ?? metadataProblem(body) ?? cacheControlProblem(body);
+  if (controls) return controls;
+  const output = outputConfigProblem(body);
+  if (output) return output;
 
   const serverBlocks = serverBlocksProblem(messages, tools);
   if (serverBlocks) return serverBlocks;

@@ -8,7 +8,7 @@
  * the cache's lifetime (and its price) reaching the requests; controls refused before anything runs.
  * Scenario names are model ids the capability table knows (`claude-sonnet-4-6-…`, `claude-3-5-…`).
  */
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type ApplicationFailure } from '@temporalio/client';
 import { z } from 'zod';
 import type { Scenario } from '../../src/stub';
 import { defineTool } from '../../src/tools/define-tool';
@@ -64,7 +64,7 @@ const scenarios: Record<string, Scenario> = {
   'claude-sonnet-4-6-recursive': { steps: [{ content: [{ type: 'text', text: 'a tree' }] }], output: { name: 'root', children: [{ name: 'leaf', children: [] }] } },
   'claude-sonnet-4-6-search': { steps: SEARCHED, output: ORDER },
   'claude-sonnet-4-6-batched': { steps: looked, output: [ORDER_ID_ZERO, ORDER] },
-  'claude-sonnet-4-6-stream': { steps: looked, output: ORDER, streamDelayMs: 5 },
+  'claude-sonnet-4-6-stream': { steps: looked, output: JSON.stringify(ORDER, null, 2), streamDelayMs: 5 },
   'claude-sonnet-4-6-zod': { steps: looked, output: { total: 12.5, lines: [{ sku: 'A1', qty: 2 }] } },
   'claude-sonnet-4-6-controls': {
     steps: [looked[0]!, { content: [{ type: 'text', text: 'The answer is 42. ### and more after the stop' }] }],
@@ -184,8 +184,8 @@ it('writes a typed answer through Message Batches, its repair a second batch rou
   const result = await h.run({ question: 'orders of customer 42', model: 'claude-sonnet-4-6-batched', messageBatches: {}, output: { schema: ORDER_SCHEMA } });
   expect(result.output).toEqual(ORDER);
   expect(result.outputReport).toMatchObject({ path: 'structured', calls: 2, repaired: true });
-  const batched = h.stub.messageBatches.batches.flatMap((b) => b.requests).filter((r) => r.params.model === 'claude-sonnet-4-6-batched');
-  expect(batched.filter((r) => (r.params as { output_config?: unknown }).output_config)).toHaveLength(2);
+  const batched = h.stub.messageBatches.batches.flatMap((b) => b.requests).filter((r) => r.scenario === 'claude-sonnet-4-6-batched');
+  expect(batched.filter((r) => r.kind === 'output')).toHaveLength(2);
 });
 
 it('streams the typed answer: data-output events with the object as it grows, then the whole one', async () => {

@@ -13,12 +13,14 @@ Scenario file (JSON, or YAML for .yaml/.yml), named after the file; it answers e
   formatter      the response_formatter input, e.g. {conversation: [{type: "text", content}]},
                  or an array (one per attempt); default: the last text of the turn
   formatterRefusesForcedTool, formatterAutoText   how the formatter call is refused or answered
+  output         the answer to an output request (output_config.format, or OUTPUT_ASK): an object
+                 (written as JSON) or a string, or an array of them (one per attempt)
   latencyMs      ms before each answer;  streamDelayMs, formatterStreamDelayMs: ms between deltas
   contextWindowTokens   a larger request gets 400 "prompt is too long"
   perTurn        play the steps once per turn of a conversation (from its current question)
   faults         [{step, status, times?, retryAfter?, retryAfterMs?, shouldRetry?, message?, kind?,
                    batchResult?}]
-Templates in the strings of text, thinking, tool_use input and formatter: {{question}},
+Templates in the strings of text, thinking, tool_use input, formatter and output: {{question}},
 {{toolResults}} (every tool result of the turn), {{lastToolResult}} (its last tool round's).
 
 Example (hello.json):
