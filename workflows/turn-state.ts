@@ -24,7 +24,7 @@ import { loopToolChoiceOf, toolChoiceForStep, type LoopToolChoice } from '../src
 import type { OutputReport } from '../src/core/output-spec';
 import { turnSystemPrompt } from '../src/core/prompts';
 import { historyServerTools, isServerToolDefinition } from '../src/core/server-tools';
-import { referencedToolNames } from '../src/core/tool-references';
+import { calledToolNames, referencedToolNames } from '../src/core/tool-references';
 import { unavailableServers } from '../src/core/turn-toolset';
 import { streamRequest } from '../src/core/stream-record';
 import { resolveTurn, type ResolvedTurnInput } from '../src/core/resolve-turn';
@@ -179,7 +179,9 @@ export class Turn {
    * server tools, the deferred tools a search found) and the container the turn's code ran in.
    */
   formatterRequest(): FormatResponseInput {
-    const referenced = new Set(referencedToolNames([...this.transcript.priorMessages(), ...this.transcript.ownMessages()]));
+    const messages = [...this.transcript.priorMessages(), ...this.transcript.ownMessages()];
+    // The typed output's call has no tool of its own to keep the transcript's tool_use blocks defined: it is sent the tools they call.
+    const referenced = new Set([...referencedToolNames(messages), ...(this.input.output ? calledToolNames(messages) : [])]);
     const tools = this.offered.filter((t) => isServerToolDefinition(t) || referenced.has(t.name));
     return { ...this.formatRequest, ...(tools.length ? { tools } : {}), ...(this.container ? { container: this.container } : {}) };
   }

@@ -139,6 +139,9 @@ class FormatterRun {
     if (choice === 'forced') request.toolChoice = { type: 'tool', name: FORMATTER_TOOL_NAME };
     if (this.input.thinking) request.thinking = this.input.thinking;
     if (this.input.container) request.container = this.input.container;
+    if (this.input.effort) request.effort = this.input.effort;
+    if (this.input.cache) request.cache = this.input.cache;
+    if (this.input.userId) request.userId = this.input.userId;
     this.calls++;
     const reply = await (this.opts.call ? this.opts.call(request) : callClaude(this.client, request, this.opts));
     this.usage = addUsage(this.usage, reply.usage);

@@ -1,7 +1,8 @@
 /**
  * The tools a tool search found: its result blocks (`tool_search_tool_result`, in Claude's reply)
  * hold `tool_reference`s naming deferred tools, which the API then loads. A request whose
- * transcript holds such a reference must define the tool it names (the formatter's, say).
+ * transcript holds such a reference must define the tool it names (the formatter's, say). A
+ * request whose transcript holds `tool_use` blocks must define tools too.
  */
 import type { MessageParam } from './contracts';
 
@@ -23,5 +24,15 @@ function referencesIn(value: unknown, found: Set<string>): void {
 export function referencedToolNames(messages: readonly MessageParam[]): string[] {
   const found = new Set<string>();
   for (const m of messages) if (typeof m.content !== 'string') referencesIn(m.content, found);
+  return [...found];
+}
+
+/** The names of the tools `messages` call (`tool_use` blocks), each once, in order. */
+export function calledToolNames(messages: readonly MessageParam[]): string[] {
+  const found = new Set<string>();
+  for (const m of messages) {
+    if (typeof m.content === 'string') continue;
+    for (const b of m.content) if (b.type === 'tool_use') found.add(b.name);
+  }
   return [...found];
 }

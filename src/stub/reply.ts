@@ -7,7 +7,7 @@
 import { answer, questionOf, requestKind, turnPosition, type RequestKind } from './answer';
 import type { Fault, ParsedScenario } from './scenario';
 import { containerOf } from './server-blocks';
-import { estimateInputTokens, type Usage } from './usage';
+import { estimateInputTokens, type CacheCreation, type Usage } from './usage';
 import { validateRequest } from './validate-request';
 
 /** Where a Messages request falls in its scenario. Best effort for a request the API refuses. */
@@ -25,7 +25,7 @@ export interface RequestPlace {
  * Message, or the API's error for it. `latencyMs` is the wait before an interactive answer.
  */
 export type Reply =
-  | { type: 'message'; message: Record<string, unknown>; usage: Usage; latencyMs: number; streamDelayMs: number }
+  | { type: 'message'; message: Record<string, unknown>; usage: Usage & { cache_creation: CacheCreation }; latencyMs: number; streamDelayMs: number }
   | {
       type: 'error';
       status: number;
@@ -149,7 +149,7 @@ export function createReplier(scenarios: Map<string, ParsedScenario>, defaultSce
       usage: { ...a.usage, cache_creation: a.cacheCreation, inference_geo: null, output_tokens_details: null, server_tool_use: a.serverToolUse, service_tier: 'standard' },
       ...(a.container ? { container: containerOf(body, `${name}|${question}`, startedAt) } : {}),
     };
-    return { type: 'message', message, usage: a.usage, latencyMs: a.latencyMs, streamDelayMs: a.streamDelayMs };
+    return { type: 'message', message, usage: { ...a.usage, cache_creation: a.cacheCreation }, latencyMs: a.latencyMs, streamDelayMs: a.streamDelayMs };
   }
 
   return {

@@ -31,7 +31,14 @@ export interface RecordedRequest {
   body: any;
   status: number;
   stream: boolean;
-  usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number };
+  usage?: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_input_tokens: number;
+    cache_creation_input_tokens: number;
+    /** The written tokens by the ttl they were written with. */
+    cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  };
   error?: string;
   startedAt: number;
   endedAt: number;

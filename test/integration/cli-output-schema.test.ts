@@ -79,7 +79,7 @@ it('run --output-schema prints the answer as JSON; --effort, --stop-sequence and
 it('refuses --temperature with exit 2 before a workflow exists', async () => {
   const run = await runCli(['run', 'q', '--temperature', '0.3', '--task-queue', taskQueue, '--address', `127.0.0.1:${REFUSING_PORT}`]);
   expect(run.code).toBe(2);
-  expect(run.stderr.trim()).toBe(`--temperature: ${LEGACY_SAMPLING_MESSAGE}`);
+  expect(run.stderr.trim()).toBe(`mcp-turns: --temperature: ${LEGACY_SAMPLING_MESSAGE}`);
   expect(run.stdout).toBe('');
 });
 

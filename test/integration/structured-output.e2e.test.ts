@@ -71,7 +71,11 @@ const scenarios: Record<string, Scenario> = {
     formatter: { conversation: [{ type: 'text', content: 'The answer is 42.' }] },
   },
   'claude-sonnet-4-6-every': {
-    steps: [looked[0]!, looked[0]!, looked[1]!],
+    steps: [
+      { content: [{ type: 'tool_use', name: 'crm__lookup', input: { id: '42' } }] },
+      { content: [{ type: 'tool_use', name: 'crm__lookup', input: { id: '43' } }] },
+      looked[1]!,
+    ],
     formatter: { conversation: [{ type: 'text', content: 'forced' }] },
   },
   'claude-sonnet-4-6-cache': { steps: looked, formatter: { conversation: [{ type: 'text', content: 'cached' }] } },
