@@ -220,13 +220,14 @@ it('types result.output from a zod schema', async () => {
 
 it('sends effort on every call and stop sequences on the loop\'s; a reply that ends at one stops the turn with stop_sequence', async () => {
   const model = 'claude-sonnet-4-6-controls';
-  const result = await h.run({ question: 'controls', model, effort: 'low', stopSequences: ['###'], toolChoice: 'any' });
+  const result = await h.run({ question: 'controls', model, effort: 'low', stopSequences: ['###'], toolChoice: 'any', userId: 'u-7f3a' });
   expect(result.stopReason).toBe('stop_sequence');
   expect(result.stopSequence).toBe('###');
   const requests = requestsOf(model);
   expect(requests.map((r) => r.kind)).toEqual(['step', 'step', 'formatter']);
   expect(requests.map((r) => r.body.output_config?.effort)).toEqual(['low', 'low', 'low']);
   expect(requests.map((r) => r.body.stop_sequences)).toEqual([['###'], ['###'], undefined]);
+  expect(requests.map((r) => r.body.metadata)).toEqual(Array(3).fill({ user_id: 'u-7f3a' }));
   // `any` forces the loop's first call only.
   expect(requests.map((r) => r.body.tool_choice?.type)).toEqual(['any', undefined, 'tool']);
   const lastReply = result.messages.at(-2)!;
