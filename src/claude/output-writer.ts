@@ -15,8 +15,7 @@ import { OUTPUT_ASK, OUTPUT_REPAIR_ASK, type OutputPath, type OutputReport, type
 import { joinSystem } from '../core/prompts';
 import { textOutput } from '../core/response';
 import { textOf } from '../core/transcript';
-import { ZERO_USAGE, addUsage, type TokenUsage } from '../core/usage';
-import { callClaude, type CallClaudeOptions } from './call-claude';
+import { AnswerCalls, answerControls, type AnswerCallOptions } from './answer-calls';
 import { checkAnswer, type AnswerCheck } from './output-validation';
 import { structuredFormatOf } from './output-format';
 import { withFinalRequest } from './final-request';
@@ -36,15 +35,6 @@ export function outputInstructions(spec: OutputSpec): string {
 
 export type OutputRequest = FormatRequest & { output: OutputSpec };
 
-/** Options of an answer's call (the formatter's, the typed output's). */
-export interface AnswerCallOptions extends CallClaudeOptions {
-  /**
-   * Makes each of the call's Claude calls instead of the Messages API (a Message Batch plans its
-   * calls this way, src/message-batches/formatter-plan.ts).
-   */
-  call?: (request: ClaudeRequest) => Promise<ClaudeCallOutput>;
-}
-
 /** Writes the turn's typed answer; errors other than a refusal of structured outputs propagate (Temporal retries them). */
 export async function writeOutput(client: Anthropic, input: OutputRequest, opts: AnswerCallOptions = {}): Promise<FormatResponseOutput> {
   return new OutputRun(client, input, opts).write();
@@ -56,16 +46,14 @@ class OutputRun {
   private readonly tools: OfferedTool[];
   private path: OutputPath;
   private format: ClaudeRequest['outputFormat'];
-  private usage: TokenUsage = ZERO_USAGE;
-  private costUsd = 0;
-  private costKnown = false;
-  private calls = 0;
+  private readonly calls: AnswerCalls;
 
   constructor(
-    private readonly client: Anthropic,
+    client: Anthropic,
     private readonly input: OutputRequest,
-    private readonly opts: AnswerCallOptions,
+    opts: AnswerCallOptions,
   ) {
+    this.calls = new AnswerCalls(client, opts);
     this.messages = withFinalRequest(input.messages, OUTPUT_ASK);
     this.tools = (input.tools ?? []).map(withoutCitations);
     const caps = modelCapabilities(input.model);
@@ -124,33 +112,21 @@ class OutputRun {
       ...(input.thinking ? { thinking: input.thinking } : {}),
       ...(input.container ? { container: input.container } : {}),
       ...(this.format ? { outputFormat: this.format } : {}),
-      ...(input.effort ? { effort: input.effort } : {}),
-      ...(input.cache ? { cache: input.cache } : {}),
-      ...(input.userId ? { userId: input.userId } : {}),
+      ...answerControls(input),
     };
-    this.calls++;
-    const reply = await (this.opts.call ? this.opts.call(request) : callClaude(this.client, request, this.opts));
-    this.usage = addUsage(this.usage, reply.usage);
-    if (reply.costUsd !== undefined) {
-      this.costUsd += reply.costUsd;
-      this.costKnown = true;
-    }
-    return reply;
+    return this.calls.make(request);
   }
 
   private result(reply: ClaudeCallOutput, check: AnswerCheck, { repaired = false, refused = false }: { repaired?: boolean; refused?: boolean } = {}): FormatResponseOutput {
-    const report: OutputReport = { path: this.path, calls: this.calls, repaired, notes: this.notes, ...(check.ok ? {} : { problems: check.problems }), ...(refused ? { refused } : {}) };
+    const report: OutputReport = { path: this.path, calls: this.calls.count, repaired, notes: this.notes, ...(check.ok ? {} : { problems: check.problems }), ...(refused ? { refused } : {}) };
     const text = textOf(reply.content).trim();
-    const out: FormatResponseOutput = {
+    return {
       output: textOutput(text || '(no answer)'),
       mode: this.path,
-      usage: this.usage,
-      calls: this.calls,
+      ...this.calls.totals(),
       notes: this.notes,
       typed: { ...(check.ok ? { output: check.value } : {}), report },
     };
-    if (this.costKnown) out.costUsd = this.costUsd;
-    return out;
   }
 }
 

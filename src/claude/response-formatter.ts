@@ -28,10 +28,9 @@ import {
 import { joinSystem } from '../core/prompts';
 import { textOutput } from '../core/response';
 import { lastAssistantText, textOf, toolUses, type ToolUseBlock } from '../core/transcript';
-import { ZERO_USAGE, addUsage, type TokenUsage } from '../core/usage';
-import { callClaude } from './call-claude';
 import { ClaudeFailureType } from '../core/failure-types';
-import { writeOutput, type AnswerCallOptions } from './output-writer';
+import { writeOutput } from './output-writer';
+import { AnswerCalls, answerControls, type AnswerCallOptions } from './answer-calls';
 import { withFinalRequest } from './final-request';
 
 export { withFinalRequest };
@@ -99,18 +98,16 @@ export async function formatResponse(
 class FormatterRun {
   readonly notes: string[] = [];
   readonly messages: MessageParam[];
-  private usage: TokenUsage = ZERO_USAGE;
-  private costUsd = 0;
-  private costKnown = false;
-  private calls = 0;
+  private readonly calls: AnswerCalls;
   /** The last invalid formatter input, for the fallback. */
   private lastInvalid: unknown;
 
   constructor(
-    private readonly client: Anthropic,
+    client: Anthropic,
     private readonly input: FormatRequest,
-    private readonly opts: FormatResponseOptions,
+    opts: FormatResponseOptions,
   ) {
+    this.calls = new AnswerCalls(client, opts);
     this.messages = withFinalRequest(input.messages, FINAL_ANSWER_REQUEST);
   }
 
@@ -139,17 +136,8 @@ class FormatterRun {
     if (choice === 'forced') request.toolChoice = { type: 'tool', name: FORMATTER_TOOL_NAME };
     if (this.input.thinking) request.thinking = this.input.thinking;
     if (this.input.container) request.container = this.input.container;
-    if (this.input.effort) request.effort = this.input.effort;
-    if (this.input.cache) request.cache = this.input.cache;
-    if (this.input.userId) request.userId = this.input.userId;
-    this.calls++;
-    const reply = await (this.opts.call ? this.opts.call(request) : callClaude(this.client, request, this.opts));
-    this.usage = addUsage(this.usage, reply.usage);
-    if (reply.costUsd !== undefined) {
-      this.costUsd += reply.costUsd;
-      this.costKnown = true;
-    }
-    return reply;
+    Object.assign(request, answerControls(this.input));
+    return this.calls.make(request);
   }
 
   /** Turns the first reply into the answer, with at most one repair call. */
@@ -203,15 +191,7 @@ class FormatterRun {
   }
 
   private result(output: FormatterOutput, mode: FormatMode): FormatResponseOutput {
-    const out: FormatResponseOutput = {
-      output,
-      mode,
-      usage: this.usage,
-      calls: this.calls,
-      notes: this.notes,
-    };
-    if (this.costKnown) out.costUsd = this.costUsd;
-    return out;
+    return { output, mode, ...this.calls.totals(), notes: this.notes };
   }
 }
 

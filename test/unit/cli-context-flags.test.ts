@@ -3,26 +3,13 @@
  * them, each value a string, a bad form one line naming the flag and the fix (exit 2, nothing
  * started); on `batch` they are every line's defaults, a line's own toolset and context keys winning.
  */
-import type { Command } from 'commander';
-import { buildProgram } from '../../src/cli/main';
+import { flagsOf, parse } from '../support/cli-program';
 import { CliError } from '../../src/cli/cli-error';
 import { batchCommand } from '../../src/cli/commands/batch';
 import { chatCommand } from '../../src/cli/commands/chat';
 import { runCommand } from '../../src/cli/commands/run';
 import { batchDefaultsOf, turnOptionsOf, type TurnFlags } from '../../src/cli/turn-flags';
 import { parseBatchLines } from '../../src/schemas/batch-lines';
-
-/** What the real command line does with `args`: the error it stops with, or nothing. */
-async function parse(...args: string[]): Promise<unknown> {
-  const argv = ['node', 'mcp-turns', ...args];
-  return buildProgram(argv).parseAsync(argv).then(() => undefined, (err: unknown) => err);
-}
-
-/** The options `command` is given by `args`, its action left out (nothing is started). */
-async function flagsOf<T>(command: Command, ...args: string[]): Promise<T> {
-  await command.exitOverride().action(() => {}).parseAsync(args, { from: 'user' });
-  return command.opts() as T;
-}
 
 describe('run and chat', () => {
   it('--context repeats, each value a string split at its first =; key= is an empty string; --toolset names a tool set', async () => {

@@ -8,8 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Command } from 'commander';
-import { buildProgram } from '../../src/cli/main';
+import { flagsOf, parse } from '../support/cli-program';
 import { CliError } from '../../src/cli/cli-error';
 import { batchCommand } from '../../src/cli/commands/batch';
 import { chatCommand } from '../../src/cli/commands/chat';
@@ -17,18 +16,6 @@ import { runCommand } from '../../src/cli/commands/run';
 import { batchDefaultsOf, outputSpecOf, turnOptionsOf, type TurnFlags } from '../../src/cli/turn-flags';
 import { LEGACY_SAMPLING_MESSAGE } from '../../src/core/request-controls';
 import { parseBatchLines } from '../../src/schemas/batch-lines';
-
-/** What the real command line does with `args`: the error it stops with, or nothing. */
-async function parse(...args: string[]): Promise<unknown> {
-  const argv = ['node', 'mcp-turns', ...args];
-  return buildProgram(argv).parseAsync(argv).then(() => undefined, (err: unknown) => err);
-}
-
-/** The options `command` is given by `args`, its action left out (nothing is started). */
-async function flagsOf<T>(command: Command, ...args: string[]): Promise<T> {
-  await command.exitOverride().action(() => {}).parseAsync(args, { from: 'user' });
-  return command.opts() as T;
-}
 
 /** The turn options `run` gets from `args`, or the error it stops with. */
 async function runOptions(...args: string[]): Promise<unknown> {
