@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { Scenario } from '../../src/stub';
 import { defineTool } from '../../src/tools/define-tool';
 import { executeChatTurn, startChatTurn } from '../../src/client/chat-turn-client';
+import { sendMessage } from '../../src/client/conversation-client';
 import { subscribeTurn } from '../../src/client/subscribe';
 import { OUTPUT_REPAIR_ASK } from '../../src/core/output-spec';
 import { LEGACY_SAMPLING_MESSAGE } from '../../src/core/request-controls';
@@ -65,6 +66,7 @@ const scenarios: Record<string, Scenario> = {
   'claude-sonnet-4-6-search': { steps: SEARCHED, output: ORDER },
   'claude-sonnet-4-6-batched': { steps: looked, output: [ORDER_ID_ZERO, ORDER] },
   'claude-sonnet-4-6-stream': { steps: looked, output: JSON.stringify(ORDER, null, 2), streamDelayMs: 5 },
+  'claude-sonnet-4-6-conversation': { steps: [{ content: [{ type: 'text', text: 'noted' }] }], output: { total: 3, lines: [] }, perTurn: true },
   'claude-sonnet-4-6-zod': { steps: looked, output: { total: 12.5, lines: [{ sku: 'A1', qty: 2 }] } },
   'claude-sonnet-4-6-controls': {
     steps: [looked[0]!, { content: [{ type: 'text', text: 'The answer is 42. ### and more after the stop' }] }],
@@ -216,6 +218,16 @@ it('types result.output from a zod schema', async () => {
   expect(firstSku).toBe('A1');
   const [request] = outputRequests('claude-sonnet-4-6-zod');
   expect(request!.body.output_config.format.schema).toMatchObject({ type: 'object', additionalProperties: false, required: ['total', 'lines'] });
+});
+
+it('takes a zod output schema in a conversation\'s options: each message\'s turn answers in it', async () => {
+  const Invoice = z.object({ total: z.number(), lines: z.array(z.object({ sku: z.string() })) });
+  const conversationId = `typed-conv-${Date.now()}`;
+  const conversation = { taskQueue: h.taskQueue, options: { model: 'claude-sonnet-4-6-conversation', output: { schema: Invoice } } };
+  const first = await sendMessage(h.client, conversationId, 'invoice one', { conversation });
+  const second = await sendMessage(h.client, conversationId, 'invoice two', { conversation });
+  expect([first.result?.output, second.result?.output]).toEqual([{ total: 3, lines: [] }, { total: 3, lines: [] }]);
+  expect(second.result?.outputReport?.path).toBe('structured');
 });
 
 it('sends effort on every call and stop sequences on the loop\'s; a reply that ends at one stops the turn with stop_sequence', async () => {
