@@ -52,6 +52,13 @@ beforeAll(async () => {
         ],
         formatter: { conversation: [{ type: 'text', content: 'Sum: {{toolResults}}' }] },
       },
+      // A typed answer, written slowly enough to be seen growing.
+      'claude-sonnet-4-6-typed': {
+        perTurn: true,
+        streamDelayMs: 60,
+        steps: [{ content: [{ type: 'text', text: 'Counting.' }] }],
+        output: JSON.stringify({ city: 'Oslo', days: [{ day: 'Mon', high: 4 }, { day: 'Tue', high: 2 }] }, null, 2),
+      },
       // Long enough to drop a connection in the middle of it.
       slow: {
         perTurn: true,
@@ -298,6 +305,29 @@ describe('the /v1 API', () => {
     }, 'both conversations listed', 20_000);
     expect(rows.find((c) => c.id === chatId)?.summary).toBe('What does chat call me?');
     expect(rows.find((c) => c.id === emptyId)?.summary).toBe('A question after an empty start');
+  });
+
+  it('answers in the body\'s output schema: data-output parts grow in place, the last is the whole object; the token holder is the requests\' user', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'array', items: { type: 'object', properties: { day: { type: 'string' }, high: { type: 'number' } } } } }, required: ['city', 'days'] };
+    const seen = await snapshots(
+      await transport().sendMessages({
+        chatId: `typed-chat-${RUN}`,
+        messages: [userMessage('t1', 'forecast')],
+        trigger: 'submit-message',
+        messageId: undefined,
+        abortSignal: undefined,
+        body: { options: { model: 'claude-sonnet-4-6-typed', output: { schema } } },
+      }),
+    );
+    const outputs = seen.map((m) => m.parts.filter((p) => p.type === 'data-output') as Array<{ data: { output: unknown; partial: boolean } }>);
+    // One part, replaced as it grows.
+    expect(outputs.every((parts) => parts.length <= 1)).toBe(true);
+    const grown = outputs.flat().map((p) => JSON.stringify(p.data.output));
+    expect(new Set(grown).size).toBeGreaterThan(2);
+    expect(outputs.at(-1)![0]!.data).toEqual({ partial: false, output: { city: 'Oslo', days: [{ day: 'Mon', high: 4 }, { day: 'Tue', high: 2 }] } });
+    const typed = h.stub.requests.filter((r) => r.scenario === 'claude-sonnet-4-6-typed');
+    expect(typed.length).toBeGreaterThan(1);
+    expect(typed.every((r) => r.body.metadata?.user_id === tokenCaller('alice', false).owner.key)).toBe(true);
   });
 
   it('refuses what it must, each with one line', async () => {
