@@ -46,6 +46,19 @@ const answerOf = (toolResult: string): string =>
   'Every turn of this chat runs as a durable Temporal workflow, so the answer keeps being written while the page is away. ' +
   'Each Claude call and each tool call is an activity with its own retries, and the stream you are reading is replayed from the workflow itself.';
 
+/** The typed answer of the `claude-sonnet-4-6-typed` scenario. */
+const TICKET = { ticket: 4711, customer: { name: 'Ada Lovelace', tier: 'gold' }, items: [{ sku: 'A1', qty: 2 }, { sku: 'B2', qty: 1 }], urgent: true };
+const TICKET_SCHEMA = {
+  type: 'object',
+  properties: {
+    ticket: { type: 'integer' },
+    customer: { type: 'object', properties: { name: { type: 'string' }, tier: { type: 'string', enum: ['gold', 'silver'] } }, required: ['name', 'tier'] },
+    items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer' } }, required: ['sku', 'qty'] } },
+    urgent: { type: 'boolean' },
+  },
+  required: ['ticket', 'customer', 'items', 'urgent'],
+};
+
 const SLOW_SENTENCES = Array.from(
   { length: 12 },
   (_, i) => `Sentence ${i + 1} of the long answer arrives a few characters at a time, from the formatter's streamed input.`,
@@ -78,6 +91,13 @@ beforeAll(async () => {
             { content: [{ type: 'text', text: 'The tool answered, writing it up.' }] },
           ],
           formatter: { conversation: [{ type: 'text', content: answerOf('{{toolResults}}') }] },
+        },
+        // A typed answer (the turn's output schema), its JSON written slowly enough to be seen growing.
+        'claude-sonnet-4-6-typed': {
+          perTurn: true,
+          streamDelayMs: 60,
+          steps: [{ content: [{ type: 'text', text: 'Reading the ticket.' }] }],
+          output: JSON.stringify(TICKET, null, 2),
         },
         // Claude's own web search, paused once, then an answer citing what it found.
         search: {
@@ -379,6 +399,23 @@ it("shows Claude's web search as a card of Claude's, with what it found, and the
   await expect(source.textContent()).resolves.toBe('Temporal Workflows');
   await expect(page.locator('.artifact .sources blockquote').textContent()).resolves.toBe('durable');
   await shot(page, 'web-search');
+  expect(errors).toEqual([]);
+});
+
+it('shows a typed answer as JSON under the answer, growing while it is written', async () => {
+  const convId = `page-typed-${RUN}`;
+  conversations.push(convId);
+  await startConversation(h.client, convId, { taskQueue: h.taskQueue, owner: OWNER, options: { model: 'claude-sonnet-4-6-typed', servers: [], output: { schema: TICKET_SCHEMA } } });
+  const { page, errors } = await openPage(convId);
+  await send(page, 'Read ticket 4711');
+  const output = page.locator('section.turn pre.turn-output');
+  await page.locator('section.turn pre.turn-output.partial').waitFor({ timeout: 60_000 });
+  const partial = JSON.parse((await output.textContent())!) as Record<string, unknown>;
+  expect(Object.keys(partial).length).toBeLessThan(Object.keys(TICKET).length + 1);
+  await page.locator('section.turn[data-status="completed"]').waitFor({ timeout: 60_000 });
+  await expect(output.getAttribute('class')).resolves.toBe('turn-output');
+  expect(JSON.parse((await output.textContent())!)).toEqual(TICKET);
+  await shot(page, 'typed-output');
   expect(errors).toEqual([]);
 });
 

@@ -130,6 +130,8 @@ const STOP_REASON_LABELS = {
   max_tokens: 'Stopped: token budget reached',
   repeated_call: 'Stopped: repeated tool call',
   refusal: 'Claude declined',
+  stop_sequence: 'Stopped at a stop sequence: the answer may be cut',
+  invalid_output: 'The answer does not match the schema',
 };
 
 function stopReasonLabel(reason) {
@@ -1245,6 +1247,8 @@ class TurnView {
         break;
       case 'finish':
         this.finish = event;
+        // No object matched the schema: the answer's text (what the model wrote) is what there is.
+        if (event.stopReason === 'invalid_output') this.showOutput(undefined);
         this.setStatus(event.status || 'completed');
         break;
       default:
@@ -1255,9 +1259,10 @@ class TurnView {
     scheduleScroll();
   }
 
-  /** The answer's object as pretty JSON under the answer (none: hidden). */
+  /** The answer's object as pretty JSON in place of the answer's text, the same JSON as written (none: the text again). */
   showOutput(output, partial = false) {
     this.outputEl.hidden = output === undefined;
+    this.answerEl.hidden = output !== undefined;
     this.outputEl.textContent = output === undefined ? '' : JSON.stringify(output, null, 2);
     this.outputEl.classList.toggle('partial', partial);
   }
