@@ -65,8 +65,15 @@ function staticDetails(checked: ChatTurnInput): string {
     `**loop** ${input.loopPolicy}, max ${input.maxSteps} steps` +
       (input.maxToolCalls ? `, max ${input.maxToolCalls} tool calls` : '') +
       (input.maxTokens ? `, max ${input.maxTokens} tokens` : ''),
-    `**formatter** ${input.format ? 'on' : 'off'}`,
+    input.output ? `**answer** a JSON object of the turn's schema${input.output.name ? ` (${input.output.name})` : ''}` : `**formatter** ${input.format ? 'on' : 'off'}`,
   ];
+  const controls = [
+    input.effort ? `effort ${input.effort}` : undefined,
+    input.toolChoice !== undefined ? `tool choice ${typeof input.toolChoice === 'string' ? input.toolChoice : (input.toolChoice.name ?? input.toolChoice.type)}` : undefined,
+    input.stopSequences ? `${input.stopSequences.length} stop sequence${input.stopSequences.length > 1 ? 's' : ''}` : undefined,
+    input.cache ? `cache ${input.cache.ttl}` : undefined,
+  ].filter((c): c is string => c !== undefined);
+  if (controls.length) lines.push(`**requests** ${controls.join(', ')}`);
   if (input.tools?.allow) lines.push(`**allow** ${input.tools.allow.join(', ')}`);
   if (input.tools?.deny) lines.push(`**deny** ${input.tools.deny.join(', ')}`);
   if (input.history?.length) lines.push(`**history** ${input.history.length} prior messages`);
