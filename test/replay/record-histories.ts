@@ -20,6 +20,8 @@
  * - `batched-two-round`: `two-round` with `messageBatches: {}`: every Claude call (three steps and
  *   the formatter's) goes through the real collector workflow as one request of its own Message
  *   Batch (the Message Batches activities scripted: test/support/scripted-activities.ts);
+ * - `typed-answer`: one tool round forced by `toolChoice: "any"` with the request controls set, then
+ *   the answer as a JSON object of the turn's `output` schema;
  * - `message-batch-collector`: that turn's collector, from its start to its end once idle: it
  *   gathers each request for 200 ms, creates its Message Batch, polls it twice (ended at the
  *   second poll), delivers its result, and ends 5 s after its last work.
@@ -244,6 +246,24 @@ async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
           reply([text('Once more.'), toolUse('everything__echo', { message: 'one' })]),
         ],
         formatter,
+      },
+    ),
+    'typed-answer': await turnHistory(
+      turns,
+      'typed-answer',
+      {
+        question: 'the sum of 2 and 3, as JSON',
+        output: { schema: { type: 'object', properties: { sum: { type: 'integer' } }, required: ['sum'] }, name: 'sum' },
+        effort: 'low',
+        toolChoice: 'any',
+        stopSequences: ['###'],
+        cache: { ttl: '1h' },
+        userId: 'u-replay',
+      },
+      {
+        tools,
+        claude: [reply([toolUse('everything__get-sum', { a: 2, b: 3 })]), reply([text('The sum is 5.')])],
+        formatter: { output: { sum: 5 } },
       },
     ),
     'approved-then-denied': await approvalHistory(turns, 'approved-then-denied'),

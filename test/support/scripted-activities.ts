@@ -126,6 +126,8 @@ export interface FormatterScript {
   usage?: Partial<TokenUsage>;
   /** @default 0 */
   costUsd?: number;
+  /** The typed answer of a turn with `output` (its text is this object's JSON). @default {} */
+  output?: Record<string, unknown>;
 }
 
 /** Everything one turn's activities answer. */
@@ -530,13 +532,15 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
       const { state, request } = await record('formatResponse', input, segments);
       const script = state.script.formatter ?? {};
       request.outcome = 'answered';
+      const typed = input.output ? (script.output ?? {}) : undefined;
       return {
-        output: { conversation: [{ type: 'text', content: script.text ?? 'formatted answer' }] },
-        mode: script.mode ?? 'forced',
+        output: { conversation: [{ type: 'text', content: typed ? JSON.stringify(typed) : (script.text ?? 'formatted answer') }] },
+        mode: typed ? 'structured' : (script.mode ?? 'forced'),
         usage: usageOf(script.usage),
         calls: 1,
         notes: [],
         costUsd: script.costUsd ?? 0,
+        ...(typed ? { typed: { output: typed, report: { path: 'structured' as const, calls: 1, repaired: false, notes: [] } } } : {}),
       };
     },
   } satisfies Pick<ClaudeActivities, 'claude' | 'formatResponse'>;
