@@ -14,7 +14,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** The `output_config.format` for `spec`, or why structured outputs cannot express it. */
 export function structuredFormatOf(spec: OutputSpec): StructuredFormat {
-  const { $id: _id, ...schema } = spec.schema;
+  const { $id: _id, ...schema } = withDefs(spec.schema);
   const cycle = recursiveRef(schema);
   if (cycle) return { ok: false, reason: `the schema refers to itself (${cycle}), which structured outputs do not take` };
   try {
@@ -22,6 +22,17 @@ export function structuredFormatOf(spec: OutputSpec): StructuredFormat {
   } catch (err) {
     return { ok: false, reason: `structured outputs cannot express the schema: ${(err as Error).message}` };
   }
+}
+
+/**
+ * A draft-07 schema's `definitions` as `$defs`, its references to them rewritten: the SDK's transform
+ * keeps only `$defs`, and the API resolves only references into the document.
+ */
+function withDefs(schema: Record<string, unknown>): Record<string, unknown> {
+  if (!isObject(schema.definitions) || schema.$defs !== undefined) return schema;
+  const { definitions, ...rest } = schema;
+  const text = JSON.stringify({ ...rest, $defs: definitions }).replace(/"#\/definitions\//g, '"#/$defs/');
+  return JSON.parse(text) as Record<string, unknown>;
 }
 
 /** A local `$ref` that leads back to where it is (directly or through other definitions), or undefined. */

@@ -97,6 +97,9 @@ describe('the typed answer', () => {
     expect(structuredFormatOf({ schema: { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#' } } } } })).toMatchObject({ ok: false, reason: expect.stringMatching(/refers to itself/) });
     expect(structuredFormatOf({ schema: { type: 'object', $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' } } } }, properties: { head: { $ref: '#/$defs/node' } } } })).toMatchObject({ ok: false });
     expect(structuredFormatOf({ schema: { type: 'object', $defs: { p: { type: 'string' } }, properties: { a: { $ref: '#/$defs/p' }, b: { $ref: '#/$defs/p' } } } })).toMatchObject({ ok: true });
+    // draft-07 `definitions` become `$defs`, which the SDK's transform keeps.
+    const draft07 = structuredFormatOf({ schema: { type: 'object', definitions: { p: { type: 'object', properties: { x: { type: 'string' } } } }, properties: { a: { $ref: '#/definitions/p' } } } });
+    expect(draft07).toMatchObject({ ok: true, format: { schema: { $defs: { p: { additionalProperties: false } }, properties: { a: { $ref: '#/$defs/p' } } } } });
   });
 
   it('reads the answer whole or inside one code fence, and checks formats', () => {
