@@ -7,10 +7,9 @@
  */
 import { transformJSONSchema } from '@anthropic-ai/sdk/lib/transform-json-schema';
 import type { OutputSpec } from '../core/output-spec';
+import { isRecord } from '../core/is-record';
 
 export type StructuredFormat = { ok: true; format: { type: 'json_schema'; schema: Record<string, unknown> } } | { ok: false; reason: string };
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The `output_config.format` for `spec`, or why structured outputs cannot express it. */
 export function structuredFormatOf(spec: OutputSpec): StructuredFormat {
@@ -29,7 +28,7 @@ export function structuredFormatOf(spec: OutputSpec): StructuredFormat {
  * keeps only `$defs`, and the API resolves only references into the document.
  */
 function withDefs(schema: Record<string, unknown>): Record<string, unknown> {
-  if (!isObject(schema.definitions) || schema.$defs !== undefined) return schema;
+  if (!isRecord(schema.definitions) || schema.$defs !== undefined) return schema;
   const { definitions, ...rest } = schema;
   const text = JSON.stringify({ ...rest, $defs: definitions }).replace(/"#\/definitions\//g, '"#/$defs/');
   return JSON.parse(text) as Record<string, unknown>;
@@ -43,7 +42,7 @@ function recursiveRef(root: Record<string, unknown>): string | undefined {
     let at: unknown = root;
     for (const raw of ref.slice(2).split('/')) {
       const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-      at = isObject(at) ? at[key] : undefined;
+      at = isRecord(at) ? at[key] : undefined;
     }
     return at;
   };
@@ -55,7 +54,7 @@ function recursiveRef(root: Record<string, unknown>): string | undefined {
       }
       return undefined;
     }
-    if (!isObject(node)) return undefined;
+    if (!isRecord(node)) return undefined;
     if (open.has(node)) return 'a cycle';
     open.add(node);
     try {

@@ -9,19 +9,23 @@ import addFormats from 'ajv-formats';
 export type AnswerCheck = { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
 
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
-const compiled = new Map<string, ValidateFunction>();
+/** The validators of the schemas a worker has seen lately, by their JSON, with the schema ajv keeps them under. */
+const compiled = new Map<string, { body: object; validate: ValidateFunction }>();
+const COMPILED_KEPT = 256;
 
 function validatorOf(schema: Record<string, unknown>): ValidateFunction {
   const key = JSON.stringify(schema);
-  let fn = compiled.get(key);
-  if (!fn) {
-    const { $schema: _dialect, $id: _id, ...body } = schema;
-    fn = ajv.compile(body);
-    // Bounded: one entry per distinct schema a worker has seen recently.
-    if (compiled.size >= 256) compiled.delete(compiled.keys().next().value as string);
-    compiled.set(key, fn);
+  const known = compiled.get(key);
+  if (known) return known.validate;
+  const { $schema: _dialect, $id: _id, ...body } = schema;
+  const validate = ajv.compile(body);
+  if (compiled.size >= COMPILED_KEPT) {
+    const [oldest, entry] = compiled.entries().next().value as [string, { body: object }];
+    compiled.delete(oldest);
+    ajv.removeSchema(entry.body); // ajv keeps every schema it compiled until told otherwise
   }
-  return fn;
+  compiled.set(key, { body, validate });
+  return validate;
 }
 
 /** The JSON object in `text`: the whole text, or the inside of one ```json fence. */

@@ -24,6 +24,7 @@ import { ContextKeySchema, turnInputProblems, type ChatTurnInput } from '../sche
 import { TurnOptionsSchema } from '../schemas/turn-options';
 import { CliError, parsePositiveInt } from './cli-error';
 import { EXIT } from './exit-codes';
+import { isRecord } from '../core/is-record';
 
 /** `--toolset`, `--context` and `--server-tool` as commander gives them: `run`, `chat` and `batch` take them. */
 export interface ToolFlags {
@@ -188,11 +189,6 @@ export function addRequestFlags(command: Command, lines = false): Command {
     .option('--top-k <value>', 'refused: the Messages API no longer takes it (use --effort)');
 }
 
-/** True for a JSON object (not an array, not null). */
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * The turn's `output` from the `--output-schema` file: `{ schema }` for a file holding a JSON
  * Schema, the file's object as it is when it holds `{ "schema": {...}, "name"?, "description"? }`
@@ -212,12 +208,12 @@ export function outputSpecOf(file: string): OutputSpec {
   } catch (err) {
     throw new CliError(`--output-schema ${file}: not JSON: ${oneLine((err as Error).message, 200)}`, EXIT.badInput);
   }
-  if (!isObject(json)) {
+  if (!isRecord(json)) {
     const kind = Array.isArray(json) ? 'an array' : json === null ? 'null' : `a ${typeof json}`;
     throw new CliError(`--output-schema ${file}: holds ${kind}: a JSON Schema is a JSON object (with "type": "object")`, EXIT.badInput);
   }
   // The schema, its name and description are the turn input's to check.
-  return isObject(json.schema) && !('type' in json) ? (json as unknown as OutputSpec) : { schema: json };
+  return isRecord(json.schema) && !('type' in json) ? (json as unknown as OutputSpec) : { schema: json };
 }
 
 /**

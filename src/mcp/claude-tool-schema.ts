@@ -23,6 +23,7 @@
 import { Ajv2020 } from 'ajv/dist/2020';
 import { canonicalJson } from '../core/canonical-json';
 import type { JsonSchemaObject } from '../core/contracts';
+import { isRecord } from '../core/is-record';
 
 /** The schema to offer Claude, or why the tool cannot be offered. */
 export type ClaudeInputSchema = { ok: true; schema: JsonSchemaObject } | { ok: false; reason: string };
@@ -53,7 +54,6 @@ class UnusableSchema extends Error {}
 
 const metaSchema = new Ajv2020({ strict: false, validateSchema: false });
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const same = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
 
 /** True when `type` (absent, a name or a list of names) admits an object. */
@@ -70,7 +70,7 @@ export function claudeInputSchema(original: unknown, opts: ClaudeSchemaOptions =
   const hidden = new Set(opts.hidden ?? []);
   try {
     if (original === undefined) return { ok: true, schema: { type: 'object' } };
-    if (!isObject(original)) throw new UnusableSchema('its input schema is not a JSON object');
+    if (!isRecord(original)) throw new UnusableSchema('its input schema is not a JSON object');
     const rewrite = 'allOf' in original || 'anyOf' in original || 'oneOf' in original || '$ref' in original;
     const schema = rewrite ? rewritten(original, hidden) : asIs(original);
     hide(schema, hidden);
@@ -118,7 +118,7 @@ function rewritten(root: Record<string, unknown>, hidden: Set<string>): Record<s
 function shapeOf(schema: unknown, ctx: RewriteContext): ObjectShape | undefined {
   if (schema === true) return { properties: {}, required: [], closed: false };
   if (schema === false) return undefined;
-  if (!isObject(schema)) throw new UnusableSchema('its input schema has a branch that is not a schema');
+  if (!isRecord(schema)) throw new UnusableSchema('its input schema has a branch that is not a schema');
   if (!admitsObject(schema.type)) return undefined;
   const parts: ObjectShape[] = [ownShape(schema)];
   if (typeof schema.$ref === 'string') {
@@ -154,7 +154,7 @@ function shapeOf(schema: unknown, ctx: RewriteContext): ObjectShape | undefined 
 
 function ownShape(schema: Record<string, unknown>): ObjectShape {
   return {
-    properties: isObject(schema.properties) ? (schema.properties as Record<string, Schema>) : {},
+    properties: isRecord(schema.properties) ? (schema.properties as Record<string, Schema>) : {},
     required: Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [],
     closed: schema.additionalProperties === false || schema.unevaluatedProperties === false,
   };
@@ -199,7 +199,7 @@ function union(alternatives: ObjectShape[], ctx: RewriteContext): ObjectShape {
 
 /** `allOf` / `anyOf` of two property schemas, extending one this rewrite made rather than nesting it. */
 function combined(kind: 'allOf' | 'anyOf', a: Schema, b: Schema, ctx: RewriteContext): Schema {
-  if (isObject(a) && ctx.made.has(a) && Array.isArray(a[kind])) return { ...a, [kind]: [...(a[kind] as Schema[]), b] };
+  if (isRecord(a) && ctx.made.has(a) && Array.isArray(a[kind])) return { ...a, [kind]: [...(a[kind] as Schema[]), b] };
   const out = { [kind]: [a, b] };
   ctx.made.add(out);
   return out;
@@ -210,7 +210,7 @@ function constants(alternatives: Schema[]): Schema | undefined {
   const values: unknown[] = [];
   const types = new Set<unknown>();
   for (const a of alternatives) {
-    if (!isObject(a)) return undefined;
+    if (!isRecord(a)) return undefined;
     if (Object.keys(a).some((k) => k !== 'const' && k !== 'enum' && !CONSTANT_ANNOTATIONS.has(k))) return undefined;
     if ('const' in a) values.push(a.const);
     else if (Array.isArray(a.enum)) values.push(...a.enum);
@@ -234,7 +234,7 @@ function describeAlternatives(
     const keys = [...new Set([...Object.keys(shape.properties), ...shape.required])].filter((k) => !ctx.hidden.has(k));
     const args = keys.map((key) => {
       const schema = shape.properties[key];
-      const value = isObject(schema) && 'const' in schema ? ` = ${JSON.stringify(schema.const)}` : '';
+      const value = isRecord(schema) && 'const' in schema ? ` = ${JSON.stringify(schema.const)}` : '';
       return `${key}${value}${shape.required.includes(key) ? ' (required)' : ''}`;
     });
     return `${i + 1}. ${label ? `${label}: ` : ''}${args.length ? args.join(', ') : 'no arguments'}`;
@@ -243,7 +243,7 @@ function describeAlternatives(
 }
 
 function branchLabel(branch: unknown): string | undefined {
-  if (!isObject(branch)) return undefined;
+  if (!isRecord(branch)) return undefined;
   for (const key of ['title', 'description'] as const) {
     if (typeof branch[key] === 'string' && branch[key]) return branch[key];
   }
@@ -253,7 +253,7 @@ function branchLabel(branch: unknown): string | undefined {
 /** Removes the injected argument names from the top level. */
 function hide(schema: Record<string, unknown>, hidden: Set<string>): void {
   if (!hidden.size) return;
-  if (isObject(schema.properties)) for (const key of hidden) delete schema.properties[key];
+  if (isRecord(schema.properties)) for (const key of hidden) delete schema.properties[key];
   if (Array.isArray(schema.required)) {
     schema.required = schema.required.filter((r) => !hidden.has(r as string));
     if (!(schema.required as unknown[]).length) delete schema.required;
@@ -268,7 +268,7 @@ function hide(schema: Record<string, unknown>, hidden: Set<string>): void {
 function repointRefs(out: Record<string, unknown>, original: Record<string, unknown>): Record<string, unknown> {
   const visit = (node: unknown, inlining: string[]): unknown => {
     if (Array.isArray(node)) return node.map((n) => visit(n, inlining));
-    if (!isObject(node)) return node;
+    if (!isRecord(node)) return node;
     const ref = node.$ref;
     if (typeof ref === 'string' && ref.startsWith('#')) {
       const before = resolvePointer(original, ref);
@@ -298,7 +298,7 @@ function resolvePointer(root: unknown, ref: string): unknown {
   for (const token of pointer.slice(1).split('/')) {
     const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
     if (Array.isArray(node)) node = node[Number(key)];
-    else if (isObject(node)) node = Object.prototype.hasOwnProperty.call(node, key) ? node[key] : undefined;
+    else if (isRecord(node)) node = Object.prototype.hasOwnProperty.call(node, key) ? node[key] : undefined;
     else return undefined;
     if (node === undefined) return undefined;
   }

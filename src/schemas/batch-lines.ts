@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ChatTurnInputSchema, type ChatTurnInput } from './turn-input';
 import type { BatchItem } from '../core/batch';
 import type { TurnOptions } from '../core/conversation';
+import { isRecord } from '../core/is-record';
 
 /** One input line: `{ "id"?: string, "question": string, ...per-query overrides }`. */
 export const BatchLineSchema = ChatTurnInputSchema.extend({
@@ -18,17 +19,13 @@ export const BatchLineSchema = ChatTurnInputSchema.extend({
     .optional(),
 });
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** `line` with the batch's `defaults` under it (see the file comment); a line that is not an object is left as it is. */
 function withBatchDefaults(line: unknown, defaults: TurnOptions): unknown {
-  if (!isObject(line)) return line;
+  if (!isRecord(line)) return line;
   const merged: Record<string, unknown> = { ...defaults, ...line };
   // A line's context that is not an object is left as it is, to be refused by name.
-  if (defaults.context && (line.context === undefined || isObject(line.context))) merged.context = { ...defaults.context, ...line.context };
-  if (defaults.serverTools && (line.serverTools === undefined || isObject(line.serverTools))) merged.serverTools = { ...defaults.serverTools, ...line.serverTools };
+  if (defaults.context && (line.context === undefined || isRecord(line.context))) merged.context = { ...defaults.context, ...line.context };
+  if (defaults.serverTools && (line.serverTools === undefined || isRecord(line.serverTools))) merged.serverTools = { ...defaults.serverTools, ...line.serverTools };
   return merged;
 }
 

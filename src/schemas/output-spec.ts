@@ -9,17 +9,36 @@ import { MAX_OUTPUT_SCHEMA_BYTES, type OutputSpec } from '../core/output-spec';
 
 const compiler = new Ajv2020({ strict: false, allErrors: false });
 
+/**
+ * What the compile said of the schemas checked lately, by their JSON: a batch's lines share one
+ * schema, and compiling it once per line would cost seconds for thousands of lines.
+ */
+const checkedSchemas = new Map<string, string | undefined>();
+const CHECKED_SCHEMAS_KEPT = 64;
+
 /** Why `schema` cannot be an answer's schema, or undefined. */
 export function outputSchemaProblem(schema: Record<string, unknown>): string | undefined {
   if (schema.type !== 'object') return 'the answer is a JSON object: the schema needs "type": "object" at its root';
-  if (new TextEncoder().encode(JSON.stringify(schema)).length > MAX_OUTPUT_SCHEMA_BYTES) return `at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes of JSON`;
+  const json = JSON.stringify(schema);
+  if (new TextEncoder().encode(json).length > MAX_OUTPUT_SCHEMA_BYTES) return `at most ${MAX_OUTPUT_SCHEMA_BYTES} bytes of JSON`;
+  if (checkedSchemas.has(json)) return checkedSchemas.get(json);
+  const problem = compileProblem(schema);
+  if (checkedSchemas.size >= CHECKED_SCHEMAS_KEPT) checkedSchemas.delete(checkedSchemas.keys().next().value as string);
+  checkedSchemas.set(json, problem);
+  return problem;
+}
+
+function compileProblem(schema: Record<string, unknown>): string | undefined {
   const { $schema: _dialect, $id: _id, ...body } = schema;
   try {
     compiler.compile(body);
+    return undefined;
   } catch (err) {
     return `not a valid JSON Schema 2020-12: ${(err as Error).message}`;
+  } finally {
+    // The compiled function is not kept: only whether it compiles is.
+    compiler.removeSchema(body);
   }
-  return undefined;
 }
 
 export const OutputSpecSchema = z

@@ -6,6 +6,7 @@
  * more, at the end of the request. A null `cache_control` is no breakpoint. The cache keys on
  * content, not on markers: pieces and prefixes are read without their `cache_control`.
  */
+import { isRecord } from '../core/is-record';
 
 type Block = { type: string; [k: string]: unknown };
 type Message = { role: string; content: string | Block[] };
@@ -32,8 +33,6 @@ export interface CacheLayout {
   prefix(n: number): { tools: unknown; system: unknown; messages: unknown[] };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** A string is the same content as one text block (a client sends the last message as blocks to carry a marker). */
 const asBlocks = (content: unknown): unknown => (typeof content === 'string' ? [{ type: 'text', text: content }] : content);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
@@ -44,11 +43,11 @@ function unmarked(value: unknown): unknown {
 
 /** The markers of one piece: its own `cache_control`, then those of the blocks in its `content` (a `tool_result`'s). */
 function markersOf(piece: unknown, path: string): Array<{ path: string; control: unknown }> {
-  if (!isObject(piece)) return [];
+  if (!isRecord(piece)) return [];
   const out: Array<{ path: string; control: unknown }> = [];
   if (piece.cache_control != null) out.push({ path: `${path}.cache_control`, control: piece.cache_control });
   for (const [k, inner] of list(piece.content).entries()) {
-    if (isObject(inner) && inner.cache_control != null) out.push({ path: `${path}.content.${k}.cache_control`, control: inner.cache_control });
+    if (isRecord(inner) && inner.cache_control != null) out.push({ path: `${path}.content.${k}.cache_control`, control: inner.cache_control });
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { RequestKind } from './answer';
 import type { Reply, RequestPlace } from './reply';
 import type { Usage } from './usage';
+import { isRecord } from '../core/is-record';
 
 /** The real API's limits for one batch. */
 export const MAX_BATCH_REQUESTS = 100_000;
@@ -123,7 +124,6 @@ export interface MessageBatches {
   close(): void;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 
 export function createMessageBatches(deps: MessageBatchesDeps): MessageBatches {
@@ -190,7 +190,7 @@ export function createMessageBatches(deps: MessageBatchesDeps): MessageBatches {
 
   /** The create body's refusal, as the API words it, or undefined when the batch is accepted. */
   function refusal(body: unknown): string | undefined {
-    if (!isObject(body)) return 'Input should be a valid dictionary';
+    if (!isRecord(body)) return 'Input should be a valid dictionary';
     const requests = body.requests;
     if (requests === undefined) return 'requests: Field required';
     if (!Array.isArray(requests)) return 'requests: Input should be a valid list';
@@ -200,7 +200,7 @@ export function createMessageBatches(deps: MessageBatchesDeps): MessageBatches {
     }
     const firstIndex = new Map<string, number>();
     for (const [i, r] of requests.entries()) {
-      if (!isObject(r)) return `requests.${i}: Input should be a valid dictionary`;
+      if (!isRecord(r)) return `requests.${i}: Input should be a valid dictionary`;
       const id: unknown = r.custom_id;
       if (typeof id !== 'string') return `requests.${i}.custom_id: Field required (a string)`;
       if (!CUSTOM_ID.test(id)) return `requests.${i}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$' (got ${JSON.stringify(id)})`;
@@ -209,7 +209,7 @@ export function createMessageBatches(deps: MessageBatchesDeps): MessageBatches {
         return `requests.${i}.custom_id: Duplicate custom_id ${JSON.stringify(id)} (also requests.${first}.custom_id); each request in a batch needs a unique custom_id`;
       }
       firstIndex.set(id, i);
-      if (!isObject(r.params)) return `requests.${i}.params: Input should be a valid dictionary`;
+      if (!isRecord(r.params)) return `requests.${i}.params: Input should be a valid dictionary`;
       if (r.params.stream !== undefined && r.params.stream !== false) {
         return `requests.${i}.params.stream: Streaming is not supported for requests in a Message Batch`;
       }

@@ -6,10 +6,9 @@
  * schema), `anyOf` takes its first branch, `allOf` merges its branches' objects, a `type` list its
  * first type. A schema it cannot make sense of (or nested deeper than it follows) gives null.
  */
+import { isRecord } from '../core/is-record';
 
 type Schema = Record<string, unknown>;
-
-const isObject = (v: unknown): v is Schema => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A value of each string format structured outputs take. */
 const FORMAT_SAMPLES: Record<string, string> = {
@@ -33,13 +32,13 @@ function resolveRef(root: Schema, ref: string): unknown {
   let node: unknown = root;
   for (const raw of ref === '#' ? [] : ref.slice(2).split('/')) {
     const segment = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    node = Array.isArray(node) ? node[Number(segment)] : isObject(node) ? node[segment] : undefined;
+    node = Array.isArray(node) ? node[Number(segment)] : isRecord(node) ? node[segment] : undefined;
   }
   return node;
 }
 
 export function minimalInstance(schema: unknown, root: unknown = schema, depth = 0): unknown {
-  if (!isObject(schema) || !isObject(root) || depth > MAX_DEPTH) return null;
+  if (!isRecord(schema) || !isRecord(root) || depth > MAX_DEPTH) return null;
   const below = (s: unknown): unknown => minimalInstance(s, root, depth + 1);
   if (typeof schema.$ref === 'string') return below(resolveRef(root, schema.$ref));
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
@@ -47,12 +46,12 @@ export function minimalInstance(schema: unknown, root: unknown = schema, depth =
   if (Array.isArray(schema.anyOf) && schema.anyOf.length) return below(schema.anyOf[0]);
   if (Array.isArray(schema.allOf) && schema.allOf.length) {
     const parts = schema.allOf.map(below);
-    return parts.every(isObject) ? Object.assign({}, ...parts) : parts[0];
+    return parts.every(isRecord) ? Object.assign({}, ...parts) : parts[0];
   }
-  const type = Array.isArray(schema.type) ? schema.type[0] : (schema.type ?? (isObject(schema.properties) ? 'object' : undefined));
+  const type = Array.isArray(schema.type) ? schema.type[0] : (schema.type ?? (isRecord(schema.properties) ? 'object' : undefined));
   switch (type) {
     case 'object': {
-      const properties = isObject(schema.properties) ? schema.properties : {};
+      const properties = isRecord(schema.properties) ? schema.properties : {};
       const required = Array.isArray(schema.required) ? (schema.required as unknown[]).filter((k): k is string => typeof k === 'string') : [];
       return Object.fromEntries(required.map((k) => [k, below(properties[k])]));
     }

@@ -5,14 +5,13 @@
  * never comes after a 5-minute one. Returns the 400 message naming the field, or undefined.
  */
 import { cacheLayout, ttlOf } from './cache-layout';
+import { isRecord } from '../core/is-record';
 
 export const MAX_CACHE_BREAKPOINTS = 4;
 const TTLS = ['5m', '1h'];
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 function controlProblem(control: unknown, path: string): string | undefined {
-  if (!isObject(control)) return `${path}: Input should be a valid dictionary`;
+  if (!isRecord(control)) return `${path}: Input should be a valid dictionary`;
   if (control.type !== 'ephemeral') return `${path}.type: Input should be 'ephemeral'`;
   const extra = Object.keys(control).find((k) => k !== 'type' && k !== 'ttl');
   if (extra) return `${path}.${extra}: Extra inputs are not permitted`;

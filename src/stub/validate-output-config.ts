@@ -14,18 +14,18 @@
 import { EFFORTS, type Effort } from '../core/request-controls';
 import { effortProblem, modelCapabilities } from '../core/model-capabilities';
 import { outputSchemaProblem } from './validate-output-schema';
+import { isRecord } from '../core/is-record';
 
 type Block = { type: string; [k: string]: unknown };
 type Message = { role: string; content: string | Block[] };
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const quoted = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
 
 export const CITATIONS_WITH_FORMAT = 'Citations are not supported together with structured outputs (output_config.format)';
 
 /** Blocks whose `citations: { enabled: true }` asks for citations. */
 const CITABLE = new Set(['document', 'search_result']);
-const citing = (b: unknown): boolean => isObject(b) && CITABLE.has(String(b.type)) && (b.citations as { enabled?: unknown } | null | undefined)?.enabled === true;
+const citing = (b: unknown): boolean => isRecord(b) && CITABLE.has(String(b.type)) && (b.citations as { enabled?: unknown } | null | undefined)?.enabled === true;
 
 /** Where the request asks for citations: a citable block (in a message, or in a tool_result's content) or a web fetch tool. */
 function citationsAt(body: Record<string, unknown>): string | undefined {
@@ -47,12 +47,12 @@ function citationsAt(body: Record<string, unknown>): string | undefined {
 
 function formatProblem(format: unknown, body: Record<string, unknown>): string | undefined {
   const at = 'output_config.format';
-  if (!isObject(format)) return `${at}: Input should be a valid dictionary`;
+  if (!isRecord(format)) return `${at}: Input should be a valid dictionary`;
   if (format.type !== 'json_schema') return `${at}.type: Input should be 'json_schema'`;
   const extra = Object.keys(format).find((k) => k !== 'type' && k !== 'schema');
   if (extra) return `${at}.${extra}: Extra inputs are not permitted`;
   if (!('schema' in format)) return `${at}.schema: Field required`;
-  if (!isObject(format.schema)) return `${at}.schema: Input should be a valid dictionary`;
+  if (!isRecord(format.schema)) return `${at}.schema: Input should be a valid dictionary`;
   const model = String(body.model);
   if (modelCapabilities(model)?.structuredOutputs === false) return `${at}: ${model} does not support structured outputs`;
   const schemaProblem = outputSchemaProblem(format.schema);
@@ -70,7 +70,7 @@ function formatProblem(format: unknown, body: Record<string, unknown>): string |
 export function outputConfigProblem(body: Record<string, unknown>): string | undefined {
   const config = body.output_config;
   if (config === undefined || config === null) return undefined;
-  if (!isObject(config)) return 'output_config: Input should be a valid dictionary';
+  if (!isRecord(config)) return 'output_config: Input should be a valid dictionary';
   const extra = Object.keys(config).find((k) => k !== 'effort' && k !== 'format');
   if (extra) return `output_config.${extra}: Extra inputs are not permitted`;
   if (config.effort != null) {

@@ -16,6 +16,7 @@
  *   values (a string counts its characters, another value its JSON).
  */
 import { Ajv2020 } from 'ajv/dist/2020';
+import { isRecord } from '../core/is-record';
 
 const AT = 'output_config.format.schema';
 
@@ -49,7 +50,6 @@ const metaSchema = new Ajv2020({ strict: false, validateSchema: false });
 
 type Schema = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Schema => v !== null && typeof v === 'object' && !Array.isArray(v);
 const escape = (segment: string): string => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 const unescape = (segment: string): string => segment.replace(/~1/g, '/').replace(/~0/g, '~');
 
@@ -70,11 +70,11 @@ function children(schema: Schema, pointer: string): Child[] {
   };
   const named = (key: string, nests: boolean, definition = false): void => {
     const value = schema[key];
-    if (!isObject(value)) return;
+    if (!isRecord(value)) return;
     for (const [name, s] of Object.entries(value)) out.push({ pointer: `${pointer}/${key}/${escape(name)}`, schema: s, nests, definition });
   };
   named('properties', true);
-  if (isObject(schema.items)) out.push({ pointer: `${pointer}/items`, schema: schema.items, nests: true, definition: false });
+  if (isRecord(schema.items)) out.push({ pointer: `${pointer}/items`, schema: schema.items, nests: true, definition: false });
   else add('items', schema.items, true);
   add('anyOf', schema.anyOf, false);
   add('allOf', schema.allOf, false);
@@ -97,7 +97,7 @@ function resolve(root: Schema, ref: string): { pointer: string; schema: unknown 
       return undefined;
     }
     if (Array.isArray(node) && /^\d+$/.test(segment)) node = node[Number(segment)];
-    else if (isObject(node) && Object.hasOwn(node, segment)) node = node[segment];
+    else if (isRecord(node) && Object.hasOwn(node, segment)) node = node[segment];
     else return undefined;
     normalised.push(escape(segment));
   }
@@ -141,12 +141,12 @@ export function outputSchemaProblem(schema: Schema): string | undefined {
   const stack: Array<{ pointer: string; schema: unknown; levels: number }> = [{ pointer: '#', schema, levels: 0 }];
   while (stack.length) {
     const { pointer, schema: s, levels } = stack.pop()!;
-    if (!isObject(s)) continue; // a boolean schema has no keywords to check
+    if (!isRecord(s)) continue; // a boolean schema has no keywords to check
     if (levels > SCHEMA_LIMITS.nesting) return tooComplex(`more than ${SCHEMA_LIMITS.nesting} levels of nesting`);
     const problem = nodeProblem(s, pointer);
     if (problem) return problem;
     nodes.set(pointer, s);
-    if (isObject(s.properties)) properties += Object.keys(s.properties).length;
+    if (isRecord(s.properties)) properties += Object.keys(s.properties).length;
     if (Array.isArray(s.enum)) for (const v of s.enum) enumChars += typeof v === 'string' ? v.length : JSON.stringify(v).length;
     const below = children(s, pointer).map((c) => ({ pointer: c.pointer, schema: c.schema, levels: c.definition ? 0 : levels + (c.nests ? 1 : 0) }));
     stack.push(...below.reverse());

@@ -4,6 +4,7 @@
  * returns the 400 message naming the field, or undefined. `output_config` is checked in
  * validate-output-config.ts, `cache_control` in validate-cache-control.ts.
  */
+import { isRecord } from '../core/is-record';
 export const API_VERSION = '2026-10-21';
 
 /** The API's limit on `metadata.user_id`. */
@@ -21,8 +22,6 @@ const TOOL_CHOICE_FIELDS: Record<string, readonly string[]> = {
   none: [],
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 export function legacySamplingProblem(body: Record<string, unknown>): string | undefined {
   const field = LEGACY_SAMPLING.find((f) => f in body);
   return field && `${field}: this field is not supported in API version ${API_VERSION}`;
@@ -36,7 +35,7 @@ export function legacySamplingProblem(body: Record<string, unknown>): string | u
 export function toolChoiceProblem(body: Record<string, unknown>, names: ReadonlySet<string>, toolCount: number): string | undefined {
   const choice = body.tool_choice;
   if (choice === undefined || choice === null) return undefined;
-  if (!isObject(choice)) return 'tool_choice: Input should be a valid dictionary';
+  if (!isRecord(choice)) return 'tool_choice: Input should be a valid dictionary';
   const type = choice.type;
   if (typeof type !== 'string' || !TOOL_CHOICES.includes(type)) {
     return `tool_choice: Input tag '${String(type)}' found using 'type' does not match any of the expected tags: ${TOOL_CHOICES.map((t) => `'${t}'`).join(', ')}`;
@@ -72,7 +71,7 @@ export function stopSequencesProblem(body: Record<string, unknown>): string | un
 export function metadataProblem(body: Record<string, unknown>): string | undefined {
   if (!('metadata' in body)) return undefined;
   const metadata = body.metadata;
-  if (!isObject(metadata)) return 'metadata: Input should be a valid dictionary';
+  if (!isRecord(metadata)) return 'metadata: Input should be a valid dictionary';
   const extra = Object.keys(metadata).find((k) => k !== 'user_id');
   if (extra) return `metadata.${extra}: Extra inputs are not permitted`;
   const userId = metadata.user_id;

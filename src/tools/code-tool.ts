@@ -20,6 +20,7 @@ import type { JsonSchemaObject, ToolApproval } from '../core/contracts';
 import type { McpCallResult } from '../mcp/result-conversion';
 import { CODE_TOOL, type ToolContext, type ToolDefinition } from './define-tool';
 import { mcpResultOf, modelOutputResult } from './tool-output';
+import { isRecord } from '../core/is-record';
 
 /** A tool's input checked: the value to call it with (parsed by its schema), or every problem. */
 export type InputCheck = { ok: true; value: unknown } | { ok: false; problems: string[] };
@@ -61,11 +62,9 @@ function problemsOf(error: unknown): string[] {
   });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** A plain JSON Schema: not a Standard Schema, not the AI SDK's `jsonSchema()`, not a function. */
 function isPlainJsonSchema(schema: unknown): schema is Record<string, unknown> {
-  return isObject(schema) && !('~standard' in schema) && !(Symbol.for('vercel.ai.schema') in schema);
+  return isRecord(schema) && !('~standard' in schema) && !(Symbol.for('vercel.ai.schema') in schema);
 }
 
 /** The schema's JSON Schema and its check. Throws when the schema cannot be read. */
@@ -75,7 +74,7 @@ function readSchema(schema: unknown, validator: ArgumentValidator): Pick<CodeToo
     return {
       inputSchema: json,
       check: async (input) => {
-        const args = isObject(input) ? input : {};
+        const args = isRecord(input) ? input : {};
         const result = validator.check(json, args);
         return result.ok ? { ok: true, value: args } : { ok: false, problems: result.problems };
       },
@@ -95,8 +94,8 @@ function readSchema(schema: unknown, validator: ArgumentValidator): Pick<CodeToo
 
 function approvalOf(option: unknown): ToolApproval | undefined {
   if (option === true || typeof option === 'function') return {};
-  if (isObject(option) && typeof option.timeoutMs === 'number') return { timeoutMs: option.timeoutMs };
-  if (isObject(option)) return {};
+  if (isRecord(option) && typeof option.timeoutMs === 'number') return { timeoutMs: option.timeoutMs };
+  if (isRecord(option)) return {};
   return undefined;
 }
 
@@ -175,7 +174,7 @@ function aiSdkTool(name: string, t: AiSdkTool, validator: ArgumentValidator): Co
 
 /** True for a {@link defineTool} result, or an object of the same shape (a tool module may build its own). */
 function isDefinedTool(v: unknown): v is ToolDefinition {
-  return isObject(v) && (CODE_TOOL in v || (typeof v.name === 'string' && typeof v.execute === 'function'));
+  return isRecord(v) && (CODE_TOOL in v || (typeof v.name === 'string' && typeof v.execute === 'function'));
 }
 
 /**
@@ -197,13 +196,13 @@ export function readCodeTools(exported: unknown, validator: ArgumentValidator): 
   };
   if (Array.isArray(exported)) {
     exported.forEach((entry, i) => {
-      const label = isObject(entry) && typeof entry.name === 'string' ? entry.name : `tools[${i}]`;
+      const label = isRecord(entry) && typeof entry.name === 'string' ? entry.name : `tools[${i}]`;
       add(label, () => (isDefinedTool(entry) ? definedTool(entry, validator) : `${label}: not a tool (make it with defineTool from mcp-turns/tools)`));
     });
-  } else if (isObject(exported)) {
+  } else if (isRecord(exported)) {
     for (const [name, entry] of Object.entries(exported)) {
       add(name, () => {
-        if (!isObject(entry)) return `${name}: not a tool`;
+        if (!isRecord(entry)) return `${name}: not a tool`;
         return isDefinedTool(entry) && CODE_TOOL in entry ? definedTool({ ...entry, name }, validator) : aiSdkTool(name, entry as AiSdkTool, validator);
       });
     }
