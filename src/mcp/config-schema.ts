@@ -9,13 +9,13 @@
  *
  *   - Claude Desktop / Claude Code `.mcp.json`, camelCase:
  *     `{ "mcpServers": { name: { command, args, env, cwd } | { type: "http" | "sse", url, headers } } }`
- *     plus mcp-turns' keys `authorization, allowedTools, excludeTools, timeoutMs, maxTotalTimeoutMs,
- *     connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, localActivity, retry { maximumAttempts, initialIntervalMs,
+ *     plus mcp-turns' keys `authorization, protocol, discoveryTtlMs, allowedTools, excludeTools, timeoutMs,
+ *     maxTotalTimeoutMs, connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, localActivity, retry { maximumAttempts, initialIntervalMs,
  *     backoffCoefficient, maximumIntervalMs }, breaker { failureThreshold, cooldownMs, maxCooldownMs },
  *     inject, maxResultBytes, maxBinaryBytes, oauth { grant, clientId, clientSecret, scope, issuer,
     clientMetadataUrl, clientName, redirectPort, tokenFile }`.
  *   - mcp-turns' own shape, YAML or JSON, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
- *     command, args, env, cwd, url, headers, authorization, allowed_tools, exclude_tools, timeout_ms,
+ *     command, args, env, cwd, url, headers, authorization, protocol, discovery_ttl_ms, allowed_tools, exclude_tools, timeout_ms,
  *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, local_activity, retry {
  *     maximum_attempts, initial_interval_ms, backoff_coefficient, maximum_interval_ms }, breaker {
  *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_binary_bytes, oauth {
@@ -44,6 +44,8 @@ export type Transport = 'stdio' | 'streamable-http' | 'sse';
 export const SERVER_DEFAULTS = {
   ...TOOL_CALL_DEFAULTS,
   connectTimeoutMs: 15_000,
+  /** How long a worker trusts what it learned of a server's protocol era before it asks again. */
+  discoveryTtlMs: 600_000,
   /** The workflow gives listTools one minute per attempt; a hung server must not eat it all. */
   listTimeoutMs: 20_000,
   maxResultBytes: 100 * 1024,
@@ -171,6 +173,14 @@ export const ServerEntrySchema = z
       .min(100)
       .max(24 * 3_600_000)
       .optional(),
+    /**
+     * The protocol era spoken: `auto` asks with `server/discover` (2026-07-28) and falls back to the
+     * `initialize` handshake (2025-11-25); `legacy` only the handshake; `2026-07-28` only the modern
+     * era. An `sse` server speaks the legacy era. @default auto
+     */
+    protocol: z.enum(['auto', 'legacy', '2026-07-28']).optional(),
+    /** How long a worker reuses what it learned of the server's era (a discover result's own `ttlMs` may cut it). @default 600000 */
+    discovery_ttl_ms: z.number().int().min(0).max(86_400_000).optional(),
     /** Spawn/connect plus `initialize`. @default 15000 */
     connect_timeout_ms: z.number().int().min(100).max(120_000).optional(),
     /** Whole `tools/list` (connect and every page); kept well under the workflow's 1-minute listTools activity. @default 20000 */
@@ -221,6 +231,13 @@ export const ServerEntrySchema = z
       for (const k of STDIO_ONLY.filter(present)) {
         ctx.addIssue({ code: 'custom', path: [k], message: `not allowed for a ${transport} server` });
       }
+    }
+    if (transport === 'sse' && s.protocol === '2026-07-28') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['protocol'],
+        message: 'an sse server speaks the legacy era only (use type: streamable-http for 2026-07-28)',
+      });
     }
     if (s.authorization && Object.keys(s.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) {
       ctx.addIssue({
@@ -289,6 +306,9 @@ function resolveEntry(name: string, s: ServerEntry, stateDir: string) {
     excludeTools: s.exclude_tools ?? [],
     timeoutMs,
     maxTotalTimeoutMs: s.max_total_timeout_ms ?? timeoutMs,
+    /** `auto`, `legacy` or `2026-07-28` (see the schema). */
+    protocol: s.protocol ?? ('auto' as const),
+    discoveryTtlMs: s.discovery_ttl_ms ?? d.discoveryTtlMs,
     connectTimeoutMs: s.connect_timeout_ms ?? d.connectTimeoutMs,
     listTimeoutMs: s.list_timeout_ms ?? d.listTimeoutMs,
     heartbeatTimeoutMs: s.heartbeat_timeout_ms ?? d.heartbeatTimeoutMs,
@@ -366,6 +386,7 @@ const CAMEL_TO_SNAKE: Readonly<Record<string, string>> = {
   timeoutMs: 'timeout_ms',
   maxTotalTimeoutMs: 'max_total_timeout_ms',
   connectTimeoutMs: 'connect_timeout_ms',
+  discoveryTtlMs: 'discovery_ttl_ms',
   listTimeoutMs: 'list_timeout_ms',
   heartbeatTimeoutMs: 'heartbeat_timeout_ms',
   localActivity: 'local_activity',

@@ -4,28 +4,38 @@
  * answer, and it decides whether Temporal's retry policy may run the call again.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { McpFailureType } from '../core/failure-types';
 
-/** JSON-RPC errors by which the server refuses a request it will refuse again on every retry. */
-const REFUSALS: ReadonlySet<number> = new Set([ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest]);
+/**
+ * JSON-RPC errors by which the server refuses a request it will refuse again on every retry; the
+ * 2026-07-28 revision adds a capability the client did not declare and a protocol version the
+ * server does not speak.
+ */
+const REFUSALS: ReadonlySet<number> = new Set([
+  ProtocolErrorCode.InvalidParams,
+  ProtocolErrorCode.MethodNotFound,
+  ProtocolErrorCode.InvalidRequest,
+  ProtocolErrorCode.MissingRequiredClientCapability,
+  ProtocolErrorCode.UnsupportedProtocolVersion,
+]);
 
 /** A refusal the server will repeat on every retry. */
 export function isProtocolRefusal(err: unknown): boolean {
-  return err instanceof McpError && REFUSALS.has(err.code);
+  return err instanceof ProtocolError && REFUSALS.has(err.code);
 }
 
 /**
- * The server answered with a JSON-RPC error: it is alive. The SDK's own codes for a connection
- * that closed and a request that timed out are no answer.
+ * The server answered with a JSON-RPC error: it is alive. The SDK's own errors (a connection that
+ * closed, a request that timed out, a transport failure) are no answer.
  */
 export function serverAnswered(err: unknown): boolean {
-  return err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout;
+  return err instanceof ProtocolError;
 }
 
 /** The request got no answer within its timeout. */
 export function isRequestTimeout(err: unknown): boolean {
-  return err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+  return err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout;
 }
 
 /**
@@ -33,9 +43,9 @@ export function isRequestTimeout(err: unknown): boolean {
  *
  * | error | type | retry |
  * |---|---|---|
- * | JSON-RPC invalid params, method not found, invalid request | `McpInvalidRequest` | no |
+ * | JSON-RPC invalid params, method not found, invalid request, missing client capability, unsupported protocol version | `McpInvalidRequest` | no |
  * | any other JSON-RPC error the server answered (e.g. internal error) | `McpServerError` | yes |
- * | request timeout (`McpError` -32001) | `McpTimeout` | yes |
+ * | request timeout (the SDK's `REQUEST_TIMEOUT`) | `McpTimeout` | yes |
  * | anything else: connection closed, refused, reset, a broken transport | `McpTransportError` | yes |
  *
  * `message` is the failure's text: the caller names the call and redacts secrets from the error's

@@ -10,7 +10,7 @@
  * succeed on retry non-retryable).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorCode, McpError, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Tool as McpTool } from '@modelcontextprotocol/client';
 import type {
   CallToolInput,
   CallToolOutput,
@@ -84,6 +84,8 @@ export interface ServerStatus {
   nextProbeAt?: number;
   nextProbeInMs?: number;
   connected: boolean;
+  /** The protocol era of the open connection: `modern` (2026-07-28) or `legacy` (2025-11-25). */
+  era?: 'legacy' | 'modern';
   /** The stdio server's pid (= its process group id), while connected. */
   pid?: number;
   /** Processes spawned so far (stdio). */
@@ -142,7 +144,7 @@ function deadline<T>(work: Promise<T>, ms: number, what: string, signal?: AbortS
   let onAbort: (() => void) | undefined;
   const stop = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new McpError(ErrorCode.RequestTimeout, `${what} timed out after ${ms} ms`)),
+      () => reject(new SdkError(SdkErrorCode.RequestTimeout, `${what} timed out after ${ms} ms`)),
       ms,
     );
     onAbort = () => reject(signal?.reason instanceof Error ? signal.reason : new Error(`${what} cancelled`));
@@ -286,7 +288,7 @@ export class McpPool {
         entry.breaker.onAbandon(decision.probe);
         throw err;
       }
-      if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) {
+      if (err instanceof ProtocolError && err.code === ProtocolErrorCode.MethodNotFound) {
         entry.breaker.onSuccess(); // alive, just without tools
         entry.toolCount = 0;
         return { tools: [], unusable: [] };
@@ -334,7 +336,7 @@ export class McpPool {
   /** The tool, from the cached list; a miss re-lists once (the list may have changed). */
   private async findTool(entry: Entry, name: string, force: boolean): Promise<McpTool | undefined> {
     const find = async (): Promise<McpTool | undefined> =>
-      (await entry.connection.tools({ force })).find((t) => t.name === name);
+      (await entry.connection.tools({ force, stale: true })).find((t) => t.name === name);
     let tool = await find();
     if (!tool) {
       entry.connection.invalidateTools();
@@ -395,7 +397,7 @@ export class McpPool {
       }
       const result = (await entry.connection.request(
         (client) =>
-          client.callTool({ name: input.tool, arguments: args }, undefined, {
+          client.callTool({ name: input.tool, arguments: args }, {
             timeout: config.timeoutMs,
             resetTimeoutOnProgress: true,
             maxTotalTimeout: config.maxTotalTimeoutMs,
@@ -442,6 +444,7 @@ export class McpPool {
     return [...this.entries.values()].map(({ config, connection, breaker, toolCount }) => {
       const next = breaker.nextProbeAt;
       const pid = connection.pid;
+      const era = connection.era;
       return {
         server: config.name,
         transport: config.transport,
@@ -451,6 +454,7 @@ export class McpPool {
         transitions: breaker.transitions,
         ...(next !== undefined ? { nextProbeAt: next, nextProbeInMs: Math.max(0, next - now) } : {}),
         connected: connection.connected,
+        ...(era !== undefined ? { era } : {}),
         ...(pid !== undefined ? { pid } : {}),
         spawned: connection.spawned,
         ...(toolCount !== undefined ? { tools: toolCount } : {}),

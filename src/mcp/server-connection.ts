@@ -1,28 +1,40 @@
 /**
  * One live connection to one MCP server, shared by every activity of the worker: opened lazily
  * (concurrent first use opens it once), re-opened after a crash or close with backoff, its tool
- * list cached (all pages) and refreshed on `notifications/tools/list_changed`. An HTTP or SSE
- * session the server no longer knows is re-initialised, which the v1 SDK does not do itself; a
+ * list cached (all pages) and refreshed as the server says: on `notifications/tools/list_changed`
+ * in the legacy era, when the list's `ttlMs` runs out in the modern era.
+ *
+ * The protocol era is negotiated per server (`protocol: auto`): the connect asks with
+ * `server/discover` (2026-07-28) and falls back to the `initialize` handshake (2025-11-25); what it
+ * learns is kept per worker (src/mcp/era-verdicts.ts), so a reconnect skips the probe. On stdio the
+ * probe runs on the server's own process (a silent server is a legacy one); a server that exits on
+ * the unknown request is started again for the handshake. A modern-era server keeps no session: the
+ * connection is a client and a transport, reused by every call. The client never answers a server's
+ * request for input itself (`inputRequired: { autoFulfill: false }`).
+ *
+ * Legacy-era sessions: an HTTP or SSE session the server no longer knows is re-initialised; a
  * legacy SSE session ends with its event stream (a server restart), and the next request opens a
  * new one. A connect that fails says why: a stdio server's last stderr lines, or both the
  * streamable HTTP and the SSE fallback's errors.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  Client,
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  ListToolsResultSchema,
-  McpError,
-  ToolListChangedNotificationSchema,
-  ToolSchema,
+  type PriorDiscovery,
+  type ProtocolEra,
   type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  type VersionNegotiationOptions,
+} from '@modelcontextprotocol/client';
+import { ListToolsResultSchema, ToolSchema } from '@modelcontextprotocol/core';
 import { z } from 'zod';
 import type { ServerConfig } from './config-schema';
+import { workerEraVerdicts, type EraVerdicts } from './era-verdicts';
 import type { McpLogger } from './logger';
 import { McpOAuthProvider } from './oauth-provider';
 import { LegacySseTransport } from './sse-transport';
@@ -34,12 +46,17 @@ const CLIENT_INFO = { name: 'mcp-turns', version: '0.1.0' };
 const MAX_RECONNECT_BACKOFF_MS = 30_000;
 /** A server paging forever (or repeating a cursor) is cut off here. */
 const MAX_TOOL_PAGES = 100;
+/** The longest a `server/discover` probe waits on stdio before the server is taken for a legacy one. */
+const STDIO_PROBE_TIMEOUT_MS = 5_000;
+/** A modern-era tool list is never kept longer than this, whatever its `ttlMs` says. */
+const MAX_TOOLS_TTL_MS = 24 * 3_600_000;
 
 /**
  * `tools/list` as servers answer it: the SDK's own result schema, except that a tool's input and
  * output schemas need only be JSON objects. The SDK requires `type: "object"` at their root and
  * refuses the whole list otherwise, while servers publish root `anyOf` schemas (a zod union); the
- * listing makes each schema acceptable to Claude or leaves that one tool out.
+ * listing makes each schema acceptable to Claude or leaves that one tool out. A modern-era list
+ * says how long it stays fresh (`ttlMs`).
  */
 const PublishedToolListSchema = ListToolsResultSchema.extend({
   tools: z.array(
@@ -48,10 +65,18 @@ const PublishedToolListSchema = ListToolsResultSchema.extend({
       outputSchema: z.record(z.string(), z.unknown()).optional(),
     }),
   ),
+  ttlMs: z.number().optional(),
 });
 
 /** How the SDK's SSE transport reports a refused POST: `Error POSTing to endpoint (HTTP 404): …`. */
 const SSE_POST_REFUSED = /^Error POSTing to endpoint \(HTTP (\d{3})\)/;
+
+/** The HTTP status of a refused request, over streamable HTTP or the legacy SSE transport. */
+function httpStatusOf(err: unknown): number | undefined {
+  if (err instanceof SdkHttpError) return err.status;
+  if (err instanceof Error) return Number(SSE_POST_REFUSED.exec(err.message)?.[1]) || undefined;
+  return undefined;
+}
 
 /**
  * A POST refused because the server forgot our session: 404 per the spec, 400 mentioning the
@@ -59,10 +84,14 @@ const SSE_POST_REFUSED = /^Error POSTing to endpoint \(HTTP (\d{3})\)/;
  * sessionId"); over streamable HTTP or the legacy SSE transport.
  */
 export function isStaleSession(err: unknown): boolean {
-  let status: number | undefined;
-  if (err instanceof StreamableHTTPError) status = err.code;
-  else if (err instanceof Error) status = Number(SSE_POST_REFUSED.exec(err.message)?.[1]) || undefined;
+  const status = httpStatusOf(err);
   return status === 404 || (status === 400 && /session/i.test((err as Error).message));
+}
+
+/** A server that speaks only the modern era refusing the legacy handshake (-32022, over HTTP a 400). */
+function refusesLegacy(err: unknown): boolean {
+  if (err instanceof ProtocolError) return err.code === ProtocolErrorCode.UnsupportedProtocolVersion;
+  return err instanceof SdkHttpError && /-32022/.test(String((err.data as { text?: unknown }).text ?? err.message));
 }
 
 /**
@@ -71,7 +100,10 @@ export function isStaleSession(err: unknown): boolean {
  * not that the request is wrong.
  */
 function isUninitialisedRefusal(err: unknown): boolean {
-  return err instanceof McpError && (err.code === ErrorCode.InvalidParams || err.code === ErrorCode.InvalidRequest);
+  return (
+    err instanceof ProtocolError &&
+    (err.code === ProtocolErrorCode.InvalidParams || err.code === ProtocolErrorCode.InvalidRequest)
+  );
 }
 
 /** The last lines a stdio server wrote to stderr, for the error of a connect that failed. */
@@ -85,13 +117,25 @@ export interface ConnectOptions {
   force?: boolean;
 }
 
+/** Options of {@link ServerConnection.tools}. */
+export interface ToolsOptions extends ConnectOptions {
+  /** A list past its freshness will do (looking up a tool to call); the default asks again. */
+  stale?: boolean;
+}
+
+/** A tool list and until when it is fresh. */
+interface ToolList {
+  tools: McpTool[];
+  expiresAt: number;
+}
+
 /** The connection to one configured server. */
 export class ServerConnection {
   private current?: { client: Client; transport: Transport };
   private connecting?: Promise<Client>;
   /** The transport a connect in flight is opening (closed to abort that connect). */
   private opening?: Transport;
-  private toolsCache?: Promise<McpTool[]>;
+  private toolsCache?: Promise<ToolList>;
   private oauthProvider?: McpOAuthProvider;
   private connectFailures = 0;
   private nextConnectAt = 0;
@@ -106,11 +150,17 @@ export class ServerConnection {
     readonly config: ServerConfig,
     private readonly log: McpLogger,
     private readonly now: () => number = Date.now,
+    private readonly verdicts: EraVerdicts = workerEraVerdicts,
   ) {}
 
   /** True while a session is open. */
   get connected(): boolean {
     return this.current !== undefined;
+  }
+
+  /** The protocol era of the open connection. */
+  get era(): ProtocolEra | undefined {
+    return this.current?.client.getProtocolEra();
   }
 
   /** The stdio server's pid (also its process group id), while connected. */
@@ -142,6 +192,8 @@ export class ServerConnection {
       const pid = opened.transport instanceof ProcessGroupStdioTransport ? opened.transport.pid : undefined;
       this.log.info('mcp server connected', {
         transport: this.config.transport,
+        era: opened.client.getProtocolEra(),
+        protocolVersion: opened.client.getNegotiatedProtocolVersion(),
         pid,
         ms: this.now() - started,
       });
@@ -159,8 +211,50 @@ export class ServerConnection {
     }
   }
 
-  /** A new client over a new transport, `initialize` done. */
+  /**
+   * A new client over a new transport, its era negotiated (or taken from what the worker learned)
+   * and the connection set up. A connect that fails with a remembered verdict forgets it and
+   * negotiates afresh once.
+   */
   private async open(): Promise<{ client: Client; transport: Transport }> {
+    const prior = this.config.transport === 'sse' ? undefined : this.verdicts.get(this.config);
+    if (!prior) return this.openNegotiated();
+    try {
+      return await this.openWith(prior);
+    } catch (err) {
+      this.verdicts.forget(this.config);
+      this.log.info('mcp connect with the remembered protocol era failed; negotiating again', {
+        era: prior.kind,
+        error: (err as Error).message,
+      });
+      return this.openNegotiated();
+    }
+  }
+
+  /** Connects without a remembered verdict, and remembers what the connect learned. */
+  private async openNegotiated(): Promise<{ client: Client; transport: Transport }> {
+    const opened = await this.openWith(undefined).catch(async (err: unknown) => {
+      // A stdio server that exits on the unknown `server/discover` request is a legacy server.
+      if (this.config.transport !== 'stdio' || !this.negotiates() || !probeClosed(err)) throw err;
+      this.log.info('mcp stdio server closed on the server/discover probe; starting it again for initialize', {});
+      return this.openWith({ kind: 'legacy' });
+    });
+    if (this.negotiates() && this.config.transport !== 'sse') {
+      const discover = opened.client.getDiscoverResult();
+      this.verdicts.remember(
+        this.config,
+        opened.client.getProtocolEra() === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' },
+      );
+    }
+    return opened;
+  }
+
+  /** Whether this server's era is negotiated (and so worth remembering). */
+  private negotiates(): boolean {
+    return this.config.protocol !== 'legacy';
+  }
+
+  private async openWith(prior: PriorDiscovery | undefined): Promise<{ client: Client; transport: Transport }> {
     const c = this.config;
     if (c.transport === 'stdio') {
       const transport = new ProcessGroupStdioTransport({
@@ -171,20 +265,26 @@ export class ServerConnection {
         onStderr: (line) => this.log.info('mcp server stderr', { line }),
       });
       this.spawned++;
-      return this.initialize(transport);
+      return this.initialize(transport, prior);
     }
     const url = new URL(c.url!);
     const options = { requestInit: { headers: c.headers }, ...this.oauth() };
-    if (c.transport === 'sse') return this.initialize(this.sseTransport(url, options));
+    if (c.transport === 'sse') return this.initialize(this.sseTransport(url, options), { kind: 'legacy' });
     try {
-      return await this.initialize(new StreamableHTTPClientTransport(url, options));
+      return await this.initialize(new StreamableHTTPClientTransport(url, options), prior);
     } catch (err) {
-      // Servers that speak only the legacy HTTP+SSE transport refuse the initialize POST.
-      const status = err instanceof StreamableHTTPError ? err.code : undefined;
+      if (refusesLegacy(err)) {
+        throw new Error(
+          `the server speaks only the 2026-07-28 protocol and refused the 2025-11-25 handshake (set protocol: auto or 2026-07-28): ${(err as Error).message}`,
+        );
+      }
+      // Servers that speak only the legacy HTTP+SSE transport refuse the initialize (or discover) POST.
+      const status = httpStatusOf(err);
       if (status !== 400 && status !== 404 && status !== 405) throw err;
+      if (c.protocol === '2026-07-28') throw err;
       this.log.info('streamable HTTP refused; falling back to SSE', { status });
       try {
-        return await this.initialize(this.sseTransport(url, options));
+        return await this.initialize(this.sseTransport(url, options), { kind: 'legacy' });
       } catch (fallback) {
         // Either may be the real cause (a server refusing initialize, or one that speaks only SSE).
         throw new Error(`streamable HTTP: ${(err as Error).message}; SSE fallback: ${(fallback as Error).message}`);
@@ -205,27 +305,48 @@ export class ServerConnection {
     return { authProvider: this.oauthProvider, fetch: this.oauthProvider.fetch };
   }
 
-  private async initialize(transport: Transport): Promise<{ client: Client; transport: Transport }> {
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+  /** How the client negotiates the era when no verdict is given. */
+  private negotiation(): VersionNegotiationOptions {
+    const c = this.config;
+    if (c.protocol === 'legacy') return { mode: 'legacy' };
+    const probe =
+      c.transport === 'stdio' ? { probe: { timeoutMs: Math.min(STDIO_PROBE_TIMEOUT_MS, c.connectTimeoutMs) } } : {};
+    return c.protocol === '2026-07-28' ? { mode: { pin: c.protocol }, ...probe } : { mode: 'auto', ...probe };
+  }
+
+  private async initialize(
+    transport: Transport,
+    prior: PriorDiscovery | undefined,
+  ): Promise<{ client: Client; transport: Transport }> {
+    const client = new Client(CLIENT_INFO, {
+      capabilities: {},
+      versionNegotiation: this.negotiation(),
+      inputRequired: { autoFulfill: false },
+    });
     this.opening = transport;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`no answer to initialize within ${this.config.connectTimeoutMs} ms`)),
+        () => reject(new Error(`no answer to the connect (discover or initialize) within ${this.config.connectTimeoutMs} ms`)),
         this.config.connectTimeoutMs,
       );
     });
     try {
       const traced = traceMcpTransport(transport, { server: this.config.name, transport: this.config.transport });
-      await Promise.race([client.connect(traced, { timeout: this.config.connectTimeoutMs }), timeout]);
+      await Promise.race([
+        client.connect(traced, { timeout: this.config.connectTimeoutMs, ...(prior ? { prior } : {}) }),
+        timeout,
+      ]);
     } catch (err) {
       await transport.close().catch(() => undefined);
-      throw transport instanceof ProcessGroupStdioTransport ? await withStderr(err, transport) : err;
+      // A probe the server closed is retried with the handshake (see openNegotiated), which says why.
+      if (probeClosed(err) || !(transport instanceof ProcessGroupStdioTransport)) throw err;
+      throw await withStderr(err, transport);
     } finally {
       clearTimeout(timer);
       this.opening = undefined;
     }
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       this.log.info('mcp tool list changed', {});
       this.toolsCache = undefined;
     });
@@ -265,7 +386,7 @@ export class ServerConnection {
         }
         if (this.unproven === client) {
           this.unproven = undefined;
-          if (isUninitialisedRefusal(err) && attempt === 0) {
+          if (isUninitialisedRefusal(err) && attempt === 0 && client.getProtocolEra() === 'legacy') {
             this.log.info('mcp session refused a request right after a reconnect; re-initialising', {
               error: (err as Error).message,
             });
@@ -279,15 +400,24 @@ export class ServerConnection {
     }
   }
 
-  /** Every tool of the server, following pagination; cached until the list changes or we reconnect. */
-  async tools(opts: ConnectOptions = {}): Promise<McpTool[]> {
-    if (this.toolsCache) return this.toolsCache;
+  /**
+   * Every tool of the server, following pagination; kept until the list changes (legacy era), its
+   * `ttlMs` runs out (modern era) or we reconnect. With `stale`, a kept list past its freshness is
+   * returned as is.
+   */
+  async tools(opts: ToolsOptions = {}): Promise<McpTool[]> {
+    const cached = this.toolsCache;
+    if (cached) {
+      const list = await cached.catch(() => undefined);
+      if (list && (opts.stale || list.expiresAt > this.now())) return list.tools;
+      if (this.toolsCache !== cached) return this.tools(opts);
+    }
     const fetching = this.fetchTools(opts);
     this.toolsCache = fetching;
     fetching.catch(() => {
       if (this.toolsCache === fetching) this.toolsCache = undefined;
     });
-    return fetching;
+    return (await fetching).tools;
   }
 
   /** Forgets the cached tool list (the next {@link tools} asks the server). */
@@ -295,27 +425,38 @@ export class ServerConnection {
     this.toolsCache = undefined;
   }
 
-  private async fetchTools(opts: ConnectOptions): Promise<McpTool[]> {
+  private async fetchTools(opts: ConnectOptions): Promise<ToolList> {
     const tools: McpTool[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
+    let ttlMs: number | undefined;
+    let modern = false;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
       const params = cursor !== undefined ? { cursor } : {};
-      const result = await this.request(
-        (c) =>
-          c.request({ method: 'tools/list', params }, PublishedToolListSchema, { timeout: this.config.listTimeoutMs }),
-        opts,
-      );
+      const result = await this.request(async (c) => {
+        modern = c.getProtocolEra() === 'modern';
+        return c.request({ method: 'tools/list', params }, PublishedToolListSchema, { timeout: this.config.listTimeoutMs });
+      }, opts);
+      if (page === 0) ttlMs = result.ttlMs;
       for (const t of result.tools) {
         if (seen.has(t.name)) continue; // a server listing a tool twice: keep the first
         seen.add(t.name);
         tools.push(t as McpTool);
       }
-      if (result.nextCursor === undefined || result.nextCursor === cursor) return tools;
+      if (result.nextCursor === undefined || result.nextCursor === cursor) return { tools, expiresAt: this.expiry(modern, ttlMs) };
       cursor = result.nextCursor;
     }
     this.log.warn('mcp tools/list pagination cut off', { pages: MAX_TOOL_PAGES, tools: tools.length });
-    return tools;
+    return { tools, expiresAt: this.expiry(modern, ttlMs) };
+  }
+
+  /**
+   * Until when a list is fresh: a legacy-era list until the server says it changed; a modern-era
+   * one for its `ttlMs` (absent or 0: not reused for the next listing).
+   */
+  private expiry(modern: boolean, ttlMs: number | undefined): number {
+    if (!modern) return Number.POSITIVE_INFINITY;
+    return this.now() + Math.min(Math.max(0, ttlMs ?? 0), MAX_TOOLS_TTL_MS);
   }
 
   /**
@@ -348,6 +489,11 @@ export class ServerConnection {
   }
 }
 
+/** The era probe ended because the server closed the connection (not a verdict, not a timeout). */
+function probeClosed(err: unknown): boolean {
+  return err instanceof SdkError && err.code === SdkErrorCode.EraNegotiationFailed;
+}
+
 /**
  * Whether a failed request leaves the connection unusable. A JSON-RPC error or a timeout does not
  * (a slow tool must not kill a server other calls are using; the breaker handles dead-but-open
@@ -355,8 +501,11 @@ export class ServerConnection {
  * refused or reset socket, a dead process do.
  */
 function connectionLost(err: unknown): boolean {
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
-  if (err instanceof StreamableHTTPError) return isStaleSession(err) || err.code === -1;
+  if (err instanceof ProtocolError) return false;
+  if (err instanceof SdkHttpError) return isStaleSession(err);
+  if (err instanceof SdkError) {
+    return err.code === SdkErrorCode.ConnectionClosed || err.code === SdkErrorCode.SendFailed || err.code === SdkErrorCode.NotConnected;
+  }
   return true;
 }
 

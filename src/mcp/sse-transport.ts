@@ -7,9 +7,14 @@
  * as a dead stdio server's pipe does: calls in flight fail at once, and the connection's next
  * request opens and initialises a new session.
  */
-import { SSEClientTransport, SseError, type SSEClientTransportOptions } from '@modelcontextprotocol/sdk/client/sse.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import {
+  SSEClientTransport,
+  SseError,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type SSEClientTransportOptions,
+  type Transport,
+} from '@modelcontextprotocol/client';
 
 /** An SSE client transport whose session ends with its first event stream. */
 export class LegacySseTransport implements Transport {

@@ -7,9 +7,8 @@
  * for the error of a server that fails to start; stdout is newline-delimited JSON-RPC.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Readable } from 'node:stream';
+import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 
 /** What to spawn, and where its stderr goes. */
 export interface StdioSpawnOptions {
@@ -88,6 +87,15 @@ export class ProcessGroupStdioTransport implements Transport {
   /** The server's pid, which is also its process group id. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /**
+   * The server's stderr stream, while running. With {@link pid} it marks this transport as a stdio
+   * one to the SDK's era negotiation: a stdio server that never answers the `server/discover` probe
+   * is a legacy server (over HTTP silence is an outage).
+   */
+  get stderr(): Readable | null {
+    return this.child?.stderr ?? null;
   }
 
   /** The last `lines` non-blank lines the server wrote to stderr (each cut to 300 characters), oldest first. */

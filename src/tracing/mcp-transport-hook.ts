@@ -3,7 +3,7 @@
  * through {@link traceMcpTransport}, which returns it unchanged until tracing is started in this
  * process (src/tracing/otel-tracing.ts sets the tracer). This module loads no OpenTelemetry code.
  */
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/client';
 
 /** What a traced transport is told about its server. */
 export interface McpTransportTarget {

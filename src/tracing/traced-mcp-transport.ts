@@ -11,8 +11,7 @@
  * `network.transport`; the configured server's name is `mcp_turns.server`.
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Span, type Tracer } from '@opentelemetry/api';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import type { McpTransportTarget } from './mcp-transport-hook';
 
 type RequestId = string | number;
@@ -55,6 +54,11 @@ export class TracedMcpTransport implements Transport {
       this.onclose?.();
     };
     inner.onerror = (error) => this.onerror?.(error);
+    // A stdio transport stays one to the SDK's era negotiation, which tells it by these two
+    // properties (a silent stdio server is a legacy server; over HTTP silence is an outage).
+    for (const key of ['pid', 'stderr'] as const) {
+      if (key in inner) Object.defineProperty(this, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
+    }
   }
 
   get sessionId(): string | undefined {
@@ -62,6 +66,8 @@ export class TracedMcpTransport implements Transport {
   }
 
   setProtocolVersion = (version: string): void => this.inner.setProtocolVersion?.(version);
+
+  setSupportedProtocolVersions = (versions: string[]): void => this.inner.setSupportedProtocolVersions?.(versions);
 
   start(): Promise<void> {
     return context.with(ROOT_CONTEXT, () => this.inner.start());

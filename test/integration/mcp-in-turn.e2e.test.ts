@@ -155,7 +155,7 @@ it('reports a server that dies at start with its traceback\'s last line (secret 
     {
       server: 'inventory',
       reason: expect.stringMatching(
-        /^connect to inventory failed: MCP error -32000: Connection closed; server stderr: .*\| ConnectionError: could not reach the database at postgres:\/\/app:\[redacted\]@db:5432\/inventory$/,
+        /^connect to inventory failed: Connection closed; server stderr: .*\| ConnectionError: could not reach the database at postgres:\/\/app:\[redacted\]@db:5432\/inventory$/,
       ),
     },
   ]);

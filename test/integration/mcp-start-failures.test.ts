@@ -26,7 +26,7 @@ it('a stdio server that exits at start is reported with the last lines of its st
     const listed = await pool.listTools();
     expect(listed.unavailable).toHaveLength(1);
     const { reason } = listed.unavailable[0]!;
-    expect(reason).toMatch(/^connect to inventory failed: MCP error -32000: Connection closed; server stderr: /);
+    expect(reason).toMatch(/^connect to inventory failed: Connection closed; server stderr: /);
     expect(reason).toContain('crashing-mcp-server.py", line 11, in connect | raise ConnectionError(');
     expect(reason).toMatch(/\| ConnectionError: could not reach the database at postgres:\/\/app:\[redacted\]@db:5432\/inventory$/);
     expect(reason).not.toContain(SECRET);
@@ -42,7 +42,7 @@ it('a stdio server that exits at start is reported with the last lines of its st
 it('a stdio server that exits without writing to stderr is reported as before', async () => {
   const pool = poolOf({ quits: { command: process.execPath, args: ['-e', 'process.exit(3)'] } });
   try {
-    expect((await pool.listTools()).unavailable[0]!.reason).toBe('connect to quits failed: MCP error -32000: Connection closed');
+    expect((await pool.listTools()).unavailable[0]!.reason).toBe('connect to quits failed: Connection closed');
   } finally {
     await pool.close();
   }

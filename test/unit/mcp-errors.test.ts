@@ -1,6 +1,6 @@
 /** MCP SDK and transport errors as Temporal failures: one mapping, by the error alone. */
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { McpFailureType } from '../../src/core/failure-types';
 import {
   isProtocolRefusal,
@@ -12,35 +12,41 @@ import {
 
 describe('toMcpFailure', () => {
   it('makes a refusal the server repeats on every retry a non-retryable McpInvalidRequest', () => {
-    for (const code of [ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest]) {
-      const err = new McpError(code, 'no such thing');
+    for (const code of [
+      ProtocolErrorCode.InvalidParams,
+      ProtocolErrorCode.MethodNotFound,
+      ProtocolErrorCode.InvalidRequest,
+      ProtocolErrorCode.MissingRequiredClientCapability,
+      ProtocolErrorCode.UnsupportedProtocolVersion,
+    ]) {
+      const err = new ProtocolError(code, 'no such thing');
       expect(isProtocolRefusal(err)).toBe(true);
       const f = toMcpFailure(err, `s/t: ${err.message}`);
       expect(f).toBeInstanceOf(ApplicationFailure);
       expect(f).toMatchObject({
         type: 'McpInvalidRequest',
         nonRetryable: true,
-        message: `s/t: MCP error ${code}: no such thing (the server refused the call)`,
+        message: `s/t: no such thing (the server refused the call)`,
       });
     }
   });
 
   it('makes any other error the server answered a retryable McpServerError', () => {
-    for (const code of [ErrorCode.InternalError, ErrorCode.ParseError, -32099]) {
-      const err = new McpError(code, 'internal trouble');
+    for (const code of [ProtocolErrorCode.InternalError, ProtocolErrorCode.ParseError, -32099]) {
+      const err = new ProtocolError(code, 'internal trouble');
       expect([isProtocolRefusal(err), serverAnswered(err)]).toEqual([false, true]);
       expect(toMcpFailure(err, 'm')).toMatchObject({ type: 'McpServerError', nonRetryable: false, message: 'm' });
     }
   });
 
   it('makes a request timeout a retryable McpTimeout', () => {
-    const err = new McpError(ErrorCode.RequestTimeout, 'Request timed out');
+    const err = new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out');
     expect(serverAnswered(err)).toBe(false);
     expect(toMcpFailure(err, 'm')).toMatchObject({ type: 'McpTimeout', nonRetryable: false });
   });
 
   it('makes no answer at all (a closed connection, a broken transport) a retryable McpTransportError', () => {
-    const closed = new McpError(ErrorCode.ConnectionClosed, 'Connection closed');
+    const closed = new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed');
     expect(serverAnswered(closed)).toBe(false);
     expect(toMcpFailure(closed, 'm')).toMatchObject({ type: 'McpTransportError', nonRetryable: false });
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
