@@ -70,8 +70,10 @@ export class EraVerdicts {
     const hinted = prior.discover.ttlMs;
     const ms = typeof hinted === 'number' ? Math.min(Math.max(0, hinted), ttl) : ttl;
     if (ms <= 0) return;
-    const key = prior.discover.cacheScope === 'public' ? this.keys(config).public : this.keys(config).private;
+    const keys = this.keys(config);
+    const [key, other] = prior.discover.cacheScope === 'public' ? [keys.public, keys.private] : [keys.private, keys.public];
     this.kept.set(key, { prior, expiresAt: this.now() + ms });
+    this.kept.delete(other);
   }
 
   /** Forgets every verdict of this server for this context (a connect with it failed). */
