@@ -3,11 +3,14 @@
  * flow with PKCE through the MCP SDK's `auth()`, with the redirect received on a localhost port.
  *
  *   1. The server is asked as a worker would ask it, without a token, to read its challenge
- *      (`WWW-Authenticate`: the protected resource metadata URL and the scope it wants).
+ *      (`WWW-Authenticate`: the protected resource metadata URL and the scope it wants). The
+ *      client negotiates the protocol era, so a 2026-07-28-only server answers too; a server that
+ *      refuses streamable HTTP is asked over legacy SSE.
  *   2. `auth()` discovers the authorization server, registers a client when none is configured
  *      and the server offers registration, and builds the authorization URL; the person opens it.
  *   3. The redirect arrives on `http://127.0.0.1:<redirect_port>/callback`; its `state` is checked
- *      and `auth()` exchanges the code. The tokens go to the server's token store.
+ *      and `auth()` exchanges the code (checking the `iss` it carries against the authorization
+ *      server's issuer). The tokens go to the server's token store.
  *   4. A worker-side connection lists the server's tools with the stored tokens, as proof.
  *
  * For a client credentials server there is nothing for a person to do: the grant is tried once and
@@ -16,14 +19,20 @@
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  auth,
+  Client,
+  computeScopeUnion,
+  extractWWWAuthenticateParams,
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type FetchLike,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import type { ServerConfig } from './config-schema';
 import { silentLogger, type McpLogger } from './logger';
-import { McpOAuthProvider, unionScopes } from './oauth-provider';
+import { McpOAuthProvider } from './oauth-provider';
 import { ServerConnection } from './server-connection';
 
 /** How long a person has to finish in the browser. */
@@ -61,7 +70,8 @@ interface Challenge {
 
 /**
  * Asks the server as a worker would, without a token, and reads its first 401 or 403 challenge
- * (some servers let `initialize` through and refuse only `tools/list`).
+ * (some servers let `initialize` through and refuse only `tools/list`). Streamable HTTP refused
+ * with 400, 404 or 405 before any challenge is a legacy SSE server: it is asked over SSE.
  */
 async function readChallenge(config: ServerConfig): Promise<Challenge | undefined> {
   let challenge: Challenge | undefined;
@@ -75,29 +85,47 @@ async function readChallenge(config: ServerConfig): Promise<Challenge | undefine
   };
   const url = new URL(config.url!);
   const options = { requestInit: { headers: config.headers }, fetch: observe };
-  const transport =
-    config.transport === 'sse'
-      ? new SSEClientTransport(url, options)
-      : new StreamableHTTPClientTransport(url, options);
-  const client = new Client({ name: 'mcp-turns', version: '0.1.0' }, { capabilities: {} });
+  const ask = async (transport: Transport): Promise<void> => {
+    const client = new Client(
+      { name: 'mcp-turns', version: '0.1.0' },
+      { capabilities: {}, versionNegotiation: { mode: 'auto' } },
+    );
+    try {
+      await client.connect(transport, { timeout: config.connectTimeoutMs });
+      await client.listTools(undefined, { timeout: config.listTimeoutMs });
+    } finally {
+      await transport.close().catch(() => undefined);
+    }
+  };
   try {
-    await client.connect(transport, { timeout: config.connectTimeoutMs });
-    await client.listTools(undefined, { timeout: config.listTimeoutMs });
+    if (config.transport === 'sse') {
+      await ask(new SSEClientTransport(url, options));
+    } else {
+      await ask(new StreamableHTTPClientTransport(url, options)).catch(async (err: unknown) => {
+        const status = err instanceof SdkHttpError ? err.status : undefined;
+        if (challenge || (status !== 400 && status !== 404 && status !== 405)) throw err;
+        await ask(new SSEClientTransport(url, options));
+      });
+    }
   } catch {
     // The refusal is the point; its challenge was captured above.
-  } finally {
-    await transport.close().catch(() => undefined);
   }
   return challenge;
+}
+
+/** What the redirect brought: the code, and the issuer that sent it (RFC 9207) when it names one. */
+interface Redirected {
+  code: string;
+  iss?: string;
 }
 
 /** A one-shot listener for the authorization redirect on 127.0.0.1. */
 async function listenForRedirect(
   port: number,
   state: string,
-): Promise<{ redirectUrl: string; code: Promise<string>; close(): void }> {
-  let settle!: { resolve(code: string): void; reject(err: Error): void };
-  const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
+): Promise<{ redirectUrl: string; code: Promise<Redirected>; close(): void }> {
+  let settle!: { resolve(redirected: Redirected): void; reject(err: Error): void };
+  const code = new Promise<Redirected>((resolve, reject) => (settle = { resolve, reject }));
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname !== '/callback') {
@@ -125,7 +153,7 @@ async function listenForRedirect(
       return;
     }
     answer(200, 'mcp-turns: authorized. You can close this window.');
-    settle.resolve(got);
+    settle.resolve({ code: got, iss: url.searchParams.get('iss') ?? undefined });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -202,7 +230,7 @@ export async function authorizeServer(
       },
     });
     const challenge = await readChallenge(config);
-    const scope = unionScopes(challenge?.scope, await provider.pendingScope(), settings.scope);
+    const scope = computeScopeUnion(challenge?.scope, await provider.pendingScope(), settings.scope);
     const request = {
       serverUrl,
       resourceMetadataUrl: challenge?.resourceMetadataUrl,
@@ -212,8 +240,8 @@ export async function authorizeServer(
     let result = await auth(provider, request);
     if (result === 'REDIRECT') {
       if (!opened) throw new Error('the authorization URL was never produced');
-      const code = await Promise.race([redirect.code, limit.promise]);
-      result = await auth(provider, { ...request, authorizationCode: code });
+      const { code, iss } = await Promise.race([redirect.code, limit.promise]);
+      result = await auth(provider, { ...request, authorizationCode: code, iss });
     }
     if (result !== 'AUTHORIZED') throw new Error(`authorization of ${config.name} did not complete`);
     const tokens = await provider.tokens();

@@ -5,6 +5,11 @@
  * server offers it, PKCE, the token requests and the refresh. The SDK's transports call `auth()`
  * themselves when a server answers 401 (or 403 `insufficient_scope`) and then repeat the request.
  *
+ * Credentials are presented to one authorization server only: the SDK stamps what it stores with
+ * the server's `issuer` and ignores what is stamped for another. A configured client goes to the
+ * authorization server its `issuer` setting names (to any when the setting is absent), and is never
+ * replaced by a registration.
+ *
  * Two grants:
  *   - `client_credentials`: machine to machine; the worker fetches its own tokens (kept in memory
  *     unless a store is given) and fetches new ones when they expire.
@@ -23,16 +28,18 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   auth,
+  AuthorizationServerMismatchError,
+  computeScopeUnion,
   extractWWWAuthenticateParams,
+  isStrictScopeSuperset,
+  type FetchLike,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 import type { ServerConfig } from './config-schema';
 import { silentLogger, type McpLogger } from './logger';
 import { runtimeSecrets, type RuntimeSecrets } from './redaction';
@@ -72,13 +79,13 @@ export interface InteractiveAuthorization {
   openAuthorizationUrl(url: URL): Promise<void>;
 }
 
-/** Which calls are made by `auth()` itself (their `tokens()` must not wait for a renewal). */
-const insideAuth = new AsyncLocalStorage<McpOAuthProvider>();
+/** The provider whose renewal runs the current `auth()` (its `tokens()` must not wait for that renewal). */
+const renewingHere = new AsyncLocalStorage<McpOAuthProvider>();
 
-/** The scopes of every argument, each once, space-separated (undefined when there are none). */
-export function unionScopes(...scopes: (string | undefined)[]): string | undefined {
-  const all = new Set(scopes.flatMap((s) => s?.split(' ') ?? []).filter(Boolean));
-  return all.size > 0 ? [...all].join(' ') : undefined;
+/** Whether two issuers name the same authorization server (one trailing `/` aside, as the SDK compares them). */
+function sameIssuer(a: string, b: string): boolean {
+  const bare = (issuer: string): string => (issuer.endsWith('/') ? issuer.slice(0, -1) : issuer);
+  return bare(a) === bare(b);
 }
 
 /** The SDK's `OAuthClientProvider` for one configured server; see the file comment. */
@@ -95,7 +102,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
     Promise<{ status: number; statusText: string; headers: [string, string][]; body: string }>
   >();
   /** The tokens last handed to a request or to `auth()` (see {@link invalidateCredentials}). */
-  private handedOut?: OAuthTokens;
+  private handedOut?: StoredOAuthTokens;
   /** Interactive only: tokens were received in this run. */
   private authorizedHere = false;
 
@@ -170,18 +177,33 @@ export class McpOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  /** A configured client (id, secret, issuer) first; else one stored by registration. */
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+  /**
+   * A configured client (id, secret) first; else one stored by registration. `ctx` names the
+   * authorization server `auth()` is about to present the client to.
+   */
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<StoredOAuthClientInformation | undefined> {
     if (this.settings.clientId) {
+      const bound = this.settings.issuer;
+      // Refused here rather than left to the SDK, which would register a new client instead.
+      if (bound && ctx && !sameIssuer(bound, ctx.issuer))
+        throw new AuthorizationServerMismatchError(bound, ctx.issuer);
+      const issuer = bound ?? ctx?.issuer;
       return {
         client_id: this.settings.clientId,
         ...(this.settings.clientSecret ? { client_secret: this.settings.clientSecret } : {}),
-        ...(this.settings.issuer ? { issuer: this.settings.issuer } : {}),
+        ...(issuer ? { issuer } : {}),
       };
     }
     const stored = (await this.record()).clientInformation;
     if (!this.options.interactive) {
       if (!stored) throw this.authorizationRequired('it has no stored OAuth client');
+      // A worker does not register: another authorization server needs a person to authorize there.
+      if (stored.issuer && ctx && !sameIssuer(stored.issuer, ctx.issuer))
+        throw this.authorizationRequired(
+          `its stored OAuth client is for ${stored.issuer}, not ${ctx.issuer}`,
+        );
       return stored;
     }
     // A registration made for another redirect URI (another port) cannot take this one's code.
@@ -197,22 +219,25 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return this.options.interactive.state;
   }
 
-  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
-    // A configured client is not stored: the SDK calls this only to stamp it with its issuer.
+  async saveClientInformation(info: StoredOAuthClientInformation): Promise<void> {
+    // A configured client is not stored: it is read from the settings every time.
     if (this.settings.clientId) return;
     await this.update((r) => ({ ...r, clientInformation: info }));
   }
 
   /**
-   * The tokens to send. One about to expire is renewed first (a refresh, or new client
-   * credentials), once for every caller that asks meanwhile; if that fails the old one is sent and
-   * the server's 401 starts the SDK's own recovery.
+   * The tokens to send. Asked for a request (the transports pass no `ctx`), one about to expire is
+   * renewed first (a refresh, or new client credentials), once for every caller that asks
+   * meanwhile; if that fails the old one is sent and the server's 401 starts the SDK's own recovery.
+   * Asked by `auth()` (which passes `ctx`), or by the `auth()` of a renewal, the stored tokens are
+   * returned as they are: a renewal never waits for itself.
    */
-  async tokens(): Promise<OAuthTokens | undefined> {
+  async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
     // A person authorizing wants a new grant, not the stored one refreshed.
     if (this.options.interactive && !this.authorizedHere) return undefined;
     const record = await this.record();
-    if (insideAuth.getStore() !== this && record.tokens && this.expiresSoon(record)) {
+    const forRequest = !ctx && renewingHere.getStore() !== this;
+    if (forRequest && record.tokens && this.expiresSoon(record)) {
       this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
       await this.renewing.catch(() => undefined);
       return this.handOut((await this.record()).tokens);
@@ -220,7 +245,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return this.handOut(record.tokens);
   }
 
-  private handOut(tokens: OAuthTokens | undefined): OAuthTokens | undefined {
+  private handOut(tokens: StoredOAuthTokens | undefined): StoredOAuthTokens | undefined {
     this.handedOut = tokens;
     return tokens;
   }
@@ -237,7 +262,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
     if (!this.machineToMachine && !(await this.record()).tokens?.refresh_token) return;
     const started = this.now();
     try {
-      await insideAuth.run(this, () => auth(this, { serverUrl: this.url, fetchFn: this.fetch }));
+      await renewingHere.run(this, () => auth(this, { serverUrl: this.url, fetchFn: this.fetch }));
       this.log.info('mcp oauth tokens renewed', { ms: this.now() - started });
     } catch (err) {
       this.log.warn('mcp oauth token renewal failed', { error: (err as Error).message });
@@ -245,14 +270,13 @@ export class McpOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  async saveTokens(tokens: OAuthTokens): Promise<void> {
+  async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
     this.secrets.add(tokens.access_token);
     this.secrets.add(tokens.refresh_token);
     this.secrets.add(tokens.id_token);
     this.authorizedHere = true;
     await this.update((r) => {
-      const granted = new Set(tokens.scope?.split(' ') ?? []);
-      const covered = r.pendingScope?.split(' ').every((s) => granted.has(s)) ?? true;
+      const covered = !isStrictScopeSuperset(r.pendingScope, tokens.scope);
       const pendingScope = covered || this.options.interactive ? undefined : r.pendingScope;
       return { ...r, tokens, tokensReceivedAt: this.now(), pendingScope };
     });
@@ -335,7 +359,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
       if (challenge.error === 'insufficient_scope' && challenge.scope) {
         let wanted: string | undefined;
         await this.update((r) => {
-          wanted = unionScopes(r.tokens?.scope, r.pendingScope, challenge.scope);
+          wanted = computeScopeUnion(r.tokens?.scope, r.pendingScope, challenge.scope);
           return { ...r, pendingScope: wanted };
         });
         this.log.warn('mcp server wants a scope its authorization lacks; run mcp-turns auth', {

@@ -11,19 +11,22 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthDiscoveryState,
+  StoredOAuthClientInformation,
+  StoredOAuthTokens,
+} from '@modelcontextprotocol/client';
 
 /** What is kept for one server. */
 export interface OAuthRecord {
   /** The server URL these credentials belong to; a record for another URL is ignored. */
   url: string;
-  /** The tokens as the authorization server issued them (the SDK adds `issuer`). */
-  tokens?: OAuthTokens;
+  /** The tokens as the authorization server issued them, with the `issuer` the SDK stamps them with. */
+  tokens?: StoredOAuthTokens;
   /** When `tokens` were received (epoch ms): with `expires_in`, when they expire. */
   tokensReceivedAt?: number;
   /** A client registered dynamically (or a metadata-document client id), with its `issuer`. */
-  clientInformation?: OAuthClientInformationMixed;
+  clientInformation?: StoredOAuthClientInformation;
   /** Protected resource and authorization server metadata, so a restart need not discover again. */
   discoveryState?: OAuthDiscoveryState;
   /** A scope a server asked for that the stored grant lacks (a person must authorize again). */

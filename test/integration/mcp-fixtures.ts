@@ -1,8 +1,9 @@
 /**
  * Helpers for the MCP integration tests: real npm servers over HTTP, the process table, a recording
- * logger, and an in-process streamable HTTP MCP server (built on the SDK's server classes) whose
+ * logger, and an in-process streamable HTTP MCP server (built on the SDKs' server classes) whose
  * behaviour the tests steer: paginated tools/list, a tool list that changes, sessions it forgets
- * (answering 404 as the spec says), protocol errors, progress and cancellation.
+ * (answering 404 as the spec says), protocol errors, progress and cancellation. It serves one
+ * protocol era: legacy (v1 SDK, sessions) or modern (2026-07-28, v2 SDK, no sessions).
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -18,21 +19,31 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import {
+  createMcpHandler,
+  ProtocolError,
+  Server as ModernServer,
+  type CallToolResult as ModernCallToolResult,
+  type McpHttpHandler,
+  type Tool as ModernTool,
+} from '@modelcontextprotocol/server';
 import type { McpLogger } from '../../src/mcp';
-import { EVERYTHING } from '../support/mcp-servers';
+import { EVERYTHING, MODERN, type McpEra } from '../support/mcp-servers';
 
-export { EVERYTHING };
+export { EVERYTHING, MODERN };
 export const MEMORY = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
 export const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
 
-/** server-everything over HTTP (`streamableHttp` serves /mcp, `sse` serves /sse) on `port`. */
-export function startEverythingHttp(
+/** A node server from `args` on `port`, once it says on stderr that it listens. */
+function startHttpChild(
+  args: string[],
   port: number,
-  mode: 'streamableHttp' | 'sse' = 'streamableHttp',
+  label: string,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [EVERYTHING, mode], {
-      env: { ...process.env, PORT: String(port) },
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ...env, PORT: String(port) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let err = '';
@@ -40,8 +51,21 @@ export function startEverythingHttp(
       err += d.toString();
       if (/listening on port|running on port/i.test(err)) resolve(child);
     });
-    child.once('exit', (code) => reject(new Error(`everything ${mode} exited ${code}: ${err}`)));
+    child.once('exit', (code) => reject(new Error(`${label} exited ${code}: ${err}`)));
   });
+}
+
+/** server-everything over HTTP (`streamableHttp` serves /mcp, `sse` serves /sse) on `port`. */
+export function startEverythingHttp(
+  port: number,
+  mode: 'streamableHttp' | 'sse' = 'streamableHttp',
+): Promise<ChildProcess> {
+  return startHttpChild([EVERYTHING, mode], port, `everything ${mode}`);
+}
+
+/** The modern-only fixture (test/support/modern-mcp-server.js) over HTTP: POST /mcp on `port`; with countFile, every call appends a line to it. */
+export function startModernHttp(port: number, countFile?: string): Promise<ChildProcess> {
+  return startHttpChild([MODERN, 'http'], port, 'modern http', countFile ? { COUNT_FILE: countFile } : {});
 }
 
 /** Kills a child we started and waits for it. */
@@ -111,11 +135,11 @@ export interface TestServer {
   cancelled: string[];
   /** Authorization headers received. */
   authorizations: Set<string>;
-  /** Sessions initialised so far. */
+  /** Sessions initialised so far (always 0 in the modern era, which has no sessions). */
   sessions(): number;
-  /** Adds a tool and tells every session the list changed. */
+  /** Adds a tool and tells every session (modern: every `subscriptions/listen` stream) the list changed. */
   addTool(tool: Tool): Promise<void>;
-  /** Forgets every session (as a restarted server does): later requests get 404. */
+  /** Forgets every session (as a restarted server does): later requests get 404. A no-op in the modern era. */
   forgetSessions(): void;
   close(): Promise<void>;
 }
@@ -126,13 +150,23 @@ const schema = (properties: Record<string, object> = {}, required: string[] = []
   required,
 });
 
+/** What a tools/call handler needs of either SDK's request context. */
+interface CallContext {
+  signal: AbortSignal;
+  requestId: string | number;
+  /** Sends a progress notification, when the client asked for progress. */
+  progress(progress: number, total: number): Promise<void> | undefined;
+}
+
 /**
- * An in-process streamable HTTP MCP server. Tools: `t1`…`t5` (listed `pageSize` per page),
- * `echo_args` (answers its arguments as JSON), `refuse` (JSON-RPC invalid params), `crash` (JSON-RPC
- * internal error), `fails` (a tool-level `isError`), `slow` (`{ ms }`: progress every 100 ms, stops
- * when cancelled).
+ * An in-process streamable HTTP MCP server of the era `era` (default legacy). Tools: `t1`…`t5`
+ * (listed `pageSize` per page), `echo_args` (answers its arguments as JSON), `refuse` (JSON-RPC
+ * invalid params), `crash` (JSON-RPC internal error), `fails` (a tool-level `isError`), `slow`
+ * (`{ ms }`: progress every 100 ms, stops when cancelled).
  */
-export async function startTestServer(opts: { pageSize?: number; port?: number } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { pageSize?: number; port?: number; era?: McpEra } = {},
+): Promise<TestServer> {
   const pageSize = opts.pageSize ?? 2;
   const tools: Tool[] = [
     ...[1, 2, 3, 4, 5].map((n) => ({ name: `t${n}`, description: `tool ${n}`, inputSchema: schema() })),
@@ -150,6 +184,104 @@ export async function startTestServer(opts: { pageSize?: number; port?: number }
   const listRequests: TestServer['listRequests'] = [];
   const cancelled: string[] = [];
   const authorizations = new Set<string>();
+
+  const listTools = (cursor: string | undefined): { tools: Tool[]; nextCursor?: string } => {
+    listRequests.push(cursor !== undefined ? { cursor } : {});
+    const start = cursor ? Number(Buffer.from(cursor, 'base64url').toString()) : 0;
+    const page = tools.slice(start, start + pageSize);
+    const next =
+      start + pageSize < tools.length
+        ? Buffer.from(String(start + pageSize)).toString('base64url')
+        : undefined;
+    return { tools: page, ...(next ? { nextCursor: next } : {}) };
+  };
+
+  /** Answers tools/call; `error` makes the SDK's JSON-RPC error for a code. */
+  const callTool = async (
+    name: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+    error: (code: number, message: string) => Error,
+  ): Promise<CallToolResult> => {
+    calls.push({ tool: name, args });
+    switch (name) {
+      case 'echo_args':
+        return { content: [{ type: 'text', text: JSON.stringify(args) }] };
+      case 'refuse':
+        throw error(ErrorCode.InvalidParams, 'refused: these arguments can never work');
+      case 'crash':
+        throw error(ErrorCode.InternalError, 'internal trouble');
+      case 'fails':
+        return { isError: true, content: [{ type: 'text', text: 'the tool failed at tool level' }] };
+      case 'slow': {
+        const ms = Number(args.ms);
+        for (let t = 0; t < ms; t += 100) {
+          if (ctx.signal.aborted) {
+            cancelled.push(String(ctx.requestId));
+            return { content: [{ type: 'text', text: 'cancelled' }] };
+          }
+          await sleep(100);
+          await ctx.progress(t + 100, ms);
+        }
+        if (ctx.signal.aborted) cancelled.push(String(ctx.requestId));
+        return { content: [{ type: 'text', text: `slept ${ms} ms` }] };
+      }
+      default:
+        if (tools.some((t) => t.name === name)) return { content: [{ type: 'text', text: `${name} ran` }] };
+        throw error(ErrorCode.InvalidParams, `Tool ${name} not found`);
+    }
+  };
+
+  const serve = opts.era === 'modern' ? serveModern : serveLegacy;
+  const served = serve(listTools, callTool, (req) => {
+    if (req.headers.authorization) authorizations.add(req.headers.authorization);
+  });
+  await new Promise<void>((resolve) => served.httpServer.listen(opts.port ?? 0, '127.0.0.1', resolve));
+  const port = (served.httpServer.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    calls,
+    listRequests,
+    cancelled,
+    authorizations,
+    sessions: served.sessions,
+    async addTool(tool) {
+      tools.push(tool);
+      await served.toolsChanged();
+    },
+    forgetSessions: served.forgetSessions,
+    async close() {
+      await served.close();
+      served.httpServer.closeAllConnections();
+      await new Promise<void>((resolve) => served.httpServer.close(() => resolve()));
+    },
+  };
+}
+
+/** The era-specific half of the test server: its HTTP server and session controls. */
+interface Served {
+  httpServer: http.Server;
+  sessions(): number;
+  toolsChanged(): Promise<void>;
+  forgetSessions(): void;
+  /** Closes what the era keeps open (sessions, listen streams); the HTTP server is closed after. */
+  close(): Promise<void>;
+}
+type ListTools = (cursor: string | undefined) => { tools: Tool[]; nextCursor?: string };
+type CallTool = (
+  name: string,
+  args: Record<string, unknown>,
+  ctx: CallContext,
+  error: (code: number, message: string) => Error,
+) => Promise<CallToolResult>;
+
+/** Legacy era: the v1 SDK's sessionful streamable HTTP transport, one server per session. */
+function serveLegacy(
+  listTools: ListTools,
+  callTool: CallTool,
+  onRequest: (req: http.IncomingMessage) => void,
+): Served {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers = new Set<Server>();
   let sessionCount = 0;
@@ -159,53 +291,26 @@ export async function startTestServer(opts: { pageSize?: number; port?: number }
       { name: 'test-server', version: '1.0.0' },
       { capabilities: { tools: { listChanged: true } } },
     );
-    server.setRequestHandler(ListToolsRequestSchema, (req) => {
-      const cursor = req.params?.cursor;
-      listRequests.push(cursor !== undefined ? { cursor } : {});
-      const start = cursor ? Number(Buffer.from(cursor, 'base64url').toString()) : 0;
-      const page = tools.slice(start, start + pageSize);
-      const next =
-        start + pageSize < tools.length
-          ? Buffer.from(String(start + pageSize)).toString('base64url')
-          : undefined;
-      return { tools: page, ...(next ? { nextCursor: next } : {}) };
-    });
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
-      const args = (req.params.arguments ?? {}) as Record<string, unknown>;
-      calls.push({ tool: req.params.name, args });
-      switch (req.params.name) {
-        case 'echo_args':
-          return { content: [{ type: 'text', text: JSON.stringify(args) }] };
-        case 'refuse':
-          throw new McpError(ErrorCode.InvalidParams, 'refused: these arguments can never work');
-        case 'crash':
-          throw new McpError(ErrorCode.InternalError, 'internal trouble');
-        case 'fails':
-          return { isError: true, content: [{ type: 'text', text: 'the tool failed at tool level' }] };
-        case 'slow': {
-          const ms = Number(args.ms);
-          const token = extra._meta?.progressToken;
-          for (let t = 0; t < ms; t += 100) {
-            if (extra.signal.aborted) {
-              cancelled.push(String(extra.requestId));
-              return { content: [{ type: 'text', text: 'cancelled' }] };
-            }
-            await sleep(100);
-            if (token !== undefined) {
-              await extra.sendNotification({
+    server.setRequestHandler(ListToolsRequestSchema, (req) => listTools(req.params?.cursor));
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+      const token = extra._meta?.progressToken;
+      const ctx: CallContext = {
+        signal: extra.signal,
+        requestId: extra.requestId,
+        progress: (progress, total) =>
+          token === undefined
+            ? undefined
+            : extra.sendNotification({
                 method: 'notifications/progress',
-                params: { progressToken: token, progress: t + 100, total: ms },
-              });
-            }
-          }
-          if (extra.signal.aborted) cancelled.push(String(extra.requestId));
-          return { content: [{ type: 'text', text: `slept ${ms} ms` }] };
-        }
-        default:
-          if (tools.some((t) => t.name === req.params.name))
-            return { content: [{ type: 'text', text: `${req.params.name} ran` }] };
-          throw new McpError(ErrorCode.InvalidParams, `Tool ${req.params.name} not found`);
-      }
+                params: { progressToken: token, progress, total },
+              }),
+      };
+      return callTool(
+        req.params.name,
+        req.params.arguments ?? {},
+        ctx,
+        (code, message) => new McpError(code, message),
+      );
     });
     servers.add(server);
     return server;
@@ -213,19 +318,17 @@ export async function startTestServer(opts: { pageSize?: number; port?: number }
 
   const httpServer = http.createServer((req, res) => {
     void (async () => {
-      if (req.headers.authorization) authorizations.add(req.headers.authorization);
+      onRequest(req);
       const sessionId = req.headers['mcp-session-id'];
       let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
       if (typeof sessionId === 'string' && !transport) {
-        res
-          .writeHead(404, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              error: { code: -32001, message: 'Session not found' },
-              id: null,
-            }),
-          );
+        res.writeHead(404, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            error: { code: -32001, message: 'Session not found' },
+            id: null,
+          }),
+        );
         return;
       }
       if (!transport) {
@@ -244,31 +347,112 @@ export async function startTestServer(opts: { pageSize?: number; port?: number }
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
   });
-  await new Promise<void>((resolve) => httpServer.listen(opts.port ?? 0, '127.0.0.1', resolve));
-  const port = (httpServer.address() as AddressInfo).port;
 
   const forgetSessions = (): void => {
     for (const t of transports.values()) void t.close().catch(() => undefined);
     transports.clear();
   };
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    port,
-    calls,
-    listRequests,
-    cancelled,
-    authorizations,
+    httpServer,
     sessions: () => sessionCount,
-    async addTool(tool) {
-      tools.push(tool);
+    async toolsChanged() {
       await Promise.all([...servers].map((s) => s.sendToolListChanged().catch(() => undefined)));
     },
     forgetSessions,
     async close() {
       forgetSessions();
       await Promise.all([...servers].map((s) => s.close().catch(() => undefined)));
-      httpServer.closeAllConnections();
-      await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Modern era (2026-07-28 only): the v2 SDK's `createMcpHandler`, a fresh server per request, no
+ * sessions; a legacy `initialize` is answered 400 / -32022. A list change goes to open
+ * `subscriptions/listen` streams; a cancelled call is an HTTP request the client aborted.
+ */
+function serveModern(
+  listTools: ListTools,
+  callTool: CallTool,
+  onRequest: (req: http.IncomingMessage) => void,
+): Served {
+  const makeServer = (): ModernServer => {
+    const server = new ModernServer(
+      { name: 'test-server', version: '1.0.0' },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    server.setRequestHandler('tools/list', (req) => {
+      const page = listTools(req.params?.cursor);
+      return { ...page, tools: page.tools as ModernTool[] };
+    });
+    server.setRequestHandler('tools/call', async (req, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      const call: CallContext = {
+        signal: ctx.mcpReq.signal,
+        requestId: ctx.mcpReq.id,
+        progress: (progress, total) =>
+          token === undefined
+            ? undefined
+            : ctx.mcpReq.notify({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress, total },
+              }),
+      };
+      const result = await callTool(
+        req.params.name,
+        req.params.arguments ?? {},
+        call,
+        (code, message) => new ProtocolError(code, message),
+      );
+      return result as ModernCallToolResult;
+    });
+    return server;
+  };
+  const handler = createMcpHandler(makeServer, { legacy: 'reject' });
+  const httpServer = http.createServer((req, res) => {
+    onRequest(req);
+    serveFetch(handler, req, res).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+      else res.destroy();
+    });
+  });
+  return {
+    httpServer,
+    sessions: () => 0,
+    async toolsChanged() {
+      handler.notify.toolsChanged();
+    },
+    forgetSessions: () => undefined,
+    close: () => handler.close(),
+  };
+}
+
+/** Serves one node:http request with a web-standard handler; a client that goes away aborts the Request. */
+async function serveFetch(
+  handler: McpHttpHandler,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  const abort = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers))
+    for (const one of [value ?? []].flat()) headers.append(name, one);
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+  const response = await handler.fetch(
+    new Request(`http://127.0.0.1${req.url}`, {
+      method: req.method,
+      headers,
+      body: hasBody ? Buffer.concat(chunks) : undefined,
+      signal: abort.signal,
+    }),
+  );
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.flushHeaders();
+  if (response.body) for await (const chunk of response.body) res.write(chunk);
+  res.end();
 }

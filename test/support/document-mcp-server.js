@@ -3,13 +3,10 @@
 // `bytes` characters (default 100 000) made from the document's name, so each name gives its own
 // content and the same name always the same. With $COUNT_FILE set, every call appends one JSON line
 // to it before answering, so a test can prove a completed call never ran twice.
-const fs = require('node:fs');
+// $MCP_FIXTURE_ERA=modern serves the 2026-07-28 era, otherwise the legacy era (serve-fixture.js).
 const { createHash } = require('node:crypto');
-const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
-const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
 const { z } = require('zod');
-
-const countFile = process.env.COUNT_FILE;
+const { recordCall, serveTools } = require('./serve-fixture');
 
 /** `bytes` characters: the name, then hex digests chained from it. */
 function documentText(name, bytes) {
@@ -24,21 +21,14 @@ function documentText(name, bytes) {
   return parts.join('').slice(0, bytes);
 }
 
-const server = new McpServer({ name: 'documents', version: '1.0.0' });
-
-server.registerTool(
-  'read_document',
+serveTools({ name: 'documents', version: '1.0.0' }, [
   {
+    name: 'read_document',
     description: 'Reads a document by name: a text of `bytes` characters (default 100000)',
     inputSchema: { name: z.string(), bytes: z.number().int().min(1).optional() },
+    run: async ({ name, bytes }) => {
+      recordCall('read_document', { name });
+      return { content: [{ type: 'text', text: documentText(name, bytes ?? 100_000) }] };
+    },
   },
-  async ({ name, bytes }) => {
-    if (countFile) fs.appendFileSync(countFile, JSON.stringify({ tool: 'read_document', args: { name }, pid: process.pid }) + '\n');
-    return { content: [{ type: 'text', text: documentText(name, bytes ?? 100_000) }] };
-  },
-);
-
-server.connect(new StdioServerTransport()).catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+]);

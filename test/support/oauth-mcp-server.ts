@@ -8,6 +8,11 @@
  *
  * Tools: `echo {text}` and `token_echo {}`, which answers with the bearer token it was called with
  * (a server that echoes its credentials, to show the client redacts them).
+ *
+ * Two eras of MCP endpoint behind the same protected resource and authorization server:
+ *   - `legacy`: a 2025 stateless streamable HTTP endpoint (the v1 SDK's transport);
+ *   - `modern`: a 2026-07-28-only endpoint (the v2 SDK's `createMcpHandler` with
+ *     `legacy: 'reject'`), which refuses the 2025 `initialize` handshake.
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +20,7 @@ import type { Server } from 'node:http';
 import express, { type Response } from 'express';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { createMcpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   getOAuthProtectedResourceMetadataUrl,
@@ -54,7 +60,12 @@ export interface OAuthMcpServer {
 
 const token = (): string => `tok-${randomBytes(18).toString('base64url')}`;
 
+/** Which protocol era the MCP endpoint speaks (see the file comment). */
+export type McpEra = 'legacy' | 'modern';
+
 export async function startOAuthMcpServer(opts: {
+  /** @default 'legacy' */
+  era?: McpEra;
   accessTtlS: number;
   /** The `expires_in` told to clients, when it should differ from the real lifetime (a server that ends tokens early). */
   advertisedTtlS?: number;
@@ -209,35 +220,56 @@ export async function startOAuthMcpServer(opts: {
     verifier: provider,
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
-  app.post('/mcp', bearer, express.json(), async (req, res) => {
-    const mcp = new McpServer({ name: 'oauth-test', version: '1.0.0' });
-    mcp.registerTool(
-      'echo',
-      { description: 'Echoes text', inputSchema: { text: z.string() } },
-      ({ text }) => {
-        stats.toolCalls++;
-        return { content: [{ type: 'text', text }] };
-      },
-    );
-    mcp.registerTool(
-      'token_echo',
-      { description: 'Answers with the bearer token it was called with' },
-      (extra) => {
-        stats.toolCalls++;
-        return { content: [{ type: 'text', text: `your token is ${extra.authInfo?.token}` }] };
-      },
-    );
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+  const modern =
+    opts.era === 'modern' ? createMcpHandler(() => modernMcpServer(stats), { legacy: 'reject' }) : undefined;
+  if (modern) {
+    // The v2 handler is web-standard: the request is handed over as it came, with the bearer check's result.
+    app.post('/mcp', bearer, express.raw({ type: () => true, limit: '4mb' }), async (req, res) => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
+        for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+      }
+      const answer = await modern.fetch(
+        new Request(new URL(req.originalUrl, base), { method: 'POST', headers, body: req.body as Buffer }),
+        { authInfo: req.auth },
+      );
+      res.status(answer.status);
+      answer.headers.forEach((value, name) => res.setHeader(name, value));
+      if (answer.body) for await (const chunk of answer.body) res.write(chunk);
+      res.end();
     });
-    res.on('close', () => {
-      void transport.close();
-      void mcp.close();
+  } else {
+    app.post('/mcp', bearer, express.json(), async (req, res) => {
+      const mcp = new McpServer({ name: 'oauth-test', version: '1.0.0' });
+      mcp.registerTool(
+        'echo',
+        { description: 'Echoes text', inputSchema: { text: z.string() } },
+        ({ text }) => {
+          stats.toolCalls++;
+          return { content: [{ type: 'text', text }] };
+        },
+      );
+      mcp.registerTool(
+        'token_echo',
+        { description: 'Answers with the bearer token it was called with' },
+        (extra) => {
+          stats.toolCalls++;
+          return { content: [{ type: 'text', text: `your token is ${extra.authInfo?.token}` }] };
+        },
+      );
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      res.on('close', () => {
+        void transport.close();
+        void mcp.close();
+      });
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res, req.body);
     });
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-  });
+  }
   app.get('/mcp', (_req, res) => {
     res.status(405).end();
   });
@@ -246,10 +278,30 @@ export async function startOAuthMcpServer(opts: {
     url: mcpUrl.href,
     stats,
     issuedTokens: () => [...issued],
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await modern?.close();
+      await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
+}
+
+/** The same two tools on a v2 server, one instance per request (the modern endpoint's factory). */
+function modernMcpServer(stats: OAuthServerStats): ModernMcpServer {
+  const mcp = new ModernMcpServer({ name: 'oauth-test', version: '1.0.0' }, { capabilities: { tools: {} } });
+  mcp.registerTool('echo', { description: 'Echoes text', inputSchema: { text: z.string() } }, ({ text }) => {
+    stats.toolCalls++;
+    return { content: [{ type: 'text', text }] };
+  });
+  mcp.registerTool(
+    'token_echo',
+    { description: 'Answers with the bearer token it was called with' },
+    (ctx) => {
+      stats.toolCalls++;
+      return { content: [{ type: 'text', text: `your token is ${ctx.http?.authInfo?.token}` }] };
+    },
+  );
+  return mcp;
 }

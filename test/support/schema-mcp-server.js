@@ -5,9 +5,8 @@
 // union serialises to), a top-level oneOf with a discriminator, one that is no object schema at
 // all, and a plain one. Every tool answers with its name and the arguments it received; `refuse`
 // answers JSON-RPC invalid params and `broken` an internal error, on every call.
-const { Server } = require('@modelcontextprotocol/sdk/server/index.js');
-const { StdioServerTransport } = require('@modelcontextprotocol/sdk/server/stdio.js');
-const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = require('@modelcontextprotocol/sdk/types.js');
+// $MCP_FIXTURE_ERA=modern serves the 2026-07-28 era, otherwise the legacy era (serve-fixture.js).
+const { rpcError, serveRawTools } = require('./serve-fixture');
 
 const tools = [
   {
@@ -54,17 +53,9 @@ const tools = [
   { name: 'broken', description: 'Fails every call (JSON-RPC internal error)', inputSchema: { type: 'object' } },
 ];
 
-const server = new Server({ name: 'schemas', version: '1.0.0' }, { capabilities: { tools: {} } });
-server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
-server.setRequestHandler(CallToolRequestSchema, (req) => {
-  const { name } = req.params;
-  if (name === 'refuse') throw new McpError(ErrorCode.InvalidParams, 'refused: these arguments can never work');
-  if (name === 'broken') throw new McpError(ErrorCode.InternalError, 'internal trouble');
-  if (!tools.some((t) => t.name === name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
-  return { content: [{ type: 'text', text: `${name} ran with ${JSON.stringify(req.params.arguments ?? {})}` }] };
-});
-
-server.connect(new StdioServerTransport()).catch((err) => {
-  console.error(err);
-  process.exit(1);
+serveRawTools({ name: 'schemas', version: '1.0.0' }, tools, (name, args) => {
+  if (name === 'refuse') throw rpcError('InvalidParams', 'refused: these arguments can never work');
+  if (name === 'broken') throw rpcError('InternalError', 'internal trouble');
+  if (!tools.some((t) => t.name === name)) throw rpcError('InvalidParams', `Tool ${name} not found`);
+  return { content: [{ type: 'text', text: `${name} ran with ${JSON.stringify(args)}` }] };
 });

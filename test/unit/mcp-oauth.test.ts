@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config-file';
 import { FileTokenStore, defaultTokenFile } from '../../src/mcp/oauth-token-store';
-import { McpOAuthProvider, unionScopes } from '../../src/mcp/oauth-provider';
+import { AuthorizationServerMismatchError } from '@modelcontextprotocol/client';
+import { McpOAuthProvider } from '../../src/mcp/oauth-provider';
 import { runtimeSecrets, serverRedactors } from '../../src/mcp/redaction';
 import { stateDir } from '../../src/temporal/project-paths';
 import { docBlock } from '../support/doc-blocks';
@@ -177,9 +178,43 @@ describe('the provider', () => {
     );
   });
 
-  it('unions scopes, each once', () => {
-    expect(unionScopes('a b', undefined, 'b c', '')).toBe('a b c');
-    expect(unionScopes(undefined, '')).toBeUndefined();
+  it('presents a configured client only to the authorization server its issuer names', async () => {
+    const [bound, unbound] = parse(`
+mcp_servers:
+  bound: { url: https://mcp.example.com/mcp, oauth: { grant: client_credentials, client_id: svc, client_secret: "\${CC_SECRET}", issuer: https://auth.example.com } }
+  unbound: { url: https://mcp.example.com/mcp, oauth: { grant: client_credentials, client_id: svc, client_secret: "\${CC_SECRET}" } }
+`).servers;
+    const provider = new McpOAuthProvider(bound!);
+    expect(await provider.clientInformation({ issuer: 'https://auth.example.com/' })).toEqual({
+      client_id: 'svc',
+      client_secret: env.CC_SECRET,
+      issuer: 'https://auth.example.com',
+    });
+    await expect(provider.clientInformation({ issuer: 'https://other.example.com' })).rejects.toThrow(
+      AuthorizationServerMismatchError,
+    );
+    // Without an issuer setting it goes to whichever authorization server the MCP server names.
+    expect(
+      await new McpOAuthProvider(unbound!).clientInformation({ issuer: 'https://other.example.com' }),
+    ).toMatchObject({ client_id: 'svc', issuer: 'https://other.example.com' });
+  });
+
+  it('a worker does not register with another authorization server: a person must authorize there', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-turns-tokens-')), 's.json');
+    await new FileTokenStore(file).save({
+      url: 'https://mcp.example.com/mcp',
+      clientInformation: { client_id: 'registered', issuer: 'https://auth.example.com/' },
+    });
+    const [server] = parse(
+      `mcp_servers: { s: { url: https://mcp.example.com/mcp, oauth: { token_file: ${file} } } }`,
+    ).servers;
+    const provider = new McpOAuthProvider(server!);
+    expect(await provider.clientInformation({ issuer: 'https://auth.example.com' })).toMatchObject({
+      client_id: 'registered',
+    });
+    await expect(provider.clientInformation({ issuer: 'https://moved.example.com' })).rejects.toThrow(
+      'server s needs a person to authorize it (its stored OAuth client is for https://auth.example.com/, not https://moved.example.com)',
+    );
   });
 });
 

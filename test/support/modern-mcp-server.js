@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// A real MCP server of the 2026-07-28 era only (v2 SDK): no `initialize`, no sessions; a legacy
+// client is refused with -32022 (over HTTP: 400, and GET is 405). Tools: `lookup_order` ({ orderId }:
+// the order's status) and `echo` ({ message }). With $COUNT_FILE set, every call appends one JSON
+// line to it before answering, so a test can prove a completed call never ran twice.
+//
+//   node modern-mcp-server.js          serves stdio
+//   node modern-mcp-server.js http     serves POST http://127.0.0.1:$PORT/mcp (PORT=0: any free port)
+//                                      and prints `listening on port N` to stderr
+const http = require('node:http');
+const { z } = require('zod');
+const { modernServer, recordCall } = require('./serve-fixture');
+
+const tools = [
+  {
+    name: 'lookup_order',
+    description: 'Looks up an order by id and tells its status',
+    inputSchema: { orderId: z.string() },
+    run: async ({ orderId }) => {
+      recordCall('lookup_order', { orderId });
+      return { content: [{ type: 'text', text: `order ${orderId}: shipped` }] };
+    },
+  },
+  {
+    name: 'echo',
+    description: 'Echoes a message',
+    inputSchema: { message: z.string() },
+    run: async ({ message }) => {
+      recordCall('echo', { message });
+      return { content: [{ type: 'text', text: message }] };
+    },
+  },
+];
+const factory = () => modernServer({ name: 'modern', version: '1.0.0' }, tools);
+
+if (process.argv[2] === 'http') {
+  const { createMcpHandler } = require('@modelcontextprotocol/server');
+  const handler = createMcpHandler(factory, { legacy: 'reject' });
+  const server = http.createServer((req, res) => {
+    // The web-standard handler serves a Request; a client that goes away aborts it.
+    const abort = new AbortController();
+    res.once('close', () => res.writableFinished || abort.abort());
+    (async () => {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+      const response = await handler.fetch(
+        new Request(`http://127.0.0.1${req.url}`, {
+          method: req.method,
+          headers: req.headers,
+          body: hasBody ? Buffer.concat(chunks) : undefined,
+          signal: abort.signal,
+        }),
+      );
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.flushHeaders();
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+      res.end();
+    })().catch((err) => {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+      else res.destroy();
+    });
+  });
+  server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () =>
+    console.error(`listening on port ${server.address().port}`),
+  );
+} else {
+  require('@modelcontextprotocol/server/stdio').serveStdio(factory, { legacy: 'reject' });
+}
