@@ -37,6 +37,7 @@ import type { ServerConfig } from './config-schema';
 import { workerEraVerdicts, type EraVerdicts } from './era-verdicts';
 import type { McpLogger } from './logger';
 import { McpOAuthProvider } from './oauth-provider';
+import { LenientTransport, publishedInputSchema } from './lenient-transport';
 import { LegacySseTransport } from './sse-transport';
 import { ProcessGroupStdioTransport } from './stdio-transport';
 import { traceMcpTransport } from '../tracing/mcp-transport-hook';
@@ -332,7 +333,10 @@ export class ServerConnection {
       );
     });
     try {
-      const traced = traceMcpTransport(transport, { server: this.config.name, transport: this.config.transport });
+      const traced = traceMcpTransport(new LenientTransport(transport), {
+        server: this.config.name,
+        transport: this.config.transport,
+      });
       await Promise.race([
         client.connect(traced, { timeout: this.config.connectTimeoutMs, ...(prior ? { prior } : {}) }),
         timeout,
@@ -441,7 +445,7 @@ export class ServerConnection {
       for (const t of result.tools) {
         if (seen.has(t.name)) continue; // a server listing a tool twice: keep the first
         seen.add(t.name);
-        tools.push(t as McpTool);
+        tools.push({ ...t, inputSchema: publishedInputSchema(t.inputSchema) } as McpTool);
       }
       if (result.nextCursor === undefined || result.nextCursor === cursor) return { tools, expiresAt: this.expiry(modern, ttlMs) };
       cursor = result.nextCursor;
