@@ -398,6 +398,10 @@ export class McpPool {
       const result = (await entry.connection.request(
         (client) =>
           client.callTool({ name: input.tool, arguments: args }, {
+            // The listed definition: its x-mcp-header arguments are mirrored into Mcp-Param-* headers
+            // (2026-07-28 over HTTP). Results are converted as they come, never checked against an
+            // output schema (a server whose result departs from its own schema still answers).
+            toolDefinition: { ...tool, outputSchema: undefined },
             timeout: config.timeoutMs,
             resetTimeoutOnProgress: true,
             maxTotalTimeout: config.maxTotalTimeoutMs,
