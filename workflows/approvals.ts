@@ -5,8 +5,8 @@
 import { decisionProblem, type ApprovalDecision, type ApprovalRecord } from '../src/core/approvals';
 import type { ToolApproval } from '../src/core/contracts';
 
-/** A call that needs approval, as the tool round asks for it. */
-export type ApprovalRequest = Omit<ApprovalRecord, 'requestedAt' | 'outcome' | 'timeoutMs'>;
+/** A call that waits for a person (an approval, or answers to a server's questions), as the tool round asks for it. */
+export type ApprovalRequest = Omit<ApprovalRecord, 'requestedAt' | 'outcome' | 'timeoutMs' | 'answer'>;
 
 export class Approvals {
   private readonly kept: ApprovalRecord[] = [];
@@ -32,18 +32,20 @@ export class Approvals {
     return record;
   }
 
-  /** The record of `callId` as it stands. */
+  /** The latest record of `callId` as it stands. */
   current(callId: string): ApprovalRecord | undefined {
-    return this.kept.find((r) => r.callId === callId);
+    return [...this.kept].reverse().find((r) => r.callId === callId);
   }
 
   /** Applies a person's decision to the call it names (or every waiting call); answers the decided records. */
   decide(decision: ApprovalDecision, now: string): ApprovalRecord[] {
     const chosen = this.pending().filter((r) => decision.callId === undefined || r.callId === decision.callId);
+    const answer = decision.input;
     return chosen.map((r) =>
       this.replace({
         ...r,
         outcome: decision.approve ? 'approved' : 'denied',
+        ...(decision.approve && r.kind === 'input' && answer ? { answer } : {}),
         decidedAt: now,
         ...(decision.identity ? { decidedBy: decision.identity } : {}),
         ...(decision.reason ? { reason: decision.reason } : {}),
@@ -58,8 +60,10 @@ export class Approvals {
     return record.outcome ? record : this.replace({ ...record, outcome: 'timed_out', decidedAt: now });
   }
 
+  /** Replaces the call's waiting record (a call waits for one thing at a time). */
   private replace(decided: ApprovalRecord): ApprovalRecord {
-    this.kept[this.kept.findIndex((r) => r.callId === decided.callId)] = decided;
+    const at = this.kept.map((r) => r.callId).lastIndexOf(decided.callId);
+    this.kept[at] = decided;
     return decided;
   }
 }

@@ -3,17 +3,19 @@
  * answered in tool_use order. A call repeating an earlier one (same tool, same arguments) is
  * answered from that result, not run again; calls beyond the turn's budget are answered "not run";
  * a call that needs approval waits for it (the step's other calls run meanwhile) and, denied or
- * timed out, is answered with the denial; a failure Claude can adapt to is answered as an is_error
+ * timed out, is answered with the denial; a call the server answers with questions for the person
+ * waits for the answers (declined when none come in time) and is sent again with them; a failure Claude can adapt to is answered as an is_error
  * result. Every call leaves a record.
  */
 import { isCancellation } from '@temporalio/workflow';
 import { canonicalJson } from '../src/core/canonical-json';
 import { denialText, type ApprovalRecord, type ApprovalRule } from '../src/core/approvals';
 import type { TurnContext } from '../src/core/context-templates';
-import type { ContentBlock, ServerCallPolicy, ToolApproval, ToolCatalog, ToolResultContent, ToolTarget } from '../src/core/contracts';
+import type { CallToolInput, ContentBlock, ServerCallPolicy, ToolApproval, ToolCatalog, ToolResultContent, ToolTarget } from '../src/core/contracts';
+import { MAX_INPUT_ROUNDS, inputResponsesOf } from '../src/core/input-requests';
 import type { Artifact } from '../src/core/response';
 import { failedAttempt } from '../src/core/tool-call-attempt';
-import { DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
+import { DEFAULT_INPUT_TIMEOUT_MS, DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
 import { errorText, textOf, type ToolResultEntry, type ToolUseBlock } from '../src/core/transcript';
 import type { ToolCallRecord } from '../src/core/turn-result';
 import type { ApprovalRequest } from './approvals';
@@ -140,13 +142,35 @@ export class ToolCalls {
     let content: ToolResultContent[];
     let ended: Pick<ToolCallRecord, 'isError' | 'error' | 'attempts' | 'durationMs'>;
     try {
-      const out = await toolCallActivity(policy, server, tool, { inBatch: this.options.inBatch })({
+      const call: CallToolInput = {
         server,
         tool,
         arguments: (use.input ?? {}) as Record<string, unknown>,
         toolUseId: use.id,
         ...(this.options.context ? { context: this.options.context } : {}),
-      });
+      };
+      const activity = toolCallActivity(policy, server, tool, { inBatch: this.options.inBatch });
+      let out = await activity(call);
+      // The server asks the person first: wait for the answers, then send the same call again with
+      // them and its state, in a new activity (src/core/input-requests.ts).
+      for (let round = 1; out.inputRequired; round++) {
+        const asked = out.inputRequired;
+        if (round > MAX_INPUT_ROUNDS) {
+          out = { content: errorText(`Tool ${server}/${tool} kept asking for input (${MAX_INPUT_ROUNDS} rounds answered); it was stopped.`), isError: true, attempt: out.attempt };
+          break;
+        }
+        this.setState(slot, 'waiting-approval');
+        const decided = await this.options.waitForApproval(
+          { kind: 'input', requests: asked.requests, round, callId: use.id, name: use.name, server, tool, input: use.input, step, text },
+          { timeoutMs: policy.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS },
+        );
+        this.setState(slot, 'running');
+        out = await activity({
+          ...call,
+          inputResponses: inputResponsesOf(asked.requests, decided.outcome === 'approved', decided.answer),
+          ...(asked.requestState !== undefined ? { requestState: asked.requestState } : {}),
+        });
+      }
       content = out.content;
       this.found.push(...(out.artifacts ?? []));
       const error = out.isError ? textOf(out.content.filter((c) => c.type === 'text') as ContentBlock[]).slice(0, RECORD_ERROR_CHARS) : undefined;

@@ -4,6 +4,7 @@
  * (recorded with the tool list, so replay never reads live config); a turn's input may add
  * requirements, never remove the worker's.
  */
+import type { InputRequest } from './input-requests';
 import type { McpToolDescriptor, ToolApproval, ToolTarget } from './contracts';
 import { matchesToolPattern } from './tool-patterns';
 import { oneLine } from './text';
@@ -19,8 +20,22 @@ export interface TurnApprovalInput {
 /** How a waiting call ended. */
 export type ApprovalOutcome = 'approved' | 'denied' | 'timed_out';
 
-/** One call that waited for approval; in the turn's result and its pending-approvals query. */
+/**
+ * One call that waited for a person; in the turn's result and its pending-approvals query. A call
+ * waits for an approval before it runs, and (kind `input`) for answers to the server's questions
+ * while it runs (src/core/input-requests.ts): one record per round of questions, the call's latest
+ * record being the one that counts. For an input wait, `approved` means answered (`answer` holds
+ * what the person gave), `denied` declined, `timed_out` declined for want of an answer.
+ */
 export interface ApprovalRecord {
+  /** `input`: the server asked the person questions (absent: an approval). */
+  kind?: 'input';
+  /** The server's questions (kind `input`). */
+  requests?: InputRequest[];
+  /** Which round of questions of this call (kind `input`; from 1). */
+  round?: number;
+  /** What the person answered (kind `input`, answered): a form's content, several forms' by key. */
+  answer?: Record<string, unknown>;
   /** Claude's tool_use id. */
   callId: string;
   /** The Claude-side tool name (`server__tool`). */
@@ -82,7 +97,14 @@ export function pendingApprovalMemo(record: ApprovalRecord): PendingApprovalMemo
 
 /** The `decide` update's argument: one call, or every call waiting now. */
 export interface ApprovalDecision {
+  /** Approve, or for a call waiting for input: answer (false declines). */
   approve: boolean;
+  /**
+   * The answer to a server's questions (a call waiting for input): a form's content, checked
+   * against its schema before it is sent (src/client); `{ [key]: content }` for several forms.
+   * A URL question takes none (the person says done).
+   */
+  input?: Record<string, unknown>;
   /** The tool_use id; absent = every pending call of the turn. */
   callId?: string;
   reason?: string;
@@ -139,9 +161,10 @@ export function denialText(record: Pick<ApprovalRecord, 'name' | 'outcome' | 're
 /** Why a decision cannot be applied, or undefined when it can. */
 export function decisionProblem(records: readonly ApprovalRecord[], decision: ApprovalDecision): string | undefined {
   if (decision.callId === undefined) {
+    if (decision.input !== undefined) return 'an answer names the call it answers';
     return records.some((r) => !r.outcome) ? undefined : 'no tool call of this turn is waiting for approval';
   }
-  const record = records.find((r) => r.callId === decision.callId);
+  const record = [...records].reverse().find((r) => r.callId === decision.callId);
   if (!record) {
     const waiting = records.filter((r) => !r.outcome).map((r) => r.callId);
     return `no tool call ${decision.callId} waits for approval in this turn${waiting.length ? ` (waiting: ${waiting.join(', ')})` : ''}`;
@@ -149,6 +172,12 @@ export function decisionProblem(records: readonly ApprovalRecord[], decision: Ap
   if (record.outcome) {
     const by = record.decidedBy ? ` by ${record.decidedBy}` : '';
     return `tool call ${record.callId} (${record.name}) was already decided: ${record.outcome}${by}${record.decidedAt ? ` at ${record.decidedAt}` : ''}`;
+  }
+  if (record.kind !== 'input' && decision.input !== undefined) {
+    return `tool call ${record.callId} (${record.name}) waits for approval, not for input: approve or deny it`;
+  }
+  if (record.kind === 'input' && decision.approve && decision.input === undefined && record.requests?.some((r) => r.mode === 'form')) {
+    return `tool call ${record.callId} (${record.name}) asks for input: give it, or decline`;
   }
   return undefined;
 }

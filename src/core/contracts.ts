@@ -3,6 +3,7 @@
  * history, so nothing secret may ever be part of these types: server commands, URLs, headers, API
  * keys and injected values stay in the worker's configuration.
  */
+import type { InputRequired, InputResponse } from './input-requests';
 import type {
   ContentBlock,
   ContentBlockParam,
@@ -98,6 +99,8 @@ export interface ServerCallPolicy {
   /** Heartbeat timeout (progress notifications and a periodic beat keep it alive). */
   heartbeatTimeoutMs: number;
   retry: { maximumAttempts: number; initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number };
+  /** How long a call waits for a person to answer the server's questions before it declines them (absent: the default). */
+  inputTimeoutMs?: number;
 }
 
 /** The tools of a set of servers, as the worker's MCP pool lists them. */
@@ -194,6 +197,10 @@ export interface CallToolInput {
   toolUseId: string;
   /** The turn's context (absent: none): a code tool's `ctx.context`, an MCP server's `inject` templates. */
   context?: TurnContext;
+  /** A call sent again after the server asked for input (src/core/input-requests.ts): the person's answers, by request key. */
+  inputResponses?: Record<string, InputResponse>;
+  /** …and the server's opaque state, exactly as it sent it. */
+  requestState?: string;
 }
 
 /** Content that can go into a tool_result block. */
@@ -214,6 +221,11 @@ export interface CallToolOutput {
    * call's own time, where the workflow's clock gives every call of a workflow task the same end.
    */
   durationMs?: number;
+  /**
+   * The server asked for a person's input before it can answer (2026-07-28 `input_required`):
+   * `content` is empty; the turn asks and sends the call again with the answers.
+   */
+  inputRequired?: InputRequired;
   /**
    * The call's tool_use id (set by the activity): history records a local activity's result but not
    * its input, and a turn's stream reads which call it answers from here.

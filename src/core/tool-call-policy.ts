@@ -25,7 +25,12 @@ export interface ToolCallSettings {
   maxTotalTimeoutMs?: number;
   heartbeatTimeoutMs: number;
   retry: ServerCallPolicy['retry'];
+  /** How long a call waits for a person to answer the server's questions. */
+  inputTimeoutMs?: number;
 }
+
+/** How long a call waits for a person to answer a server's questions by default: then they are declined. */
+export const DEFAULT_INPUT_TIMEOUT_MS = 600_000;
 
 export function toolCallPolicy(s: ToolCallSettings): ServerCallPolicy {
   return {
@@ -33,6 +38,7 @@ export function toolCallPolicy(s: ToolCallSettings): ServerCallPolicy {
     startToCloseTimeoutMs: Math.max(s.timeoutMs, s.maxTotalTimeoutMs ?? 0) + ACTIVITY_MARGIN_MS,
     heartbeatTimeoutMs: s.heartbeatTimeoutMs,
     retry: { ...s.retry },
+    ...(s.inputTimeoutMs !== undefined ? { inputTimeoutMs: s.inputTimeoutMs } : {}),
   };
 }
 

@@ -10,13 +10,13 @@
  *   - Claude Desktop / Claude Code `.mcp.json`, camelCase:
  *     `{ "mcpServers": { name: { command, args, env, cwd } | { type: "http" | "sse", url, headers } } }`
  *     plus mcp-turns' keys `authorization, protocol, discoveryTtlMs, allowedTools, excludeTools, timeoutMs,
- *     maxTotalTimeoutMs, connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, localActivity, retry { maximumAttempts, initialIntervalMs,
+ *     maxTotalTimeoutMs, connectTimeoutMs, listTimeoutMs, heartbeatTimeoutMs, inputTimeoutMs, localActivity, retry { maximumAttempts, initialIntervalMs,
  *     backoffCoefficient, maximumIntervalMs }, breaker { failureThreshold, cooldownMs, maxCooldownMs },
  *     inject, maxResultBytes, maxBinaryBytes, oauth { grant, clientId, clientSecret, scope, issuer,
     clientMetadataUrl, clientName, redirectPort, tokenFile }`.
  *   - mcp-turns' own shape, YAML or JSON, snake_case: `mcp_servers: { name: { type: stdio | streamable-http | sse,
  *     command, args, env, cwd, url, headers, authorization, protocol, discovery_ttl_ms, allowed_tools, exclude_tools, timeout_ms,
- *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, local_activity, retry {
+ *     max_total_timeout_ms, connect_timeout_ms, list_timeout_ms, heartbeat_timeout_ms, input_timeout_ms, local_activity, retry {
  *     maximum_attempts, initial_interval_ms, backoff_coefficient, maximum_interval_ms }, breaker {
  *     failure_threshold, cooldown_ms, max_cooldown_ms }, inject, max_result_bytes, max_binary_bytes, oauth {
     grant, client_id, client_secret, scope, issuer, client_metadata_url, client_name, redirect_port,
@@ -34,7 +34,7 @@
  * error paths mapped back), so they cannot drift apart. Unknown keys are errors (typos are caught).
  */
 import { z } from 'zod';
-import { TOOL_CALL_DEFAULTS } from '../core/tool-call-policy';
+import { DEFAULT_INPUT_TIMEOUT_MS, TOOL_CALL_DEFAULTS } from '../core/tool-call-policy';
 import { defaultTokenFile, type TokenStore } from './oauth-token-store';
 
 /** The three transports a server is reached over. */
@@ -185,6 +185,11 @@ export const ServerEntrySchema = z
     connect_timeout_ms: z.number().int().min(100).max(120_000).optional(),
     /** Whole `tools/list` (connect and every page); kept well under the workflow's 1-minute listTools activity. @default 20000 */
     list_timeout_ms: z.number().int().min(100).max(50_000).optional(),
+    /**
+     * How long a call waits for a person to answer the server's questions (an elicitation) before
+     * declining them. @default 600000
+     */
+    input_timeout_ms: z.number().int().min(1000).max(30 * 24 * 3_600_000).optional(),
     /** Activity heartbeat timeout; progress and a periodic beat keep it alive. @default 15000 */
     heartbeat_timeout_ms: z.number().int().min(1000).optional(),
     /** Temporal retry policy of this server's calls. */
@@ -312,6 +317,7 @@ function resolveEntry(name: string, s: ServerEntry, stateDir: string) {
     connectTimeoutMs: s.connect_timeout_ms ?? d.connectTimeoutMs,
     listTimeoutMs: s.list_timeout_ms ?? d.listTimeoutMs,
     heartbeatTimeoutMs: s.heartbeat_timeout_ms ?? d.heartbeatTimeoutMs,
+    inputTimeoutMs: s.input_timeout_ms ?? DEFAULT_INPUT_TIMEOUT_MS,
     localActivity: s.local_activity ?? d.localActivity,
     retry: {
       maximumAttempts: s.retry?.maximum_attempts ?? d.retry.maximumAttempts,
@@ -389,6 +395,7 @@ const CAMEL_TO_SNAKE: Readonly<Record<string, string>> = {
   discoveryTtlMs: 'discovery_ttl_ms',
   listTimeoutMs: 'list_timeout_ms',
   heartbeatTimeoutMs: 'heartbeat_timeout_ms',
+  inputTimeoutMs: 'input_timeout_ms',
   localActivity: 'local_activity',
   maxResultBytes: 'max_result_bytes',
   maxBinaryBytes: 'max_binary_bytes',

@@ -35,6 +35,7 @@ import { ToolSpeed } from './tool-speed';
 import { McpFailureType } from '../core/failure-types';
 import { toMcpFailure, unknownServerFailure, unknownToolFailure } from './errors';
 import { fillContext, missingContextPaths } from '../core/context-templates';
+import { inputRequestsOf, type InputRequired } from '../core/input-requests';
 
 
 /** A tool's listed form: offered to Claude, or left out with the reason. */
@@ -96,10 +97,10 @@ export interface ServerStatus {
 
 /** How a call ended, for metrics. */
 export type CallOutcome =
-  'ok' | 'tool_error' | 'invalid_args' | 'circuit_open' | 'refused' | 'failed' | 'cancelled';
+  'ok' | 'tool_error' | 'input_required' | 'invalid_args' | 'circuit_open' | 'refused' | 'failed' | 'cancelled';
 
 /** Outcomes of calls the server ran: their durations say how quick a tool is. */
-const REACHED_SERVER: ReadonlySet<CallOutcome> = new Set(['ok', 'tool_error', 'failed', 'cancelled']);
+const REACHED_SERVER: ReadonlySet<CallOutcome> = new Set(['ok', 'tool_error', 'input_required', 'failed', 'cancelled']);
 
 /** Hooks for metrics. */
 export interface PoolEvents {
@@ -127,6 +128,21 @@ function unavailableReason(decision: Extract<BreakerDecision, { allowed: false }
   return decision.state === 'open'
     ? `circuit open, next probe in ${Math.ceil(decision.retryInMs / 1000)} s`
     : 'circuit half-open, a probe is in progress';
+}
+
+/** A result without content: what a call the server answered with questions returns besides them. */
+const EMPTY_RESULT: Omit<CallToolOutput, 'attempt'> = { content: [], isError: false, artifacts: [], truncatedBytes: 0 };
+
+/**
+ * The server's questions when it answered `input_required` (or why they cannot be asked); undefined
+ * for a complete result.
+ */
+function inputRequiredOf(result: unknown): InputRequired | { problem: string } | undefined {
+  const r = result as { resultType?: unknown; inputRequests?: unknown; requestState?: unknown };
+  if (r?.resultType !== 'input_required') return undefined;
+  const asked = inputRequestsOf(r.inputRequests);
+  if ('problem' in asked) return asked;
+  return { requests: asked.requests, ...(typeof r.requestState === 'string' ? { requestState: r.requestState } : {}) };
 }
 
 function errorResult(text: string): Omit<CallToolOutput, 'attempt'> {
@@ -395,9 +411,17 @@ export class McpPool {
         finish('invalid_args');
         return errorResult(`Invalid arguments for ${input.tool}: ${check.problems.join('; ')}`);
       }
+      const params = {
+        name: input.tool,
+        arguments: args,
+        ...(input.inputResponses ? { inputResponses: input.inputResponses } : {}),
+        ...(input.requestState !== undefined ? { requestState: input.requestState } : {}),
+      };
       const result = (await entry.connection.request(
         (client) =>
-          client.callTool({ name: input.tool, arguments: args }, {
+          client.callTool(params, {
+            // A server's questions come back to the turn, which asks a person (never answered here).
+            allowInputRequired: true,
             // The listed definition: its x-mcp-header arguments are mirrored into Mcp-Param-* headers
             // (2026-07-28 over HTTP). Results are converted as they come, never checked against an
             // output schema (a server whose result departs from its own schema still answers).
@@ -411,6 +435,11 @@ export class McpPool {
         { force: decision.probe, ...(opts.signal ? { signal: opts.signal } : {}) },
       )) as McpCallResult;
       breaker.onSuccess();
+      const asked = inputRequiredOf(result);
+      if (asked) {
+        finish('input_required');
+        return 'problem' in asked ? errorResult(`${config.name}/${input.tool}: ${asked.problem}`) : { ...EMPTY_RESULT, inputRequired: asked };
+      }
       const out = convertToolResult(result, {
         server: config.name,
         tool: input.tool,

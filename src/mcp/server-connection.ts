@@ -320,7 +320,8 @@ export class ServerConnection {
     prior: PriorDiscovery | undefined,
   ): Promise<{ client: Client; transport: Transport }> {
     const client = new Client(CLIENT_INFO, {
-      capabilities: {},
+      // A server may ask the person (forms and URLs): in the modern era the turn asks durably.
+      capabilities: { elicitation: { form: {}, url: {} } },
       versionNegotiation: this.negotiation(),
       inputRequired: { autoFulfill: false },
     });

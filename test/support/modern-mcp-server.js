@@ -2,7 +2,9 @@
 // A real MCP server of the 2026-07-28 era only (v2 SDK): no `initialize`, no sessions; a legacy
 // client is refused with -32022 (over HTTP: 400, and GET is 405). Tools: `lookup_order` ({ orderId }:
 // the order's status) and `echo` ({ message }). With $COUNT_FILE set, every call appends one JSON
-// line to it before answering, so a test can prove a completed call never ran twice.
+// line to it before answering, so a test can prove a completed call never ran twice. `book_table`
+// ({ restaurant }) answers `input_required` with a form (guests, time) and an opaque requestState,
+// and books with the answer the call is sent again with (a decline books nothing).
 //
 //   node modern-mcp-server.js          serves stdio
 //   node modern-mcp-server.js http     serves POST http://127.0.0.1:$PORT/mcp (PORT=0: any free port)
@@ -31,6 +33,33 @@ const tools = [
     },
   },
 ];
+const { inputRequired, inputResponse } = require('@modelcontextprotocol/server');
+/** `book_table` asks the person how many guests and when; its state names the restaurant and a nonce. */
+const BOOKING_SCHEMA = {
+  type: 'object',
+  properties: { guests: { type: 'integer', minimum: 1, maximum: 20 }, time: { type: 'string' } },
+  required: ['guests', 'time'],
+};
+tools.push({
+  name: 'book_table',
+  description: 'Books a table; asks the person how many guests and when',
+  inputSchema: { restaurant: z.string() },
+  run: async ({ restaurant }, call) => {
+    const answer = inputResponse(call.inputResponses, 'details');
+    if (answer.kind === 'missing') {
+      recordCall('book_table', { restaurant, asked: true });
+      return inputRequired({
+        inputRequests: {
+          details: inputRequired.elicit({ message: `How many guests, and when, at ${restaurant}?`, requestedSchema: BOOKING_SCHEMA }),
+        },
+        requestState: `booking:${restaurant}:${Math.random().toString(36).slice(2)}`,
+      });
+    }
+    recordCall('book_table', { restaurant, action: answer.action, content: answer.content, requestState: call.requestState });
+    if (answer.action !== 'accept') return { content: [{ type: 'text', text: `no booking at ${restaurant}: the person said ${answer.action}` }] };
+    return { content: [{ type: 'text', text: `booked ${restaurant} for ${answer.content.guests} at ${answer.content.time}` }] };
+  },
+});
 const factory = () => modernServer({ name: 'modern', version: '1.0.0' }, tools);
 
 if (process.argv[2] === 'http') {

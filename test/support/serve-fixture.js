@@ -27,11 +27,17 @@ function rpcError(name, message) {
   return new McpError(ErrorCode[name], message);
 }
 
-/** The handler's view of one request: `req` is v1's `extra` or v2's `ctx.mcpReq`. */
+/**
+ * The handler's view of one request: `req` is v1's `extra` or v2's `ctx.mcpReq`. A request sent
+ * again after the server asked for input (2026-07-28) carries the answers (`inputResponses`, by
+ * request key) and the server's `requestState` exactly as the client echoed it.
+ */
 function callOf(req, notify) {
   const token = req._meta && req._meta.progressToken;
   return {
     signal: req.signal,
+    inputResponses: req.inputResponses,
+    requestState: typeof req.requestState === 'function' ? req.requestState() : undefined,
     progress: (progress, total) =>
       token === undefined
         ? Promise.resolve()
