@@ -3,8 +3,9 @@
  * modules: src/tools/toolbox.ts) to the activity context. Run as a regular activity it heartbeats
  * while it waits and on every MCP progress notification (a local one has no heartbeat: its workflow
  * task is kept alive instead). It turns the activity's cancellation into an AbortSignal on the call
- * (an MCP server gets `notifications/cancelled`, a code tool its `abortSignal`). Its failures carry
- * the attempt they happened on (./attempt.ts).
+ * (an MCP server gets `notifications/cancelled`, a code tool its `abortSignal`). A legacy-era
+ * server's question during the call is put to a person through the turn (./live-input.ts). Its
+ * failures carry the attempt they happened on (./attempt.ts).
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -13,6 +14,7 @@ import type { Toolbox } from '../src/tools/toolbox';
 import { toolCallName } from '../src/core/tool-call-activity';
 import { stampingAttempt } from './attempt';
 import { heartbeatingWhile } from './heartbeat';
+import { askThroughTurn } from './live-input';
 
 /** A worker's own dynamic activity, which ours hands every type that is not a tool call. */
 export type DynamicActivity = (...args: unknown[]) => Promise<unknown>;
@@ -29,6 +31,7 @@ export function makeToolCallActivities(tools: Pick<Toolbox, 'callTool'>, otherDy
         onProgress: (p) => {
           if (!ctx.info.isLocal) ctx.heartbeat({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}) });
         },
+        onInputRequest: (requests, timeoutMs) => askThroughTurn(ctx, input.toolUseId, requests, timeoutMs),
       });
     // A failure names its call too (see CallToolOutput.toolUseId).
     const out = await stampingAttempt(ctx, () => (ctx.info.isLocal ? call() : heartbeatingWhile(ctx, call)), undefined, [{ toolUseId: input.toolUseId }]);

@@ -13,7 +13,7 @@ import { textOf, toolResultsMessage, toolUses } from '../src/core/transcript';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
 import { turnProgress } from '../src/core/turn-progress';
 import type { ChatTurnResult, TurnStopReason } from '../src/core/turn-result';
-import { decideUpdate, pendingApprovalsQuery, turnProgressQuery } from '../src/core/workflow-handlers';
+import { approvalRecordQuery, decideUpdate, liveInputSignal, pendingApprovalsQuery, turnProgressQuery } from '../src/core/workflow-handlers';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { Approvals } from './approvals';
 import { askClaude, CONTEXT_EXHAUSTED } from './claude-step';
@@ -34,6 +34,8 @@ export async function chatTurn(input: ChatTurnInput, ...history: TranscriptSegme
   // Every handler is registered here, before anything awaits, so a query or update right after the start is handled.
   setHandler(turnProgressQuery, () => (turn ? turnProgress(turn.progress()) : STARTING_PROGRESS));
   setHandler(pendingApprovalsQuery, () => approvals.pending());
+  setHandler(approvalRecordQuery, (callId) => approvals.current(callId));
+  setHandler(liveInputSignal, (asked) => turn?.askLive(asked));
   setHandler(decideUpdate, (decision) => approvals.decide(decision, workflowTime()), {
     validator: (decision) => {
       const problem = approvals.problem(decision);

@@ -12,7 +12,7 @@ import { canonicalJson } from '../src/core/canonical-json';
 import { denialText, type ApprovalRecord, type ApprovalRule } from '../src/core/approvals';
 import type { TurnContext } from '../src/core/context-templates';
 import type { CallToolInput, ContentBlock, ServerCallPolicy, ToolApproval, ToolCatalog, ToolResultContent, ToolTarget } from '../src/core/contracts';
-import { MAX_INPUT_ROUNDS, inputResponsesOf } from '../src/core/input-requests';
+import { MAX_INPUT_ROUNDS, inputResponsesOf, type LiveInputAsked } from '../src/core/input-requests';
 import type { Artifact } from '../src/core/response';
 import { failedAttempt } from '../src/core/tool-call-attempt';
 import { DEFAULT_INPUT_TIMEOUT_MS, DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
@@ -45,6 +45,8 @@ export interface ToolCallsOptions {
   inBatch: boolean;
   /** Waits for a person's decision on a call; answers the decided record. */
   waitForApproval: (call: ApprovalRequest, approval: ToolApproval) => Promise<ApprovalRecord>;
+  /** How many rounds of questions a call has been asked so far. */
+  roundsAsked: (callId: string) => number;
   /** The turn's context, handed to every call (a code tool's `ctx.context`, a server's inject templates). */
   context?: TurnContext;
 }
@@ -153,15 +155,15 @@ export class ToolCalls {
       let out = await activity(call);
       // The server asks the person first: wait for the answers, then send the same call again with
       // them and its state, in a new activity (src/core/input-requests.ts).
-      for (let round = 1; out.inputRequired; round++) {
+      for (let rounds = 1; out.inputRequired; rounds++) {
         const asked = out.inputRequired;
-        if (round > MAX_INPUT_ROUNDS) {
+        if (rounds > MAX_INPUT_ROUNDS) {
           out = { content: errorText(`Tool ${server}/${tool} kept asking for input (${MAX_INPUT_ROUNDS} rounds answered); it was stopped.`), isError: true, attempt: out.attempt };
           break;
         }
         this.setState(slot, 'waiting-approval');
         const decided = await this.options.waitForApproval(
-          { kind: 'input', requests: asked.requests, round, callId: use.id, name: use.name, server, tool, input: use.input, step, text },
+          { kind: 'input', requests: asked.requests, round: this.options.roundsAsked(use.id) + 1, callId: use.id, name: use.name, server, tool, input: use.input, step, text },
           { timeoutMs: policy.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS },
         );
         this.setState(slot, 'running');
@@ -185,6 +187,21 @@ export class ToolCalls {
     }
     this.end(slot, ended);
     return { toolUseId: use.id, content, isError: ended.isError };
+  }
+
+  /**
+   * A question the server asks during a running call (the legacy era): kept as a waiting record
+   * until answered, declined or timed out; the call's activity reads the answer from the record.
+   */
+  askLive(asked: LiveInputAsked): void {
+    const slot = this.slots.find((s) => s.record.id === asked.callId && s.state !== 'done');
+    if (!slot?.record.server || !slot.record.tool) return; // the call ended meanwhile: nobody waits for an answer
+    const { id, name, server, tool, input, step } = slot.record;
+    const round = this.options.roundsAsked(id) + 1;
+    void this.options.waitForApproval(
+      { kind: 'input', live: { askId: asked.askId }, requests: asked.requests, round, callId: id, name, server, tool, input, step, text: '' },
+      { timeoutMs: asked.timeoutMs },
+    );
   }
 
   private async answerRepeated(use: ToolUseBlock, slot: number, earlier: Promise<ToolResultEntry>): Promise<ToolResultEntry> {

@@ -3,6 +3,7 @@
  * usage. Only its methods change it; the progress query and the UI's current details are computed
  * from it when asked.
  */
+import type { LiveInputAsked } from '../src/core/input-requests';
 import { condition, log, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import { SA_BATCH } from '../src/core/search-attributes';
 import type { ApprovalRecord } from '../src/core/approvals';
@@ -128,6 +129,7 @@ export class Turn {
       budget: this.input.maxToolCalls,
       approvalFor: (name) => prepared.approvals[name],
       waitForApproval: (call, approval) => this.waitForApproval(call, approval),
+      roundsAsked: (callId) => this.approvals.records.filter((r) => r.callId === callId && r.kind === 'input').length,
       inBatch: workflowInfo().typedSearchAttributes.get(SA_BATCH) !== undefined,
       ...(this.input.context ? { context: this.input.context } : {}),
     });
@@ -272,6 +274,11 @@ export class Turn {
    * Keeps a call as waiting and waits for its decision, or its timeout (a durable timer): no worker
    * slot is held, and a waiting turn can leave the worker's cache. Answers the decided record.
    */
+  /** A question a server asks during a live call (src/core/workflow-handlers.ts liveInputSignal). */
+  askLive(asked: LiveInputAsked): void {
+    this.calls.askLive(asked);
+  }
+
   private async waitForApproval(call: ApprovalRequest, approval: ToolApproval): Promise<ApprovalRecord> {
     this.approvals.add(call, approval, workflowTime());
     this.approvalsChanged();

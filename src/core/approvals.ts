@@ -34,6 +34,11 @@ export interface ApprovalRecord {
   requests?: InputRequest[];
   /** Which round of questions of this call (kind `input`; from 1). */
   round?: number;
+  /**
+   * Asked during a live call (the legacy era): the call waits in a worker, only until its request
+   * times out, and a worker restart ends the wait (the call is retried from the start).
+   */
+  live?: { askId: string };
   /** What the person answered (kind `input`, answered): a form's content, several forms' by key. */
   answer?: Record<string, unknown>;
   /** Claude's tool_use id. */

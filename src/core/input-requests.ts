@@ -26,6 +26,17 @@ export interface InputRequired {
 /** One answer as the server receives it (an `ElicitResult`). */
 export type InputResponse = { action: 'accept'; content?: Record<string, unknown> } | { action: 'decline' };
 
+/** A question asked during a live call (legacy era), as the call's activity tells its turn. */
+export interface LiveInputAsked {
+  /** The call's tool_use id. */
+  callId: string;
+  /** Unique per question: the activity finds its answer by it. */
+  askId: string;
+  requests: InputRequest[];
+  /** The longest the call can wait (its request's time left): then the question is declined. */
+  timeoutMs: number;
+}
+
 /** At most this many rounds of questions per call: a server asking for ever is answered with an error. */
 export const MAX_INPUT_ROUNDS = 5;
 

@@ -5,6 +5,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalRecord } from './approvals';
+import type { LiveInputAsked } from './input-requests';
 import type { ConversationMessage, ConversationStatus, MessageAnswered } from './conversation';
 import type { MessageParam } from './contracts';
 import type { BatchProgress } from './batch';
@@ -24,6 +25,14 @@ export const pendingApprovalsQuery = defineQuery<ApprovalRecord[]>('pendingAppro
  * is unknown or already decided. Answers the records it decided.
  */
 export const decideUpdate = defineUpdate<ApprovalRecord[], [ApprovalDecision]>('decide');
+/**
+ * A server asks the person during a live tool call (the legacy era's `elicitation/create`, which
+ * cannot outlive the call): the call's activity tells its turn, which keeps a waiting record of
+ * kind `input` (answered with `decide`), and polls {@link approvalRecordQuery} for the answer.
+ */
+export const liveInputSignal = defineSignal<[LiveInputAsked]>('liveInput');
+/** The latest record of a tool call (by its tool_use id), decided or waiting. */
+export const approvalRecordQuery = defineQuery<ApprovalRecord | undefined, [string]>('approvalRecord');
 /**
  * A batch's child tells its batch that it waits (or no longer does): for a person's approval, or
  * for a Message Batch (then `collector` is the collector's workflow id).

@@ -10,7 +10,15 @@
  * succeed on retry non-retryable).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, type Tool as McpTool } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  type ElicitRequest,
+  type ElicitResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/client';
 import type {
   CallToolInput,
   CallToolOutput,
@@ -35,7 +43,7 @@ import { ToolSpeed } from './tool-speed';
 import { McpFailureType } from '../core/failure-types';
 import { toMcpFailure, unknownServerFailure, unknownToolFailure } from './errors';
 import { fillContext, missingContextPaths } from '../core/context-templates';
-import { inputRequestsOf, type InputRequired } from '../core/input-requests';
+import { answerContents, inputRequestsOf, type InputRequest, type InputRequired } from '../core/input-requests';
 
 
 /** A tool's listed form: offered to Claude, or left out with the reason. */
@@ -63,6 +71,12 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Called on each progress notification of the call. */
   onProgress?: (progress: McpProgress) => void;
+  /**
+   * Asks a person the server's question during the call (the legacy era's `elicitation/create`),
+   * within `timeoutMs` (the call's time left); resolves with the answer, or declined. Without it a
+   * question is declined.
+   */
+  onInputRequest?: (requests: InputRequest[], timeoutMs: number) => Promise<{ accepted: boolean; input?: Record<string, unknown> }>;
 }
 
 /** Options of {@link McpPool.listTools}. */
@@ -122,6 +136,8 @@ interface Entry {
   toolCount?: number;
   /** allowed_tools names already reported missing (warned once, not every turn). */
   reportedMissing?: string;
+  /** Calls running now that can ask a person (legacy-era questions arrive on the connection, not the call). */
+  askers: Set<{ startedAt: number; ask: NonNullable<CallOptions['onInputRequest']> }>;
 }
 
 function unavailableReason(decision: Extract<BreakerDecision, { allowed: false }>): string {
@@ -129,6 +145,9 @@ function unavailableReason(decision: Extract<BreakerDecision, { allowed: false }
     ? `circuit open, next probe in ${Math.ceil(decision.retryInMs / 1000)} s`
     : 'circuit half-open, a probe is in progress';
 }
+
+/** A live question is answered this long before the call's request would time out. */
+const LIVE_ANSWER_MARGIN_MS = 2000;
 
 /** A result without content: what a call the server answered with questions returns besides them. */
 const EMPTY_RESULT: Omit<CallToolOutput, 'attempt'> = { content: [], isError: false, artifacts: [], truncatedBytes: 0 };
@@ -209,7 +228,9 @@ export class McpPool {
         }
         events.onBreakerChange?.(config.name, from, to);
       });
-      this.entries.set(config.name, { config, connection, breaker, log: slog, redact, speed: new ToolSpeed() });
+      const entry: Entry = { config, connection, breaker, log: slog, redact, speed: new ToolSpeed(), askers: new Set() };
+      connection.onElicitation = (params) => this.elicit(entry, params);
+      this.entries.set(config.name, entry);
     }
   }
 
@@ -417,6 +438,8 @@ export class McpPool {
         ...(input.inputResponses ? { inputResponses: input.inputResponses } : {}),
         ...(input.requestState !== undefined ? { requestState: input.requestState } : {}),
       };
+      const asker = opts.onInputRequest ? { startedAt: Date.now(), ask: opts.onInputRequest } : undefined;
+      if (asker) entry.askers.add(asker);
       const result = (await entry.connection.request(
         (client) =>
           client.callTool(params, {
@@ -433,7 +456,7 @@ export class McpPool {
             ...(opts.onProgress ? { onprogress: (p: McpProgress) => opts.onProgress?.(p) } : {}),
           }),
         { force: decision.probe, ...(opts.signal ? { signal: opts.signal } : {}) },
-      )) as McpCallResult;
+      ).finally(() => asker && entry.askers.delete(asker))) as McpCallResult;
       breaker.onSuccess();
       const asked = inputRequiredOf(result);
       if (asked) {
@@ -469,6 +492,28 @@ export class McpPool {
       finish(refused ? 'refused' : 'failed', { error: message });
       throw failure;
     }
+  }
+
+  /**
+   * A legacy-era server's question during a live call: put to the person by the call that is
+   * running (one call of this server at a time can be told apart: with several running, the
+   * question cannot be attributed and is declined), within the call's time left.
+   */
+  private async elicit(entry: Entry, params: ElicitRequest['params']): Promise<ElicitResult> {
+    const asked = inputRequestsOf({ question: { method: 'elicitation/create', params } });
+    const askers = [...entry.askers];
+    if ('problem' in asked || askers.length !== 1) {
+      entry.log.warn('mcp server asked for input that cannot be put to a person; declined', {
+        reason: 'problem' in asked ? asked.problem : `${askers.length} calls of this server are running`,
+      });
+      return { action: 'decline' };
+    }
+    const asker = askers[0]!;
+    const timeoutMs = Math.max(1000, asker.startedAt + entry.config.timeoutMs - Date.now() - LIVE_ANSWER_MARGIN_MS);
+    const answer = await asker.ask(asked.requests, timeoutMs);
+    if (!answer.accepted) return { action: 'decline' };
+    const content = answerContents(asked.requests, answer.input).question;
+    return content !== undefined ? { action: 'accept', content: content as ElicitResult['content'] } : { action: 'accept' };
   }
 
   /** Per-server health: breaker state and counts, connection, pid, tools. */

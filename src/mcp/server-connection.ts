@@ -25,6 +25,8 @@ import {
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
+  type ElicitRequest,
+  type ElicitResult,
   type PriorDiscovery,
   type ProtocolEra,
   type Tool as McpTool,
@@ -146,6 +148,8 @@ export class ServerConnection {
   private unproven?: Client;
   /** Processes spawned over this connection's life (tests and status count them). */
   spawned = 0;
+  /** Answers a server's `elicitation/create` during a live call (legacy era); declined without one. */
+  onElicitation?: (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
   constructor(
     readonly config: ServerConfig,
@@ -351,6 +355,10 @@ export class ServerConnection {
       clearTimeout(timer);
       this.opening = undefined;
     }
+    // The legacy era's questions arrive inside a live call: whoever runs the calls answers them.
+    client.setRequestHandler('elicitation/create', (request, ctx) =>
+      this.onElicitation ? this.onElicitation(request.params, ctx.mcpReq.signal) : { action: 'decline' },
+    );
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       this.log.info('mcp tool list changed', {});
       this.toolsCache = undefined;

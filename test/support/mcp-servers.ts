@@ -83,3 +83,10 @@ export function modernStdio(
 ): Record<string, unknown> {
   return fixtureStdio(MODERN, countFile ? { COUNT_FILE: countFile } : {}, 'modern', extra);
 }
+
+export const LEGACY_ELICIT = path.join(__dirname, 'legacy-elicit-server.js');
+
+/** `mcp_servers` entry for the legacy-era server whose `confirm_order` asks the person during the call; with countFile, every call appends a line to it. */
+export function legacyElicitStdio(countFile?: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'stdio', command: process.execPath, args: [LEGACY_ELICIT], ...(countFile ? { env: { COUNT_FILE: countFile } } : {}), ...extra };
+}

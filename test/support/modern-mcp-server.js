@@ -47,12 +47,13 @@ tools.push({
   run: async ({ restaurant }, call) => {
     const answer = inputResponse(call.inputResponses, 'details');
     if (answer.kind === 'missing') {
-      recordCall('book_table', { restaurant, asked: true });
+      const requestState = `booking:${restaurant}:${Math.random().toString(36).slice(2)}`;
+      recordCall('book_table', { restaurant, asked: true, requestState });
       return inputRequired({
         inputRequests: {
           details: inputRequired.elicit({ message: `How many guests, and when, at ${restaurant}?`, requestedSchema: BOOKING_SCHEMA }),
         },
-        requestState: `booking:${restaurant}:${Math.random().toString(36).slice(2)}`,
+        requestState,
       });
     }
     recordCall('book_table', { restaurant, action: answer.action, content: answer.content, requestState: call.requestState });
