@@ -9,7 +9,8 @@
  *     own (made acceptable to Claude or left out with the reason) instead of hiding the server.
  *   - A result without `resultType`: the revision's default, `complete`.
  *
- * Everything else passes unchanged, in both directions.
+ * Everything else passes unchanged, in both directions, and the transport's own properties show
+ * through (a stdio transport's `pid` and `stderr`, streamable HTTP's `hasPerRequestStream`).
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { isRecord } from '../core/is-record';
@@ -50,6 +51,14 @@ export class LenientTransport implements Transport {
 
   get sessionId(): string | undefined {
     return this.inner.sessionId;
+  }
+
+  /**
+   * Whether each request has its own HTTP request (streamable HTTP): in the modern era the SDK then
+   * cancels a request by aborting it, as the revision says, instead of sending `notifications/cancelled`.
+   */
+  get hasPerRequestStream(): boolean | undefined {
+    return this.inner.hasPerRequestStream;
   }
 
   setProtocolVersion = (version: string): void => this.inner.setProtocolVersion?.(version);

@@ -1,6 +1,7 @@
 /**
  * An MCP transport whose JSON-RPC requests are spans: one CLIENT span per request, from `send` to
- * its response (or error, cancellation, or the connection closing), a child of whatever span is
+ * its response (or error, cancellation — `notifications/cancelled`, or in the modern era over
+ * streamable HTTP the request's own abort — or the connection closing), a child of whatever span is
  * active when the request is sent (the activity's). The HTTP request that carries it (streamable
  * HTTP, SSE) is sent inside that span, so the HTTP instrumentation's span is its child; a stdio
  * request is the span alone. Notifications and the transport's start (the long-lived event
@@ -65,6 +66,11 @@ export class TracedMcpTransport implements Transport {
     return this.inner.sessionId;
   }
 
+  /** Streamable HTTP's: a modern-era request is cancelled by aborting its own HTTP request. */
+  get hasPerRequestStream(): boolean | undefined {
+    return this.inner.hasPerRequestStream;
+  }
+
   setProtocolVersion = (version: string): void => this.inner.setProtocolVersion?.(version);
 
   setSupportedProtocolVersions = (versions: string[]): void => this.inner.setSupportedProtocolVersions?.(versions);
@@ -97,6 +103,13 @@ export class TracedMcpTransport implements Transport {
       },
     });
     this.inFlight.set(request.id, span);
+    // A modern-era request over streamable HTTP is cancelled by aborting its own HTTP request: no
+    // `notifications/cancelled` goes out, so the abort ends its span.
+    options?.requestSignal?.addEventListener(
+      'abort',
+      () => this.end(request.id, { type: 'cancelled', message: 'cancelled by the client' }),
+      { once: true },
+    );
     try {
       await context.with(trace.setSpan(context.active(), span), () => this.inner.send(message, options));
     } catch (err) {

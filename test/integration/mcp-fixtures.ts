@@ -2,8 +2,9 @@
  * Helpers for the MCP integration tests: real npm servers over HTTP, the process table, a recording
  * logger, and an in-process streamable HTTP MCP server (built on the SDKs' server classes) whose
  * behaviour the tests steer: paginated tools/list, a tool list that changes, sessions it forgets
- * (answering 404 as the spec says), protocol errors, progress and cancellation. It serves one
- * protocol era: legacy (v1 SDK, sessions) or modern (2026-07-28, v2 SDK, no sessions).
+ * (answering 404 as the spec says), protocol errors, progress and cancellation; it records the
+ * notifications it is sent and the requests the client aborts. It serves one protocol era: legacy
+ * (v1 SDK, sessions) or modern (2026-07-28, v2 SDK, no sessions).
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -131,8 +132,12 @@ export interface TestServer {
   calls: Array<{ tool: string; args: Record<string, unknown> }>;
   /** tools/list requests received (one per page). */
   listRequests: Array<{ cursor?: string }>;
-  /** Request ids the client cancelled. */
+  /** Request ids of calls whose handler saw its request cancelled. */
   cancelled: string[];
+  /** The methods of the JSON-RPC notifications the client sent, in order. */
+  notifications: string[];
+  /** The method of each HTTP request the client went away from before its answer ended (`GET` for a stream). */
+  abortedRequests: string[];
   /** Authorization headers received. */
   authorizations: Set<string>;
   /** Sessions initialised so far (always 0 in the modern era, which has no sessions). */
@@ -183,6 +188,8 @@ export async function startTestServer(
   const calls: TestServer['calls'] = [];
   const listRequests: TestServer['listRequests'] = [];
   const cancelled: string[] = [];
+  const notifications: string[] = [];
+  const abortedRequests: string[] = [];
   const authorizations = new Set<string>();
 
   const listTools = (cursor: string | undefined): { tools: Tool[]; nextCursor?: string } => {
@@ -215,15 +222,17 @@ export async function startTestServer(
         return { isError: true, content: [{ type: 'text', text: 'the tool failed at tool level' }] };
       case 'slow': {
         const ms = Number(args.ms);
-        for (let t = 0; t < ms; t += 100) {
-          if (ctx.signal.aborted) {
-            cancelled.push(String(ctx.requestId));
-            return { content: [{ type: 'text', text: 'cancelled' }] };
-          }
+        for (let t = 0; t < ms && !ctx.signal.aborted; t += 100) {
           await sleep(100);
-          await ctx.progress(t + 100, ms);
+          // Progress cannot reach a client that went away (modern HTTP: its aborted request was the stream).
+          await Promise.resolve(ctx.progress(t + 100, ms)).catch((err: unknown) => {
+            if (!ctx.signal.aborted) throw err;
+          });
         }
-        if (ctx.signal.aborted) cancelled.push(String(ctx.requestId));
+        if (ctx.signal.aborted) {
+          cancelled.push(String(ctx.requestId));
+          return { content: [{ type: 'text', text: 'cancelled' }] };
+        }
         return { content: [{ type: 'text', text: `slept ${ms} ms` }] };
       }
       default:
@@ -233,8 +242,14 @@ export async function startTestServer(
   };
 
   const serve = opts.era === 'modern' ? serveModern : serveLegacy;
-  const served = serve(listTools, callTool, (req) => {
-    if (req.headers.authorization) authorizations.add(req.headers.authorization);
+  const served = serve(listTools, callTool, {
+    request(req) {
+      if (req.headers.authorization) authorizations.add(req.headers.authorization);
+    },
+    message(message) {
+      if (message.method !== undefined && message.id === undefined) notifications.push(message.method);
+    },
+    aborted: (what) => abortedRequests.push(what),
   });
   await new Promise<void>((resolve) => served.httpServer.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (served.httpServer.address() as AddressInfo).port;
@@ -244,6 +259,8 @@ export async function startTestServer(
     calls,
     listRequests,
     cancelled,
+    notifications,
+    abortedRequests,
     authorizations,
     sessions: served.sessions,
     async addTool(tool) {
@@ -276,12 +293,44 @@ type CallTool = (
   error: (code: number, message: string) => Error,
 ) => Promise<CallToolResult>;
 
+/** What the server records of every HTTP request, for the tests to assert on. */
+interface Recorder {
+  request(req: http.IncomingMessage): void;
+  /** Each JSON-RPC message a POST carried. */
+  message(message: { method?: string; id?: unknown }): void;
+  /** The client went away before the answer ended: the request's JSON-RPC method, or its HTTP method. */
+  aborted(what: string): void;
+}
+
+/**
+ * Reads a request's body and records the request, its JSON-RPC messages (one, or a batch) and, if
+ * the client goes away before the answer ends, what it asked.
+ */
+async function recordRequest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  record: Recorder,
+): Promise<{ body: Buffer; parsed?: unknown }> {
+  record.request(req);
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = Buffer.concat(chunks);
+  let parsed: unknown;
+  try {
+    parsed = body.length ? JSON.parse(body.toString()) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const messages = [parsed ?? []].flat() as Array<{ method?: string; id?: unknown }>;
+  for (const m of messages) record.message(m);
+  res.once('close', () => {
+    if (!res.writableFinished) record.aborted(messages[0]?.method ?? req.method ?? '?');
+  });
+  return { body, ...(parsed !== undefined ? { parsed } : {}) };
+}
+
 /** Legacy era: the v1 SDK's sessionful streamable HTTP transport, one server per session. */
-function serveLegacy(
-  listTools: ListTools,
-  callTool: CallTool,
-  onRequest: (req: http.IncomingMessage) => void,
-): Served {
+function serveLegacy(listTools: ListTools, callTool: CallTool, record: Recorder): Served {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers = new Set<Server>();
   let sessionCount = 0;
@@ -318,7 +367,7 @@ function serveLegacy(
 
   const httpServer = http.createServer((req, res) => {
     void (async () => {
-      onRequest(req);
+      const { parsed } = await recordRequest(req, res, record);
       const sessionId = req.headers['mcp-session-id'];
       let transport = typeof sessionId === 'string' ? transports.get(sessionId) : undefined;
       if (typeof sessionId === 'string' && !transport) {
@@ -342,7 +391,7 @@ function serveLegacy(
         await makeServer().connect(t);
         transport = t;
       }
-      await transport.handleRequest(req, res);
+      await transport.handleRequest(req, res, parsed);
     })().catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });
@@ -371,11 +420,7 @@ function serveLegacy(
  * sessions; a legacy `initialize` is answered 400 / -32022. A list change goes to open
  * `subscriptions/listen` streams; a cancelled call is an HTTP request the client aborted.
  */
-function serveModern(
-  listTools: ListTools,
-  callTool: CallTool,
-  onRequest: (req: http.IncomingMessage) => void,
-): Served {
+function serveModern(listTools: ListTools, callTool: CallTool, record: Recorder): Served {
   const makeServer = (): ModernServer => {
     const server = new ModernServer(
       { name: 'test-server', version: '1.0.0' },
@@ -410,8 +455,7 @@ function serveModern(
   };
   const handler = createMcpHandler(makeServer, { legacy: 'reject' });
   const httpServer = http.createServer((req, res) => {
-    onRequest(req);
-    serveFetch(handler, req, res).catch((err: unknown) => {
+    serveFetch(handler, req, res, record).catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
       else res.destroy();
     });
@@ -432,13 +476,13 @@ async function serveFetch(
   handler: McpHttpHandler,
   req: http.IncomingMessage,
   res: http.ServerResponse,
+  record: Recorder,
 ): Promise<void> {
   const abort = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) abort.abort();
   });
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const { body } = await recordRequest(req, res, record);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers))
     for (const one of [value ?? []].flat()) headers.append(name, one);
@@ -447,7 +491,7 @@ async function serveFetch(
     new Request(`http://127.0.0.1${req.url}`, {
       method: req.method,
       headers,
-      body: hasBody ? Buffer.concat(chunks) : undefined,
+      body: hasBody ? body : undefined,
       signal: abort.signal,
     }),
   );

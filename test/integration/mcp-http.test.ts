@@ -1,15 +1,17 @@
 /**
  * The pool over HTTP: pagination, list changes, sessions the server forgets (404), protocol errors,
  * tool-level errors, cancellation reaching the server, the legacy SSE fallback, hung and dead servers,
- * and the circuit breaker opening, half-opening and closing against a server that comes back.
+ * and the circuit breaker opening, half-opening and closing against a server that comes back. Our
+ * test server runs in each protocol era; where the eras differ (how long a tool list is kept, how a
+ * list change is seen, how a call is cancelled, sessions) each era's behaviour is asserted.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ChildProcess } from 'node:child_process';
 import { McpPool } from '../../src/mcp';
 import { parseConfig } from '../../src/config/config-file';
 import { testStateDir } from '../support/settings';
 import { freePort } from '../support/ports';
+import { MCP_ERAS, type McpEra } from '../support/mcp-servers';
 import {
   recordingLogger,
   sleep,
@@ -29,13 +31,13 @@ function poolOf(servers: Record<string, unknown>, log = recordingLogger()): McpP
   );
 }
 
-describe('against a steerable in-process server', () => {
+describe.each(MCP_ERAS)('against a steerable in-process server (%s era)', (era) => {
   let server: TestServer;
   let pool: McpPool;
   const log = recordingLogger();
 
   beforeAll(async () => {
-    server = await startTestServer({ pageSize: 2 });
+    server = await startTestServer({ pageSize: 2, era });
     pool = poolOf(
       {
         api: {
@@ -53,38 +55,60 @@ describe('against a steerable in-process server', () => {
     await server?.close();
   });
 
-  it('follows tools/list pagination and caches the whole list', async () => {
+  const ALL_TOOLS = ['t1', 't2', 't3', 't4', 't5', 'echo_args', 'refuse', 'crash', 'fails', 'slow'];
+
+  it('follows tools/list pagination; a call looks its tool up in the kept list', async () => {
     const listed = await pool.listTools();
-    expect(listed.tools.map((t) => t.name)).toEqual([
-      't1',
-      't2',
-      't3',
-      't4',
-      't5',
-      'echo_args',
-      'refuse',
-      'crash',
-      'fails',
-      'slow',
-    ]);
+    expect(listed.tools.map((t) => t.name)).toEqual(ALL_TOOLS);
     expect(server.listRequests).toHaveLength(5);
     expect(server.listRequests[0]).toEqual({});
     expect(server.listRequests.slice(1).every((r) => typeof r.cursor === 'string')).toBe(true);
-    await pool.listTools();
     await pool.callTool({ server: 'api', tool: 't1', arguments: {}, toolUseId: 'p1' });
-    expect(server.listRequests).toHaveLength(5); // served from the cache
+    expect(server.listRequests).toHaveLength(5);
   });
 
-  it('refreshes the list on notifications/tools/list_changed', async () => {
-    await server.addTool({ name: 'late', description: 'added later', inputSchema: { type: 'object' } });
-    for (let i = 0; i < 50 && !log.lines.some((l) => l.message === 'mcp tool list changed'); i++)
-      await sleep(20);
-    const listed = await pool.listTools();
-    expect(listed.tools.map((t) => t.name)).toContain('late');
-    expect(textOf(await pool.callTool({ server: 'api', tool: 'late', arguments: {}, toolUseId: 'p2' }))).toBe(
-      'late ran',
-    );
+  if (era === 'legacy') {
+    it('keeps the list until the server says it changed: the next listing is served from it', async () => {
+      await pool.listTools();
+      expect(server.listRequests).toHaveLength(5);
+    });
+  } else {
+    it('keeps the list for its ttlMs, which is 0 here: the next listing asks again, all pages', async () => {
+      await pool.listTools();
+      expect(server.listRequests).toHaveLength(10);
+      expect(server.listRequests[5]).toEqual({});
+    });
+  }
+
+  it('connects in the server\'s era (pool.status().era): one session in the legacy era, none in the modern', () => {
+    expect(pool.status()[0]).toMatchObject({ era, connected: true });
+    expect(server.sessions()).toBe(era === 'legacy' ? 1 : 0);
   });
+
+  if (era === 'legacy') {
+    it('refreshes the list on notifications/tools/list_changed', async () => {
+      await server.addTool({ name: 'late', description: 'added later', inputSchema: { type: 'object' } });
+      for (let i = 0; i < 50 && !log.lines.some((l) => l.message === 'mcp tool list changed'); i++)
+        await sleep(20);
+      const before = server.listRequests.length;
+      const listed = await pool.listTools();
+      expect(listed.tools.map((t) => t.name)).toEqual([...ALL_TOOLS, 'late']);
+      expect(server.listRequests.length).toBe(before + 6);
+      expect(textOf(await pool.callTool({ server: 'api', tool: 'late', arguments: {}, toolUseId: 'p2' }))).toBe(
+        'late ran',
+      );
+    });
+  } else {
+    it('sees a changed list at the next listing, told nothing (no list_changed without a subscription)', async () => {
+      await server.addTool({ name: 'late', description: 'added later', inputSchema: { type: 'object' } });
+      const listed = await pool.listTools();
+      expect(listed.tools.map((t) => t.name)).toEqual([...ALL_TOOLS, 'late']);
+      expect(log.lines.some((l) => l.message === 'mcp tool list changed')).toBe(false);
+      expect(textOf(await pool.callTool({ server: 'api', tool: 'late', arguments: {}, toolUseId: 'p2' }))).toBe(
+        'late ran',
+      );
+    });
+  }
 
   it('returns a tool-level isError as a result, not counted by the breaker (threshold 1 here)', async () => {
     const out = await pool.callTool({ server: 'api', tool: 'fails', arguments: {}, toolUseId: 'e1' });
@@ -130,39 +154,55 @@ describe('against a steerable in-process server', () => {
     expect(textOf(bare)).toBe('{"message":"hi","token":"[redacted]"}');
   });
 
-  it('cancels the request on the server when the signal aborts', async () => {
-    const abort = new AbortController();
-    const call = pool.callTool(
-      { server: 'api', tool: 'slow', arguments: { ms: 3000 }, toolUseId: 'c1' },
-      { signal: abort.signal },
-    );
-    await sleep(250);
-    abort.abort(new Error('activity cancelled'));
-    await expect(call).rejects.toThrow();
-    for (let i = 0; i < 30 && server.cancelled.length === 0; i++) await sleep(50);
-    expect(server.cancelled).toHaveLength(1);
-    expect(pool.status()[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
-  });
+  it(
+    era === 'legacy'
+      ? 'cancels the request on the server when the signal aborts (notifications/cancelled)'
+      : 'cancels the request on the server when the signal aborts (the client aborts the HTTP request)',
+    async () => {
+      const abort = new AbortController();
+      const call = pool.callTool(
+        { server: 'api', tool: 'slow', arguments: { ms: 3000 }, toolUseId: 'c1' },
+        { signal: abort.signal },
+      );
+      await sleep(250);
+      abort.abort(new Error('activity cancelled'));
+      await expect(call).rejects.toThrow();
+      for (let i = 0; i < 30 && server.cancelled.length === 0; i++) await sleep(50);
+      expect(server.cancelled).toHaveLength(1);
+      const cancelNotices = server.notifications.filter((m) => m === 'notifications/cancelled');
+      if (era === 'legacy') {
+        expect(cancelNotices).toHaveLength(1);
+      } else {
+        expect(cancelNotices).toEqual([]);
+        expect(server.abortedRequests).toEqual(['tools/call']);
+      }
+      expect(pool.status()[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+    },
+  );
 
-  it('re-initialises when the server answers 404 for a session it forgot, without a failed call', async () => {
-    const sessions = server.sessions();
-    server.forgetSessions();
-    const out = await pool.callTool({
-      server: 'api',
-      tool: 'echo_args',
-      arguments: { message: 'again', token: 'x' },
-      toolUseId: 's1',
+  // Legacy era only: a modern-era server keeps no session to forget.
+  if (era === 'legacy') {
+    it('re-initialises when the server answers 404 for a session it forgot, without a failed call', async () => {
+      const sessions = server.sessions();
+      server.forgetSessions();
+      const out = await pool.callTool({
+        server: 'api',
+        tool: 'echo_args',
+        arguments: { message: 'again', token: 'x' },
+        toolUseId: 's1',
+      });
+      expect(textOf(out)).toBe('{"message":"again","token":"x"}');
+      expect(server.sessions()).toBe(sessions + 1);
+      expect(pool.status()[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0, opens: 0 });
     });
-    expect(textOf(out)).toBe('{"message":"again","token":"x"}');
-    expect(server.sessions()).toBe(sessions + 1);
-    expect(pool.status()[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0, opens: 0 });
-  });
+  }
 
   it('never logs the configured authorization', () => {
     expect(log.all()).not.toContain('api-token-3f9a0b');
   });
 });
 
+// Legacy era only: HTTP+SSE is the 2024-11-05 transport, which no modern-era server speaks.
 it('reaches a legacy HTTP+SSE server through the SSE fallback', async () => {
   const port = await freePort();
   const sse = await startEverythingHttp(port, 'sse');
@@ -220,13 +260,51 @@ it('gives up on a hung server within list_timeout_ms; with nothing reachable (hu
   }
 });
 
-describe('the circuit breaker against a dead HTTP server that comes back', () => {
+/** A server the breaker tests start on a port once it has been dead there: the real npm server (legacy era), and ours in both eras. */
+interface ComingBack {
+  server: string;
+  era: McpEra;
+  /** Starts it on `port`; resolves with its stop. */
+  start(port: number): Promise<() => Promise<void>>;
+  tool: string;
+  arguments: Record<string, unknown>;
+  answer: string;
+}
+
+const COMING_BACK: ComingBack[] = [
+  {
+    server: 'server-everything',
+    era: 'legacy',
+    async start(port) {
+      const child = await startEverythingHttp(port);
+      return () => stopChild(child);
+    },
+    tool: 'echo',
+    arguments: { message: 'hi' },
+    answer: 'Echo: hi',
+  },
+  ...MCP_ERAS.map(
+    (era): ComingBack => ({
+      server: 'the test server',
+      era,
+      async start(port) {
+        const server = await startTestServer({ era, port });
+        return () => server.close();
+      },
+      tool: 'echo_args',
+      arguments: { message: 'hi', token: 't' },
+      answer: '{"message":"hi","token":"t"}',
+    }),
+  ),
+];
+
+describe.each(COMING_BACK)('the circuit breaker against a dead HTTP server that comes back ($server, $era era)', (comingBack) => {
   let port: number;
   let pool: McpPool;
-  let server: ChildProcess | undefined;
+  let stop: (() => Promise<void>) | undefined;
   const log = recordingLogger();
   const call = () =>
-    pool.callTool({ server: 'api', tool: 'echo', arguments: { message: 'hi' }, toolUseId: 'b' });
+    pool.callTool({ server: 'api', tool: comingBack.tool, arguments: comingBack.arguments, toolUseId: 'b' });
 
   beforeAll(async () => {
     port = await freePort();
@@ -244,7 +322,7 @@ describe('the circuit breaker against a dead HTTP server that comes back', () =>
   });
   afterAll(async () => {
     await pool?.close();
-    if (server) await stopChild(server);
+    await stop?.();
   });
 
   it('throws retryable transport failures until N in a row open the circuit', async () => {
@@ -285,20 +363,21 @@ describe('the circuit breaker against a dead HTTP server that comes back', () =>
     expect(textOf(await call())).toBe('server api is unavailable (circuit open, next probe in 2 s)');
   });
 
-  it('lets exactly one probe through when half-open, and closes once the server is back on the same port', async () => {
-    server = await startEverythingHttp(port);
+  it('lets exactly one probe through when half-open, and closes once the server is back on the same port, in its era', async () => {
+    stop = await comingBack.start(port);
     await sleep(1550);
     expect(pool.status()[0]!.state).toBe('half-open');
     const [probe, other] = await Promise.all([call(), call()]);
-    expect(textOf(probe)).toBe('Echo: hi');
+    expect(textOf(probe)).toBe(comingBack.answer);
     expect(textOf(other)).toBe('server api is unavailable (circuit half-open, a probe is in progress)');
     expect(pool.status()[0]).toMatchObject({
       state: 'closed',
       consecutiveFailures: 0,
       opens: 2,
       connected: true,
+      era: comingBack.era,
     });
-    expect(textOf(await call())).toBe('Echo: hi');
+    expect(textOf(await call())).toBe(comingBack.answer);
     const transitions = log.lines
       .filter((l) => l.message.startsWith('mcp circuit breaker'))
       .map((l) => `${String(l.fields.from)}->${String(l.fields.to)}`);

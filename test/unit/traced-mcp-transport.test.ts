@@ -1,7 +1,8 @@
 /**
  * MCP request spans, over the SDK's in-memory transport pair with a real MCP server on the other
  * end, recorded by the OpenTelemetry SDK's in-memory exporter: a span per request ended by its
- * answer, its JSON-RPC error, its cancellation or the connection closing; none for notifications.
+ * answer, its JSON-RPC error, its cancellation (a notification, or the abort of its own HTTP
+ * request) or the connection closing; none for notifications.
  */
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -80,6 +81,19 @@ it('ends a cancelled request as cancelled, and one cut off by the connection clo
     [SpanStatusCode.ERROR, 'cancelled'],
     [SpanStatusCode.ERROR, 'connection_closed'],
   ]);
+});
+
+it('shows a per-request transport as one, and ends a request cancelled by aborting its own HTTP request as cancelled', async () => {
+  // What streamable HTTP is to the SDK: one HTTP request per JSON-RPC request, each with its own signal.
+  const perRequest = { hasPerRequestStream: true, start: async () => undefined, send: async () => undefined, close: async () => undefined };
+  const traced = new TracedMcpTransport(perRequest, { server: 'remote', transport: 'streamable-http' }, tracer);
+  expect(traced.hasPerRequestStream).toBe(true);
+  const abort = new AbortController();
+  await traced.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow' } }, { requestSignal: abort.signal });
+  expect(exporter.getFinishedSpans()).toEqual([]);
+  abort.abort();
+  const [span] = exporter.getFinishedSpans();
+  expect([span!.name, span!.status.code, span!.attributes['error.type']]).toEqual(['tools/call slow', SpanStatusCode.ERROR, 'cancelled']);
 });
 
 it('leaves transports unwrapped until a tracer is set', () => {
