@@ -46,7 +46,8 @@ it('resolves close() and ends the group when the server leaves a child behind', 
   `;
   const run = await runNode(script);
   expect(run.stderr).toBe('');
-  expect(run.stdout).toBe('listed 12 tools\nleft-behind child running: true\nclosed\n');
+  // server-everything offers its elicitation tools too: the client declares it can put questions to a person.
+  expect(run.stdout).toBe('listed 14 tools\nleft-behind child running: true\nclosed\n');
   expect(run.code).toBe(0);
   for (let i = 0; i < 20 && processTable().some((p) => p.args.includes(marker)); i++) await sleep(50);
   expect(processTable().filter((p) => p.args.includes(marker))).toEqual([]);

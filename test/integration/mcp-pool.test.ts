@@ -119,6 +119,7 @@ describe('a pool over four real servers from a .mcp.json', () => {
       unseenTools: ['echo', 'get-sum', 'trigger-long-running-operation'],
       startToCloseTimeoutMs: 40_000,
       heartbeatTimeoutMs: 15_000,
+      inputTimeoutMs: 600_000,
       retry: {
         maximumAttempts: 3,
         initialIntervalMs: 1000,
