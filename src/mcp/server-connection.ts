@@ -219,11 +219,12 @@ export class ServerConnection {
   /**
    * A new client over a new transport, its era negotiated (or taken from what the worker learned)
    * and the connection set up. A connect that fails with a remembered verdict forgets it and
-   * negotiates afresh once.
+   * negotiates afresh once. A verdict the `protocol` setting rules out (learned by another entry for
+   * the same server) is not used.
    */
   private async open(): Promise<{ client: Client; transport: Transport }> {
     const prior = this.config.transport === 'sse' ? undefined : this.verdicts.get(this.config);
-    if (!prior) return this.openNegotiated();
+    if (!prior || !this.allows(prior)) return this.openNegotiated();
     try {
       return await this.openWith(prior);
     } catch (err) {
@@ -239,8 +240,9 @@ export class ServerConnection {
   /** Connects without a remembered verdict, and remembers what the connect learned. */
   private async openNegotiated(): Promise<{ client: Client; transport: Transport }> {
     const opened = await this.openWith(undefined).catch(async (err: unknown) => {
-      // A stdio server that exits on the unknown `server/discover` request is a legacy server.
-      if (this.config.transport !== 'stdio' || !this.negotiates() || !probeClosed(err)) throw err;
+      // A stdio server that exits on the unknown `server/discover` request is a legacy server, when
+      // the era is negotiated (`protocol: auto`); a pinned 2026-07-28 never falls back.
+      if (this.config.transport !== 'stdio' || this.config.protocol !== 'auto' || !probeClosed(err)) throw err;
       this.log.info('mcp stdio server closed on the server/discover probe; starting it again for initialize', {});
       return this.openWith({ kind: 'legacy' });
     });
@@ -252,6 +254,12 @@ export class ServerConnection {
       );
     }
     return opened;
+  }
+
+  /** Whether the `protocol` setting allows connecting in the era of this verdict. */
+  private allows(prior: PriorDiscovery): boolean {
+    const protocol = this.config.protocol;
+    return protocol === 'auto' || (protocol === 'legacy') === (prior.kind === 'legacy');
   }
 
   /** Whether this server's era is negotiated (and so worth remembering). */
@@ -278,11 +286,6 @@ export class ServerConnection {
     try {
       return await this.initialize(new StreamableHTTPClientTransport(url, options), prior);
     } catch (err) {
-      if (refusesLegacy(err)) {
-        throw new Error(
-          `the server speaks only the 2026-07-28 protocol and refused the 2025-11-25 handshake (set protocol: auto or 2026-07-28): ${(err as Error).message}`,
-        );
-      }
       // Servers that speak only the legacy HTTP+SSE transport refuse the initialize (or discover) POST.
       const status = httpStatusOf(err);
       if (status !== 400 && status !== 404 && status !== 405) throw err;
@@ -348,6 +351,11 @@ export class ServerConnection {
       ]);
     } catch (err) {
       await transport.close().catch(() => undefined);
+      if (refusesLegacy(err)) {
+        throw new Error(
+          `the server speaks only the 2026-07-28 protocol and refused the 2025-11-25 handshake (set protocol: auto or 2026-07-28): ${(err as Error).message}`,
+        );
+      }
       // A probe the server closed is retried with the handshake (see openNegotiated), which says why.
       if (probeClosed(err) || !(transport instanceof ProcessGroupStdioTransport)) throw err;
       throw await withStderr(err, transport);

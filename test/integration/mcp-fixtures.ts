@@ -167,10 +167,11 @@ interface CallContext {
  * An in-process streamable HTTP MCP server of the era `era` (default legacy). Tools: `t1`…`t5`
  * (listed `pageSize` per page), `echo_args` (answers its arguments as JSON), `refuse` (JSON-RPC
  * invalid params), `crash` (JSON-RPC internal error), `fails` (a tool-level `isError`), `slow`
- * (`{ ms }`: progress every 100 ms, stops when cancelled).
+ * (`{ ms }`: progress every 100 ms, stops when cancelled). In the modern era a tools/list result
+ * carries `ttlMs: toolsTtlMs` (default 0: the SDK's, not to be reused).
  */
 export async function startTestServer(
-  opts: { pageSize?: number; port?: number; era?: McpEra } = {},
+  opts: { pageSize?: number; port?: number; era?: McpEra; toolsTtlMs?: number } = {},
 ): Promise<TestServer> {
   const pageSize = opts.pageSize ?? 2;
   const tools: Tool[] = [
@@ -241,8 +242,7 @@ export async function startTestServer(
     }
   };
 
-  const serve = opts.era === 'modern' ? serveModern : serveLegacy;
-  const served = serve(listTools, callTool, {
+  const record: Recorder = {
     request(req) {
       if (req.headers.authorization) authorizations.add(req.headers.authorization);
     },
@@ -250,7 +250,8 @@ export async function startTestServer(
       if (message.method !== undefined && message.id === undefined) notifications.push(message.method);
     },
     aborted: (what) => abortedRequests.push(what),
-  });
+  };
+  const served = opts.era === 'modern' ? serveModern(listTools, callTool, record, opts.toolsTtlMs) : serveLegacy(listTools, callTool, record);
   await new Promise<void>((resolve) => served.httpServer.listen(opts.port ?? 0, '127.0.0.1', resolve));
   const port = (served.httpServer.address() as AddressInfo).port;
   return {
@@ -420,11 +421,14 @@ function serveLegacy(listTools: ListTools, callTool: CallTool, record: Recorder)
  * sessions; a legacy `initialize` is answered 400 / -32022. A list change goes to open
  * `subscriptions/listen` streams; a cancelled call is an HTTP request the client aborted.
  */
-function serveModern(listTools: ListTools, callTool: CallTool, record: Recorder): Served {
+function serveModern(listTools: ListTools, callTool: CallTool, record: Recorder, toolsTtlMs?: number): Served {
   const makeServer = (): ModernServer => {
     const server = new ModernServer(
       { name: 'test-server', version: '1.0.0' },
-      { capabilities: { tools: { listChanged: true } } },
+      {
+        capabilities: { tools: { listChanged: true } },
+        ...(toolsTtlMs !== undefined ? { cacheHints: { 'tools/list': { ttlMs: toolsTtlMs } } } : {}),
+      },
     );
     server.setRequestHandler('tools/list', (req) => {
       const page = listTools(req.params?.cursor);

@@ -2,7 +2,9 @@
  * Real MCP servers from npm and our own fixtures, spawned with node and a resolved path. Each of our
  * fixtures serves one protocol era, picked by `era` (its `MCP_FIXTURE_ERA`): `legacy` (2025-11-25
  * and before: `initialize`, sessions) or `modern` (2026-07-28: `server/discover`, no sessions, a
- * legacy `initialize` refused with -32022). A client must speak the fixture's era to connect.
+ * legacy `initialize` refused with -32022). A client must speak the fixture's era to connect. Any
+ * fixture also takes, in `extra.env`, `REQUEST_LOG` (a file it logs every request method to) and
+ * `DISCOVER_TTL_MS` (its modern discover result's `ttlMs`): see test/support/serve-fixture.js.
  */
 import path from 'node:path';
 

@@ -11,7 +11,7 @@
 //                                      and prints `listening on port N` to stderr
 const http = require('node:http');
 const { z } = require('zod');
-const { modernServer, recordCall } = require('./serve-fixture');
+const { logRequests, modernServer, recordCall } = require('./serve-fixture');
 
 const tools = [
   {
@@ -95,5 +95,6 @@ if (process.argv[2] === 'http') {
     console.error(`listening on port ${server.address().port}`),
   );
 } else {
+  logRequests();
   require('@modelcontextprotocol/server/stdio').serveStdio(factory, { legacy: 'reject' });
 }

@@ -6,6 +6,12 @@
 // `call` is what a handler needs of either SDK's request context: `{ signal, progress(done, total) }`
 // (progress is sent only when the client asked for it). A raw tool's inputSchema is JSON Schema, sent
 // exactly as written by the SDK's low-level Server, and one `call(name, args)` answers every raw tool.
+//
+// With $REQUEST_LOG set, a stdio fixture appends one JSON line `{ method, pid }` to it for every
+// JSON-RPC request or notification it reads, before the SDK handles it: a test can count the
+// `server/discover` probes and `initialize` handshakes a client sent. With $DISCOVER_TTL_MS set, a
+// modern fixture's `server/discover` result says it may be reused for that long (`ttlMs`; the SDK's
+// default is 0: not to be reused).
 const fs = require('node:fs');
 const { z } = require('zod');
 
@@ -45,10 +51,19 @@ function callOf(req, notify) {
   };
 }
 
+/** A v2 server's options: tools, and the discover result's `ttlMs` when $DISCOVER_TTL_MS sets one. */
+function modernOptions() {
+  const ttl = process.env.DISCOVER_TTL_MS;
+  return {
+    capabilities: { tools: {} },
+    ...(ttl !== undefined ? { cacheHints: { 'server/discover': { ttlMs: Number(ttl) } } } : {}),
+  };
+}
+
 /** A v2 McpServer with the tools: one instance per connection (stdio) or per request (HTTP). */
 function modernServer(info, tools) {
   const { McpServer } = require('@modelcontextprotocol/server');
-  const server = new McpServer(info, { capabilities: { tools: {} } });
+  const server = new McpServer(info, modernOptions());
   for (const t of tools) {
     server.registerTool(
       t.name,
@@ -75,7 +90,7 @@ function rawServer(info, tools, call) {
   const { Server } = MODERN
     ? require('@modelcontextprotocol/server')
     : require('@modelcontextprotocol/sdk/server/index.js');
-  const server = new Server(info, { capabilities: { tools: {} } });
+  const server = new Server(info, MODERN ? modernOptions() : { capabilities: { tools: {} } });
   if (MODERN) {
     server.setRequestHandler('tools/list', () => ({ tools }));
     server.setRequestHandler('tools/call', (req) => call(req.params.name, req.params.arguments ?? {}));
@@ -89,8 +104,30 @@ function rawServer(info, tools, call) {
   return server;
 }
 
+/** Logs the method of every JSON-RPC message on stdin to $REQUEST_LOG (when set). */
+function logRequests() {
+  const file = process.env.REQUEST_LOG;
+  if (!file) return;
+  let buffered = '';
+  process.stdin.on('data', (chunk) => {
+    buffered += chunk.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop();
+    for (const line of lines) {
+      let method;
+      try {
+        method = JSON.parse(line).method;
+      } catch {
+        continue;
+      }
+      if (method) fs.appendFileSync(file, JSON.stringify({ method, pid: process.pid }) + '\n');
+    }
+  });
+}
+
 /** Serves the server `make()` builds over stdio, in this process's era. */
 function serveStdio(make) {
+  logRequests();
   if (MODERN) {
     require('@modelcontextprotocol/server/stdio').serveStdio(() => make(), { legacy: 'reject' });
     return;
@@ -105,6 +142,7 @@ function serveStdio(make) {
 }
 
 module.exports = {
+  logRequests,
   recordCall,
   rpcError,
   modernServer,
