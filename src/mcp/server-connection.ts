@@ -356,6 +356,9 @@ export class ServerConnection {
           `the server speaks only the 2026-07-28 protocol and refused the 2025-11-25 handshake (set protocol: auto or 2026-07-28): ${(err as Error).message}`,
         );
       }
+      if (this.config.protocol === '2026-07-28' && probeClosed(err)) {
+        throw new Error(`${(err as Error).message} (the server may speak only 2025-11-25: set protocol: auto)`);
+      }
       // A probe the server closed is retried with the handshake (see openNegotiated), which says why.
       if (probeClosed(err) || !(transport instanceof ProcessGroupStdioTransport)) throw err;
       throw await withStderr(err, transport);

@@ -759,7 +759,7 @@ describe('the modern era: what the server and the protocol setting decide', () =
         expect(listed.unavailable).toHaveLength(1);
         const reason = listed.unavailable[0]!.reason;
         expect(reason).toBe(
-          'connect to s failed: Version negotiation failed: the server did not offer pinned protocol version 2026-07-28 via server/discover (no fallback in pin mode)',
+          'connect to s failed: Version negotiation failed: the server did not offer pinned protocol version 2026-07-28 via server/discover (no fallback in pin mode) (the server may speak only 2025-11-25: set protocol: auto)',
         );
         expect(pool.status()[0]).toMatchObject({ connected: false, spawned: transport === 'stdio' ? 1 : 0 });
         expect(handshakes()).toBe(0);
