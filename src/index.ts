@@ -53,12 +53,15 @@ export {
   listPendingApprovals,
   approveToolCall,
   denyToolCall,
+  answerToolCall,
   ApprovalDecisionError,
+  InvalidAnswerError,
   type PendingApproval,
   type ListPendingApprovalsOptions,
   type DecisionOptions,
 } from './client/approvals';
-export type { ApprovalRecord, ApprovalOutcome, ApprovalDecision, TurnApprovalInput } from './core/approvals';
+export type { ApprovalRecord, ApprovalOutcome, ApprovalDecision, TurnApprovalInput, PendingApprovalMemo } from './core/approvals';
+export type { InputRequest, InputResponse } from './core/input-requests';
 export { WAITING_APPROVAL_STATUS, RUN_STATUSES, END_STATUSES, type RunStatus, type EndStatus } from './core/run-status';
 export type { ToolApproval } from './core/contracts';
 export { workflowUrl } from './client/ui-link';

@@ -11,23 +11,31 @@ export function waitLength(ms: number): string {
   return `${Number(value.toFixed(1))} ${unit}`;
 }
 
+/** What a decided call's outcome reads as: a call that waited for input was answered (or done) or declined. */
+function outcomeWord(r: ApprovalRecord): string {
+  if (r.kind !== 'input') return r.outcome ?? 'waiting';
+  return r.outcome === 'approved' ? (r.answer !== undefined ? 'answered' : 'done') : r.outcome === 'denied' ? 'declined' : (r.outcome ?? 'waiting');
+}
+
 /**
  * `step 1 · files__write_file · approved by alice at 2026-…Z (waited 7.2 s) · reason "ok"`; a
- * decision without an identity is "by a person"; `now` times a call still waiting.
+ * decision without an identity is "by a person"; `now` times a call still waiting. A call that
+ * waited for input (the server's questions) says `input` and is answered, done or declined.
  */
 export function approvalLine(r: ApprovalRecord, now = Date.now()): string {
   const requested = Date.parse(r.requestedAt);
+  const input = r.kind === 'input';
   let how: string;
   if (!r.outcome || r.decidedAt === undefined) {
-    const limit = r.timeoutMs !== undefined ? `, denied after ${waitLength(r.timeoutMs)}` : '';
-    how = `waiting since ${r.requestedAt} (${waitLength(now - requested)} so far${limit})`;
+    const limit = r.timeoutMs !== undefined ? `, ${input ? 'declined' : 'denied'} after ${waitLength(r.timeoutMs)}` : '';
+    how = `${input ? 'waiting for input' : 'waiting'} since ${r.requestedAt} (${waitLength(now - requested)} so far${limit})`;
   } else if (r.outcome === 'timed_out') {
-    how = `timed out after ${waitLength(r.timeoutMs ?? Date.parse(r.decidedAt) - requested)} at ${r.decidedAt}, no decision`;
+    how = `timed out after ${waitLength(r.timeoutMs ?? Date.parse(r.decidedAt) - requested)} at ${r.decidedAt}, ${input ? 'no answer: declined' : 'no decision'}`;
   } else {
     const reason = r.reason !== undefined ? ` · reason ${JSON.stringify(r.reason)}` : '';
-    how = `${r.outcome} by ${r.decidedBy ?? 'a person'} at ${r.decidedAt} (waited ${waitLength(Date.parse(r.decidedAt) - requested)})${reason}`;
+    how = `${outcomeWord(r)} by ${r.decidedBy ?? 'a person'} at ${r.decidedAt} (waited ${waitLength(Date.parse(r.decidedAt) - requested)})${reason}`;
   }
-  return `step ${r.step} · ${r.name} · ${how}`;
+  return `step ${r.step} · ${r.name}${input ? ` · input${r.round !== undefined && r.round > 1 ? ` (round ${r.round})` : ''}` : ''} · ${how}`;
 }
 
 /** A turn's approvals as a block: a heading and one line per call; none when no call waited. */

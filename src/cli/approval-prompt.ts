@@ -5,7 +5,7 @@
  */
 import readline from 'node:readline/promises';
 import type { Client } from '@temporalio/client';
-import { ApprovalDecisionError, approveToolCall, denyToolCall } from '../client/approvals';
+import { ApprovalDecisionError, InvalidAnswerError, approveToolCall, denyToolCall } from '../client/approvals';
 import type { ApprovalRecord } from '../core/approvals';
 import { oneLine } from '../core/text';
 
@@ -13,7 +13,7 @@ import { oneLine } from '../core/text';
 const INPUT_CHARS = 80;
 
 /** A shell word: quoted unless it is plain. */
-function shellWord(value: string): string {
+export function shellWord(value: string): string {
   return /^[A-Za-z0-9_./:@=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -123,6 +123,11 @@ export class ApprovalPrompt {
       // waiting (or without this answer), and the run keeps following it.
       const why = err instanceof ApprovalDecisionError ? err.message : `could not send the decision: ${(err as Error).message}`;
       process.stderr.write(`not applied: ${why}\n`);
+      // A call waiting for the server's questions is answered with `respond` (src/cli/commands/respond.ts).
+      if (err instanceof InvalidAnswerError) {
+        const tail = [this.opts.turnId, call.callId, ...(this.opts.connectionArgs ?? [])].map(shellWord).join(' ');
+        process.stderr.write(`  answer: mcp-turns respond ${tail} --data '<json>' (see mcp-turns approvals)\n`);
+      }
     }
   }
 }

@@ -19,6 +19,7 @@ import type * as CodecServer from './commands/codec-server';
 import type * as Decide from './commands/decide';
 import type * as Demo from './commands/demo';
 import type * as Keys from './commands/keys';
+import type * as Respond from './commands/respond';
 import type * as Run from './commands/run';
 import type * as Serve from './commands/serve';
 import type * as Server from './commands/server';
@@ -46,6 +47,7 @@ const COMMANDS: Record<string, () => Command> = {
   approvals: () => (require('./commands/approvals') as typeof Approvals).approvalsCommand(),
   approve: () => (require('./commands/decide') as typeof Decide).approveCommand(),
   deny: () => (require('./commands/decide') as typeof Decide).denyCommand(),
+  respond: () => (require('./commands/respond') as typeof Respond).respondCommand(),
   demo: () => (require('./commands/demo') as typeof Demo).demoCommand(),
   'stub-model': () => (require('./commands/stub-model') as typeof StubModel).stubModelCommand(),
   auth: () => (require('./commands/auth') as typeof Auth).authCommand(),

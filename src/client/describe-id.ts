@@ -23,6 +23,8 @@ export interface IdDescription {
   closeTime?: Date;
   /** Its search attributes (whose it is: src/client/owner.ts). */
   searchAttributes: TypedSearchAttributes;
+  /** Its memo as it stands (a turn's: the calls waiting for a person, src/core/approvals.ts). */
+  memo?: Record<string, unknown>;
 }
 
 /** What `id` names in the client's namespace; undefined when no workflow has that id. */
@@ -44,6 +46,7 @@ export async function describeId(client: Client, id: string): Promise<IdDescript
     startTime: described.startTime,
     ...(described.closeTime ? { closeTime: described.closeTime } : {}),
     searchAttributes: described.typedSearchAttributes,
+    ...(described.memo ? { memo: described.memo } : {}),
   };
 }
 

@@ -7,6 +7,7 @@
 import type { InputRequest } from './input-requests';
 import type { McpToolDescriptor, ToolApproval, ToolTarget } from './contracts';
 import { matchesToolPattern } from './tool-patterns';
+import { isRecord } from './is-record';
 import { oneLine } from './text';
 
 /** Approval requirements a turn adds to the worker's. */
@@ -77,12 +78,24 @@ export const PENDING_APPROVALS_MEMO = 'pendingApprovals';
  */
 export const MEMO_INPUT_BYTES = 2048;
 
+/**
+ * The largest questions of a call waiting for input (its `requests` as JSON, in UTF-8 bytes) the memo
+ * keeps whole. A form's schema is small (flat fields of primitives: a few hundred bytes, an enum of
+ * every country a few KB) and is what a front door renders the form from, so the limit is generous;
+ * it is there because a server chooses the size of what it asks, and a memo over the server's memo
+ * limit fails the turn's workflow task, so a turn would be stuck on one server's huge schema.
+ */
+export const MEMO_REQUESTS_BYTES = 16_384;
+
 /** The shortened line of JSON the memo keeps for arguments over {@link MEMO_INPUT_BYTES}. */
 const MEMO_PREVIEW_CHARS = 300;
 
 /**
  * A waiting call as the turn's memo lists it: the arguments as Claude gave them, or, when their JSON
- * is over {@link MEMO_INPUT_BYTES}, `inputTruncated` and a shortened line of that JSON instead.
+ * is over {@link MEMO_INPUT_BYTES}, `inputTruncated` and a shortened line of that JSON instead; the
+ * server's questions whole, or, over {@link MEMO_REQUESTS_BYTES}, `requestsTruncated` and each form
+ * reduced to its fields (names, types, titles, which are required) with its message shortened. The
+ * turn's pending-approvals query has both whole.
  */
 export interface PendingApprovalMemo extends Omit<ApprovalRecord, 'input'> {
   /** The arguments Claude gave; absent when `inputTruncated`. */
@@ -90,14 +103,43 @@ export interface PendingApprovalMemo extends Omit<ApprovalRecord, 'input'> {
   /** The arguments were too large for the memo: `inputPreview` has their JSON shortened to one line. */
   inputTruncated?: true;
   inputPreview?: string;
+  /** The questions were too large for the memo: `requests` lists them shortened (forms: their fields only). */
+  requestsTruncated?: true;
 }
 
-/** What the memo lists for a waiting call: small arguments as they are, large ones shortened. */
+const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
+
+/** What the memo lists for a waiting call: small arguments and questions as they are, large ones shortened. */
 export function pendingApprovalMemo(record: ApprovalRecord): PendingApprovalMemo {
-  const json = JSON.stringify(record.input ?? {});
-  if (new TextEncoder().encode(json).length <= MEMO_INPUT_BYTES) return { ...record };
-  const { input: _large, ...rest } = record;
-  return { ...rest, inputTruncated: true, inputPreview: oneLine(json, MEMO_PREVIEW_CHARS) };
+  const { input, requests, ...rest } = record;
+  const json = JSON.stringify(input ?? {});
+  const args = utf8Bytes(json) <= MEMO_INPUT_BYTES ? { input } : { inputTruncated: true as const, inputPreview: oneLine(json, MEMO_PREVIEW_CHARS) };
+  return { ...rest, ...args, ...(requests ? memoRequests(requests) : {}) };
+}
+
+/** The questions as the memo keeps them: whole up to {@link MEMO_REQUESTS_BYTES}, else shortened. */
+function memoRequests(requests: InputRequest[]): Pick<PendingApprovalMemo, 'requests' | 'requestsTruncated'> {
+  if (utf8Bytes(JSON.stringify(requests)) <= MEMO_REQUESTS_BYTES) return { requests };
+  const fieldsOnly = requests.map((r) => ({ ...r, message: oneLine(r.message, MEMO_PREVIEW_CHARS), ...(r.mode === 'form' ? { requestedSchema: formFields(r.requestedSchema) } : {}) }));
+  if (utf8Bytes(JSON.stringify(fieldsOnly)) <= MEMO_REQUESTS_BYTES) return { requests: fieldsOnly, requestsTruncated: true };
+  // Even the fields are too many: each form and URL only says that there is one.
+  const bare = fieldsOnly.map((r) => (r.mode === 'form' ? { ...r, requestedSchema: { type: 'object' } } : { ...r, url: oneLine(r.url, MEMO_PREVIEW_CHARS) }));
+  return { requests: bare, requestsTruncated: true };
+}
+
+/** A form's schema reduced to what lists it: each field's type, format and title, and which are required. */
+function formFields(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = isRecord(schema.properties) ? schema.properties : {};
+  const fields = Object.fromEntries(
+    Object.entries(properties).map(([name, field]) => {
+      const f = isRecord(field) ? field : {};
+      const kept = Object.fromEntries(
+        (['type', 'format', 'title'] as const).filter((k) => typeof f[k] === 'string' || (k === 'type' && Array.isArray(f[k]))).map((k) => [k, f[k]]),
+      );
+      return [name, typeof f.title === 'string' ? { ...kept, title: oneLine(f.title, 80) } : kept];
+    }),
+  );
+  return { type: 'object', properties: fields, ...(Array.isArray(schema.required) ? { required: schema.required.filter((r) => typeof r === 'string') } : {}) };
 }
 
 /** The `decide` update's argument: one call, or every call waiting now. */
@@ -167,7 +209,12 @@ export function denialText(record: Pick<ApprovalRecord, 'name' | 'outcome' | 're
 export function decisionProblem(records: readonly ApprovalRecord[], decision: ApprovalDecision): string | undefined {
   if (decision.callId === undefined) {
     if (decision.input !== undefined) return 'an answer names the call it answers';
-    return records.some((r) => !r.outcome) ? undefined : 'no tool call of this turn is waiting for approval';
+    const waiting = records.filter((r) => !r.outcome);
+    if (!waiting.length) return 'no tool call of this turn is waiting for approval';
+    // Approving every waiting call approves approvals: a server's questions are answered one call at a time.
+    const asking = decision.approve ? waiting.find((r) => r.kind === 'input') : undefined;
+    if (asking) return `tool call ${asking.callId} (${asking.name}) waits for input, not for approval: answer or decline it by its call id first`;
+    return undefined;
   }
   const record = [...records].reverse().find((r) => r.callId === decision.callId);
   if (!record) {

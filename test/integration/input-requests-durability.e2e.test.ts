@@ -73,7 +73,7 @@ it('answers with `mcp-turns respond` after the waiting worker was SIGKILLed; the
   await new Promise((r) => first.once('exit', r));
   await start();
 
-  const respond = await runCli(['respond', handle.workflowId, waiting!.callId, '--data', '{"guests": 4, "time": "19:30"}', '--identity', 'alice@test']);
+  const respond = await runCli(['respond', handle.workflowId, waiting!.callId, '--data', '{"guests": 4, "time": "19:30"}', '--as', 'alice@test', '--address', process.env.MCP_TURNS_TEST_TEMPORAL_ADDRESS!]);
   expect(respond.stderr).toBe('');
   expect(respond.code).toBe(0);
 

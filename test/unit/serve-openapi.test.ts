@@ -1,7 +1,8 @@
 /**
  * `/openapi.json` is built from the routes' zod schemas: the turn bodies document every option of a
  * turn's input (its `output`, the request controls), the legacy sampling fields refused by name do
- * not break it, and every `$ref` names a component the document has.
+ * not break it, every `$ref` names a component the document has, and a decision on a waiting call
+ * takes an answer to a server's questions.
  */
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
@@ -57,4 +58,13 @@ test('the legacy sampling fields are documented as refused, not as taking anythi
   const props = bodyOf('/v1/turns').properties!;
   for (const field of ['temperature', 'top_p', 'top_k', 'topP', 'topK'])
     expect(props[field]).toEqual({ not: {}, deprecated: true, description: expect.stringMatching(/^Refused: the Messages API .* no longer takes temperature/) });
+});
+
+test('a decision on a waiting call documents approved, an answer to its questions (input, an object) and reason, none required, and a 400', () => {
+  const body = bodyOf('/v1/approvals/{turn}/{call}');
+  expect(Object.keys(body.properties!)).toEqual(['approved', 'input', 'reason']);
+  expect(body.required ?? []).toEqual([]);
+  expect(body.properties!.input).toMatchObject({ type: 'object' });
+  const { responses } = doc.paths['/v1/approvals/{turn}/{call}']!.post as unknown as { responses: Record<string, unknown> };
+  expect(Object.keys(responses)).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
 });

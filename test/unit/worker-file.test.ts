@@ -137,6 +137,7 @@ describe('valid configs', () => {
       localTools: [],
       startToCloseTimeoutMs: 40_000,
       heartbeatTimeoutMs: 15_000,
+      inputTimeoutMs: 600_000,
       retry: {
         maximumAttempts: 3,
         initialIntervalMs: 1000,

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ApprovalDecisionError, approveToolCall, denyToolCall } from '../../client/approvals';
+import { ApprovalDecisionError, InvalidAnswerError, approveToolCall, denyToolCall } from '../../client/approvals';
 import type { ApprovalRecord } from '../../core/approvals';
 import { CliError } from '../cli-error';
 import { EXIT } from '../exit-codes';
@@ -14,9 +14,10 @@ interface DecideOptions {
   namespace?: string;
 }
 
-/** One line per decided call. */
+/** One line per decided call (a call that waited for input: declined, or done). */
 function decidedLine(turnId: string, record: ApprovalRecord): string {
-  return `${record.outcome} ${record.name} (call ${record.callId}) of turn ${turnId}${record.decidedBy ? ` as ${record.decidedBy}` : ''}`;
+  const how = record.kind !== 'input' ? record.outcome : record.outcome === 'denied' ? 'declined' : record.outcome === 'approved' ? 'done' : record.outcome;
+  return `${how} ${record.name} (call ${record.callId}) of turn ${turnId}${record.decidedBy ? ` as ${record.decidedBy}` : ''}`;
 }
 
 /** `approve` or `deny`: one call of a turn, or every call of it waiting now. */
@@ -40,6 +41,8 @@ function decisionCommand(verb: 'approve' | 'deny'): Command {
       const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       try {
         const decided = await (approve ? approveToolCall : denyToolCall)(client, turnId, callId, decision).catch((err: unknown) => {
+          // A call waiting for input is answered with `respond`: approving one whose form asks for values is bad input.
+          if (err instanceof InvalidAnswerError) throw new CliError(`cannot ${verb}: ${err.message} (mcp-turns respond ${turnId} ${callId ?? '<call>'} --data '<json>')`, EXIT.badInput);
           if (err instanceof ApprovalDecisionError) throw new CliError(`cannot ${verb}: ${err.message}`, err.notFound ? EXIT.notFound : EXIT.failed);
           throw err;
         });
