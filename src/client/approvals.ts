@@ -168,9 +168,11 @@ async function decide(
   // server's questions, which an answer is checked against before it is sent.
   const turn = await turnAt(client, turnId);
   if ('refusal' in turn) throw turn.refusal;
-  if (decision.callId !== undefined && decision.approve) await checkAnswer(client, turnId, turn.memo, { ...decision, callId: decision.callId }, answering);
+  // An answer names the round of questions it was checked against: a newer round refuses it.
+  const round =
+    decision.callId !== undefined && decision.approve ? await checkAnswer(client, turnId, turn.memo, { ...decision, callId: decision.callId }, answering) : undefined;
   try {
-    return await handle.executeUpdate(decideUpdate, { args: [decision] });
+    return await handle.executeUpdate(decideUpdate, { args: [{ ...decision, ...(round !== undefined ? { round } : {}) }] });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) {
       // The turn's validator refused it: its message is the reason, in one line.
@@ -209,21 +211,22 @@ async function checkAnswer(
   memo: Record<string, unknown> | undefined,
   decision: ApprovalDecision & { callId: string },
   answering: boolean,
-): Promise<void> {
+): Promise<number | undefined> {
   const listed = (Array.isArray(memo?.[PENDING_APPROVALS_MEMO]) ? (memo[PENDING_APPROVALS_MEMO] as PendingApprovalMemo[]) : []).find(
     (r) => r.callId === decision.callId && !r.outcome,
   );
-  if (!listed) return;
+  if (!listed) return undefined;
   if (listed.kind !== 'input') {
     if (answering) throw new InvalidAnswerError(`tool call ${listed.callId} (${listed.name}) waits for approval, not for input: approve or deny it`, turnId);
     const problem = decisionProblem([{ ...listed, input: listed.input }], decision);
     if (problem) throw new InvalidAnswerError(problem, turnId);
-    return;
+    return undefined;
   }
   const requests = listed.requestsTruncated ? await fullRequests(client, turnId, decision.callId) : listed.requests;
-  if (!requests) return; // it no longer waits: the turn says so
+  if (!requests) return undefined; // it no longer waits: the turn says so
   const problem = decisionProblem([{ ...listed, input: listed.input, requests }], decision) ?? answerProblem(requests, decision.input);
   if (problem) throw new InvalidAnswerError(problem, turnId);
+  return listed.round;
 }
 
 /** The whole questions of a waiting call whose memo shortened them, from the turn (a worker answers); undefined when it no longer waits. */

@@ -152,6 +152,8 @@ export interface ApprovalDecision {
    * A URL question takes none (the person says done).
    */
   input?: Record<string, unknown>;
+  /** The round of questions the answer was checked against (kind `input`): refused once a newer round asks. */
+  round?: number;
   /** The tool_use id; absent = every pending call of the turn. */
   callId?: string;
   reason?: string;
@@ -224,6 +226,9 @@ export function decisionProblem(records: readonly ApprovalRecord[], decision: Ap
   if (record.outcome) {
     const by = record.decidedBy ? ` by ${record.decidedBy}` : '';
     return `tool call ${record.callId} (${record.name}) was already decided: ${record.outcome}${by}${record.decidedAt ? ` at ${record.decidedAt}` : ''}`;
+  }
+  if (record.kind === 'input' && decision.round !== undefined && record.round !== decision.round) {
+    return `tool call ${record.callId} (${record.name}) now asks round ${record.round} of questions; the answer was for round ${decision.round}: read the new questions and answer again`;
   }
   if (record.kind !== 'input' && decision.input !== undefined) {
     return `tool call ${record.callId} (${record.name}) waits for approval, not for input: approve or deny it`;

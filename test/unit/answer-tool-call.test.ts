@@ -68,7 +68,7 @@ it('sends a good answer with who gave it, and sends nothing for a bad one', asyn
   expect(bad).toMatchObject({ message: 'input.guests: must be >= 1', turnId: 'turn-1' });
   expect(sent).toEqual([]);
   const decided = await answerToolCall(client, 'turn-1', 'toolu_1', { guests: 3 }, { identity: 'alice', reason: 'for the team' });
-  expect(sent).toEqual([{ approve: true, callId: 'toolu_1', input: { guests: 3 }, identity: 'alice', reason: 'for the team' }]);
+  expect(sent).toEqual([{ approve: true, callId: 'toolu_1', input: { guests: 3 }, identity: 'alice', reason: 'for the team', round: 1 }]);
   expect(decided[0]).toMatchObject({ outcome: 'approved', answer: { guests: 3 }, decidedBy: 'alice' });
 });
 
@@ -107,7 +107,7 @@ it('says done to a URL question without input, and leaves a call the memo does n
   await answerToolCall(client, 'turn-1', 'toolu_url', undefined, { identity: 'alice' });
   await answerToolCall(client, 'turn-1', 'toolu_gone', { anything: true }, { identity: 'alice' });
   expect(sent).toEqual([
-    { approve: true, callId: 'toolu_url', identity: 'alice' },
+    { approve: true, callId: 'toolu_url', identity: 'alice', round: 1 },
     { approve: true, callId: 'toolu_gone', input: { anything: true }, identity: 'alice' },
   ]);
 });

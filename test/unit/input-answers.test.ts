@@ -134,6 +134,14 @@ describe('the decisions the turn refuses for a call waiting for input', () => {
     expect(decisionProblem([waiting('b', 'input')], { approve: false, callId: 'b' })).toBeUndefined();
   });
 
+  it('an answer checked against an earlier round of questions than the one asked now', () => {
+    const answer = { approve: true, callId: 'b', input: { guests: 1, time: 'now' } };
+    expect(decisionProblem([waiting('b', 'input')], { ...answer, round: 1 })).toBeUndefined();
+    expect(decisionProblem([{ ...waiting('b', 'input'), round: 2 }], { ...answer, round: 1 })).toBe(
+      'tool call b (modern__book_table) now asks round 2 of questions; the answer was for round 1: read the new questions and answer again',
+    );
+  });
+
   it('approving every waiting call while one waits for input: that one is answered by its id', () => {
     expect(decisionProblem([waiting('a'), waiting('b', 'input')], { approve: true })).toBe(
       'tool call b (modern__book_table) waits for input, not for approval: answer or decline it by its call id first',
