@@ -42,6 +42,7 @@ beforeAll(async () => {
       book: oneCall('bookings__book_table', { restaurant: 'Chez Ana' }),
       'book-quick': oneCall('quick__book_table', { restaurant: 'Le Rapide' }),
       confirm: oneCall('orders__confirm_order', { orderId: 'A-17' }),
+      calendar: oneCall('bookings__connect_calendar', { account: 'ana@example.com' }),
     },
     servers: {
       bookings: modernStdio(counts.bookings),
@@ -112,6 +113,25 @@ describe('modern era: input_required', () => {
     expect(JSON.stringify(result.messages)).toContain('no booking at Le Rapide: the person said decline');
     expect(result.approvals).toEqual([expect.objectContaining({ kind: 'input', outcome: 'timed_out' })]);
     expect(lines(counts.quick).map((l) => (l.args as { action?: string }).action)).toEqual([undefined, 'decline']);
+  });
+});
+
+describe('modern era: a URL to visit', () => {
+  it('shows the URL, waits for the person to say done, then sends the call again with accept', async () => {
+    fs.rmSync(counts.bookings, { force: true });
+    const handle = await start('connect my calendar', 'calendar', ['bookings']);
+    const waiting = await waitingInput(handle);
+    expect(waiting.requests).toEqual([
+      { key: 'authorize', mode: 'url', message: 'Authorize the calendar of ana@example.com', url: 'https://calendar.example.com/authorize?account=ana%40example.com' },
+    ]);
+    // Done is an approval without values.
+    await decide(handle, { approve: true, callId: waiting.callId });
+    const result: ChatTurnResult = await handle.result();
+    expect(JSON.stringify(result.messages)).toContain('calendar of ana@example.com connected');
+    expect(lines(counts.bookings).map((l) => l.args)).toEqual([
+      { account: 'ana@example.com', asked: true },
+      { account: 'ana@example.com', action: 'accept', requestState: 'calendar:ana@example.com' },
+    ]);
   });
 });
 

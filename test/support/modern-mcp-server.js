@@ -61,6 +61,26 @@ tools.push({
     return { content: [{ type: 'text', text: `booked ${restaurant} for ${answer.content.guests} at ${answer.content.time}` }] };
   },
 });
+/** `connect_calendar` asks the person to visit a URL (and say done); its state says which account. */
+tools.push({
+  name: 'connect_calendar',
+  description: 'Connects a calendar account; the person authorizes it on a web page',
+  inputSchema: { account: z.string() },
+  run: async ({ account }, call) => {
+    const answer = inputResponse(call.inputResponses, 'authorize');
+    if (answer.kind === 'missing') {
+      recordCall('connect_calendar', { account, asked: true });
+      return inputRequired({
+        inputRequests: {
+          authorize: inputRequired.elicitUrl({ message: `Authorize the calendar of ${account}`, url: `https://calendar.example.com/authorize?account=${encodeURIComponent(account)}` }),
+        },
+        requestState: `calendar:${account}`,
+      });
+    }
+    recordCall('connect_calendar', { account, action: answer.action, requestState: call.requestState });
+    return { content: [{ type: 'text', text: answer.action === 'accept' ? `calendar of ${account} connected` : `calendar of ${account} not connected: ${answer.action}` }] };
+  },
+});
 const factory = () => modernServer({ name: 'modern', version: '1.0.0' }, tools);
 
 if (process.argv[2] === 'http') {
