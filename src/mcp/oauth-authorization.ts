@@ -229,6 +229,9 @@ export async function authorizeServer(
         },
       },
     });
+    // Discovered afresh: the server may have moved to another authorization server since the
+    // metadata was stored, and `auth()` would otherwise keep going to the old one (SEP-2352).
+    await provider.invalidateCredentials('discovery');
     const challenge = await readChallenge(config);
     const scope = computeScopeUnion(challenge?.scope, await provider.pendingScope(), settings.scope);
     const request = {

@@ -33,6 +33,7 @@ import { ArgumentValidator } from './argument-validation';
 import { toolApproval } from './approval-policy';
 import { CircuitBreaker, type BreakerDecision, type BreakerState } from './circuit-breaker';
 import { claudeInputSchema } from './claude-tool-schema';
+import { invalidParamHeaders } from './param-headers';
 import type { ServerConfig } from './config-schema';
 import { serverLogger, silentLogger, type McpLogger } from './logger';
 import { serverRedactors, type Redactor } from './redaction';
@@ -311,10 +312,12 @@ export class McpPool {
         entry.log.warn('allowed_tools names tools the server does not have', { missing });
       }
       entry.toolCount = visible.length;
+      // Calls copy x-mcp-header arguments into Mcp-Param-* headers: 2026-07-28 over HTTP, as the SDK does.
+      const headers = entry.connection.era === 'modern' && entry.config.transport !== 'stdio';
       const tools: McpToolDescriptor[] = [];
       const unusable: UnusableTool[] = [];
       for (const t of visible) {
-        const described = this.describe(entry.config, t);
+        const described = this.describe(entry.config, t, headers);
         if ('tool' in described) tools.push(described.tool);
         else unusable.push({ server: entry.config.name, name: t.name, reason: described.unusable });
       }
@@ -348,24 +351,30 @@ export class McpPool {
 
   /**
    * The tool as Claude sees it: its input schema in a form the Messages API accepts, never asking
-   * for (or telling about) the arguments the worker injects; or why it cannot be offered.
+   * for (or telling about) the arguments the worker injects; or why it cannot be offered. Where
+   * calls copy arguments into headers (`headers`), a tool whose `x-mcp-header` annotations break
+   * the 2026-07-28 rule is left out, as that revision requires.
    */
-  private describe(config: ServerConfig, tool: McpTool): Described {
+  private describe(config: ServerConfig, tool: McpTool, headers: boolean): Described {
     const cached = this.described.get(tool);
     if (cached) return cached;
-    const claude = claudeInputSchema(tool.inputSchema, { hidden: Object.keys(config.inject) });
-    const described: Described = claude.ok
-      ? {
-          tool: {
-            server: config.name,
-            name: tool.name,
-            ...(tool.title ? { title: tool.title } : {}),
-            ...(tool.description ? { description: tool.description } : {}),
-            inputSchema: claude.schema,
-            ...approvalOf(config, tool.name),
-          },
-        }
-      : { unusable: `input schema cannot be offered to Claude: ${claude.reason}` };
+    const badHeaders = headers ? invalidParamHeaders(tool.inputSchema) : undefined;
+    const claude = badHeaders ? undefined : claudeInputSchema(tool.inputSchema, { hidden: Object.keys(config.inject) });
+    let described: Described;
+    if (!claude) described = { unusable: `breaks the 2026-07-28 header rule: ${badHeaders}` };
+    else if (!claude.ok) described = { unusable: `input schema cannot be offered to Claude: ${claude.reason}` };
+    else {
+      described = {
+        tool: {
+          server: config.name,
+          name: tool.name,
+          ...(tool.title ? { title: tool.title } : {}),
+          ...(tool.description ? { description: tool.description } : {}),
+          inputSchema: claude.schema,
+          ...approvalOf(config, tool.name),
+        },
+      };
+    }
     this.described.set(tool, described);
     return described;
   }
