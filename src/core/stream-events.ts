@@ -19,6 +19,7 @@ import type { TurnResponse } from './response';
 import type { TokenUsage } from './usage';
 import type { EndStatus } from './run-status';
 import type { DroppedTool, ServerUnavailable } from './contracts';
+import type { InputRequest } from './input-requests';
 
 /** The id of step `n`'s text deltas. */
 export const stepTextId = (step: number): string => `step-${step}`;
@@ -106,6 +107,31 @@ export type TurnStreamEvent = Base &
         by?: string;
         reason?: string;
         timeoutMs?: number;
+      }
+    | {
+        /**
+         * A tool call's server asked the person questions (src/core/input-requests.ts): the call
+         * waits for the answers (`waiting`), then is sent again with them; the same call may be
+         * asked again (a new `round`). Every event of a round carries what was asked, so its last
+         * one alone tells the whole round.
+         */
+        type: 'data-input';
+        toolCallId: string;
+        /** Which round of the call's questions, from 1. */
+        round: number;
+        /** Answered (accepted), declined, or declined for want of an answer in `timeoutMs`. */
+        state: 'waiting' | 'answered' | 'declined' | 'timed_out';
+        toolName: string;
+        server: string;
+        tool: string;
+        /** The server's questions, each with its message: a form with its schema, or a URL to visit. */
+        requests: InputRequest[];
+        timeoutMs?: number;
+        /** Who answered or declined (the identity the decision came with). */
+        by?: string;
+        reason?: string;
+        /** With `answered`: what the person gave (a form's content; several forms' by request key; none for a URL). */
+        answer?: Record<string, unknown>;
       }
     | {
         type: 'tool-output-available';

@@ -17,6 +17,12 @@
  *   `providerExecuted`, titled `Claude · <tool>`. An approval request's id is
  *   `<turnId>/<callId>`; a denial or a timed-out wait answers the call with `tool-output-denied`
  *   once, and every decision is also a `data-approval` part (who, why).
+ * - A call whose server asks the person questions is a `data-input` part per round of questions (id
+ *   {@link inputPartIdOf}: the call id and the round): waiting with the questions, then replaced
+ *   (`useChat` reconciles data parts of one type and id) by its end, answered, declined or timed
+ *   out, by whom, with the questions still. The answer goes to `POST /v1/approvals/{turn}/{call}`;
+ *   the stream does not pause for it (it is no approval `useChat` could answer): it stays open and
+ *   goes on with the call's result once the call is sent again with the answer.
  * - A call that did not run: denied ones are denials, the others name why (`not run: repeated`).
  * - The end carries the offset after the last event pushed: a client sends it back to continue.
  * - What the turn offers Claude (`data-tools`) is a `data-tools` part at the start of the message,
@@ -67,6 +73,14 @@ export type UiApprovalData = {
   reason?: string;
 };
 
+/** A `data-input` part's data: one round of a call's questions, as the turn's `data-input` event has it. */
+export type UiInputData = Omit<Extract<TurnStreamEvent, { type: 'data-input' }>, 'type' | 'offset' | 'turnId'>;
+
+/** The id of the `data-input` part of round `round` of call `callId`'s questions. */
+export function inputPartIdOf(callId: string, round: number): string {
+  return `${callId}:${round}`;
+}
+
 type PartKind = 'text' | 'reasoning';
 type PartChunk<K extends PartKind> =
   | { type: `${K}-start`; id: string; providerMetadata: UiPartMetadata }
@@ -98,6 +112,7 @@ export type UiChunk =
   | { type: 'data-retry'; data: { superseded: string[]; reason: string; attempt: number } }
   | { type: 'data-compaction'; data: { step: number; reason: string } }
   | { type: 'data-approval'; data: UiApprovalData }
+  | { type: 'data-input'; id: string; data: UiInputData }
   | { type: 'data-tools'; data: TurnTools }
   | { type: 'data-output'; id: string; data: UiOutputData }
   | { type: 'data-answer'; data: TurnResponse };
@@ -223,6 +238,10 @@ export class UiMessageStream {
         if (state !== 'approved') out.push(...this.deny(toolCallId));
         out.push({ type: 'data-approval', data });
         return out;
+      }
+      case 'data-input': {
+        const { type: _type, offset: _offset, turnId: _turnId, ...data } = event;
+        return [{ type: 'data-input', id: inputPartIdOf(event.toolCallId, event.round), data }];
       }
       case 'tool-output-available': {
         const { toolCallId, notRun } = event;

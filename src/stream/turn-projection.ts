@@ -14,7 +14,11 @@
  *   server tool calls and results (run by the API): `tool-input-available` and
  *   `tool-output-available` marked `providerExecuted`, at once; its reply's tool calls:
  *   `tool-input-available`, once the turn goes on with them;
- * - waiting calls (the memo) and decisions (the `decide` update): `data-approval`;
+ * - waiting calls (the memo) and decisions (the `decide` update): `data-approval`; a call whose
+ *   server asked the person questions (a memo record of kind `input`, one per round): `data-input`,
+ *   waiting, then answered or declined by the decision, or timed out when it leaves the memo
+ *   undecided; the call's activity that answered with the questions does not end the call (the call
+ *   sent again with the answers does);
  * - a tool call's end: `tool-output-available`; calls that never ran, at the step's end;
  * - the formatter's record: `text-delta` with id `answer`; the end: the rest of the answer,
  *   `data-answer`, `finish` (`error` first when the turn failed);
@@ -35,6 +39,8 @@ import type {
   FormatResponseOutput,
   ToolTarget,
 } from '../core/contracts';
+import type { PendingApprovalMemo } from '../core/approvals';
+import { MAX_INPUT_ROUNDS } from '../core/input-requests';
 import { buildResponse } from '../core/response';
 import {
   ANSWER_TEXT_ID,
@@ -85,6 +91,12 @@ class Projection {
   private readonly ran = new Set<string>();
   private readonly waiting = new Map<string, string>();
   private readonly denied = new Set<string>();
+  /** Calls waiting for a person's answers to their server's questions, by call id: the round's waiting event. */
+  private readonly asking = new Map<string, InputEvent>();
+  /** Rounds of questions announced (`<call id>#<round>`), waiting or ended. */
+  private readonly asked = new Set<string>();
+  /** Results of a call that asked for input instead of answering, by call id. */
+  private readonly inputResults = new Map<string, number>();
   /** The answer text the formatter streamed, once it has ended. */
   private answerStreamed: string | undefined;
   /** The formatter's input carries the turn's `output`: it writes the answer as JSON, parsed as it comes. */
@@ -134,6 +146,21 @@ class Projection {
               ? [decision.callId]
               : []
             : [...this.waiting.keys()];
+        const answered =
+          decision.callId !== undefined ? (this.asking.has(decision.callId) ? [decision.callId] : []) : [...this.asking.keys()];
+        for (const callId of answered) {
+          const waiting = this.asking.get(callId)!;
+          this.asking.delete(callId);
+          const { timeoutMs: _t, ...asked } = waiting;
+          this.out.push({
+            ...asked,
+            state: decision.approve ? 'answered' : 'declined',
+            ...(decision.identity ? { by: decision.identity } : {}),
+            ...(decision.reason ? { reason: decision.reason } : {}),
+            // As the workflow records it (workflows/approvals.ts): an answer only with an acceptance.
+            ...(decision.approve && decision.input ? { answer: decision.input } : {}),
+          });
+        }
         for (const callId of chosen) {
           if (!decision.approve) this.denied.add(callId);
           this.out.push({
@@ -239,6 +266,7 @@ class Projection {
     const tool = this.toolActivities.get(activityId);
     if (tool) {
       const out = result as CallToolOutput;
+      if (this.askedForInput(tool.toolUseId, out)) return;
       this.toolEnded(tool.toolUseId, {
         isError: out.isError,
         durationMs: out.durationMs ?? timeMs - tool.scheduledMs,
@@ -282,6 +310,7 @@ class Projection {
     const use = this.uses.get(fact.toolUseId);
     if (use) this.ran.add(signature(use.use.name, use.use.input));
     const out = fact.result;
+    if (out && this.askedForInput(fact.toolUseId, out)) return;
     this.toolEnded(
       fact.toolUseId,
       out
@@ -305,8 +334,30 @@ class Projection {
       });
   }
 
-  private pendingApprovals(pending: readonly { callId: string; name: string; input?: unknown; timeoutMs?: number }[]): void {
+  /**
+   * A call's result that asks for the person's input does not end the call: it is sent again with
+   * the answers. Past {@link MAX_INPUT_ROUNDS} answered rounds the workflow stops it with an error.
+   */
+  private askedForInput(toolUseId: string, out: CallToolOutput): boolean {
+    if (!out.inputRequired) return false;
+    const results = (this.inputResults.get(toolUseId) ?? 0) + 1;
+    this.inputResults.set(toolUseId, results);
+    if (results <= MAX_INPUT_ROUNDS) return true;
+    const target = this.targetOf(toolUseId);
+    const text = `Tool ${target?.server ?? '?'}/${target?.tool ?? '?'} kept asking for input (${MAX_INPUT_ROUNDS} rounds answered); it was stopped.`;
+    this.toolEnded(toolUseId, { isError: true, durationMs: out.durationMs ?? 0, resultBytes: byteLength([{ type: 'text', text }]), output: text, ...(out.attempt !== undefined ? { attempts: out.attempt } : {}) });
+    return true;
+  }
+
+  private targetOf(toolUseId: string): ToolTarget | undefined {
+    const use = this.uses.get(toolUseId);
+    return use ? this.targets[use.use.name] : undefined;
+  }
+
+  private pendingApprovals(all: readonly PendingApprovalMemo[]): void {
     this.announce();
+    this.pendingInputs(all.filter((p) => p.kind === 'input'));
+    const pending = all.filter((p) => p.kind !== 'input');
     const now = new Set(pending.map((p) => p.callId));
     for (const [callId, toolName] of this.waiting) {
       if (now.has(callId)) continue;
@@ -327,6 +378,38 @@ class Projection {
         ...(input !== undefined ? { input } : {}),
         ...(p.timeoutMs !== undefined ? { timeoutMs: p.timeoutMs } : {}),
       });
+    }
+  }
+
+  /** Rounds of questions waiting now (the memo's records of kind `input`): new ones wait, those gone undecided timed out. */
+  private pendingInputs(pending: readonly PendingApprovalMemo[]): void {
+    const now = new Set(pending.map((p) => inputKey(p.callId, p.round ?? 1)));
+    for (const [callId, waiting] of this.asking) {
+      if (now.has(inputKey(callId, waiting.round))) continue;
+      // It left the list without a decision: nobody answered in time, and the questions were declined.
+      this.asking.delete(callId);
+      const { timeoutMs: _t, ...asked } = waiting;
+      this.out.push({ ...asked, state: 'timed_out' });
+    }
+    for (const p of pending) {
+      const round = p.round ?? 1;
+      const key = inputKey(p.callId, round);
+      if (this.asked.has(key) || this.uses.get(p.callId)?.ended) continue;
+      this.asked.add(key);
+      const target = this.targetOf(p.callId);
+      const event: InputEvent = {
+        type: 'data-input',
+        toolCallId: p.callId,
+        round,
+        state: 'waiting',
+        toolName: p.name,
+        server: p.server ?? target?.server ?? '',
+        tool: p.tool ?? target?.tool ?? '',
+        requests: p.requests ?? [],
+        ...(p.timeoutMs !== undefined ? { timeoutMs: p.timeoutMs } : {}),
+      };
+      this.asking.set(p.callId, event);
+      this.out.push(event);
     }
   }
 
@@ -434,6 +517,12 @@ class Projection {
     this.partialOutput.reset();
     this.out.push({ type: 'data-retry', discard: [ANSWER_TEXT_ID], attempt, reason });
   }
+}
+
+type InputEvent = Extract<UnnumberedEvent, { type: 'data-input' }>;
+
+function inputKey(callId: string, round: number): string {
+  return `${callId}#${round}`;
 }
 
 function signature(name: string, input: unknown): string {

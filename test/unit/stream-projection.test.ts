@@ -1,7 +1,8 @@
 /**
  * The projection's rules, from facts as a turn's history records them: a running call's record
  * becomes the same events its result later gives (so offsets never move), approvals wait and are
- * decided or time out, calls that never ran are answered at the step's end, a step asked again
+ * decided or time out, a server's questions for the person wait and are answered, declined or time
+ * out (round by round), calls that never ran are answered at the step's end, a step asked again
  * says why, and a failed turn ends with `error` then `finish`.
  */
 import { projectTurn } from '../../src/stream/turn-projection';
@@ -11,6 +12,9 @@ import type { ContentBlock } from '../../src/core/contracts';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { ZERO_USAGE } from '../../src/core/usage';
 import type { AskedAgain } from '../../src/core/activity-types';
+import { MAX_INPUT_ROUNDS } from '../../src/core/input-requests';
+import { WAITING_APPROVAL_STATUS } from '../../src/core/run-status';
+import { recordedProgress } from '../../src/stream/recorded-progress';
 
 const started: TurnFact = { kind: 'started', input: { question: 'q', stream: true } };
 /** A step's Claude call scheduled; `askedAgain`: the workflow's reason for asking the step again, as its input records it. */
@@ -379,5 +383,244 @@ describe("a turn's output (data-output)", () => {
 
     const prose = projectTurn({ facts: [...before, formatter({}), formatted('{"city": "Rome"}', record), completed('{"city": "Rome"}')], live: new Map() });
     expect(outputs(prose)).toEqual([]);
+  });
+});
+
+describe("a server's questions for the person (data-input)", () => {
+  const SCHEMA = {
+    type: 'object',
+    properties: { guests: { type: 'integer', minimum: 1, maximum: 20 }, time: { type: 'string' } },
+    required: ['guests', 'time'],
+  };
+  const requests = [{ key: 'details', mode: 'form' as const, message: 'How many guests, and when?', requestedSchema: SCHEMA }];
+  const prepared: TurnFact = {
+    kind: 'prepared',
+    prepared: {
+      catalog: { tools: [], targets: { modern__book_table: { server: 'modern', tool: 'book_table' } }, dropped: [] },
+      approvals: {},
+      policies: {},
+      unavailable: [],
+      unknownServers: [],
+      workerDefaults: {},
+    },
+  };
+  const args = { restaurant: 'Chez Nous' };
+  /** One activity of the call (its first sending, or a later one with the answers). */
+  const callTool = (activityId: string, callId = 'a'): TurnFact => ({
+    kind: 'scheduled',
+    activityId,
+    activityType: 'callTool',
+    input: { server: 'modern', tool: 'book_table', arguments: args, toolUseId: callId },
+    timeMs: 1000,
+  });
+  const asks = (activityId: string, callId = 'a'): TurnFact => ({
+    kind: 'activity-completed',
+    activityId,
+    result: { content: [], isError: false, artifacts: [], truncatedBytes: 0, toolUseId: callId, durationMs: 5, inputRequired: { requests, requestState: 'opaque' } },
+    timeMs: 1005,
+  });
+  const answers = (activityId: string, text: string, callId = 'a'): TurnFact => ({
+    kind: 'activity-completed',
+    activityId,
+    result: { content: [{ type: 'text', text }], isError: false, artifacts: [], truncatedBytes: 0, toolUseId: callId, durationMs: 7 },
+    timeMs: 9000,
+  });
+  /** The memo while round `round` of call `callId` waits (as workflows/approval-status.ts publishes it). */
+  const waitingInput = (round = 1, callId = 'a'): TurnFact => ({
+    kind: 'pending-approvals',
+    pending: [
+      {
+        kind: 'input',
+        requests,
+        round,
+        callId,
+        name: 'modern__book_table',
+        server: 'modern',
+        tool: 'book_table',
+        input: args,
+        step: 1,
+        text: '',
+        requestedAt: '2026-11-27T10:00:00.000Z',
+        timeoutMs: 600_000,
+      },
+    ],
+  });
+  const none: TurnFact = { kind: 'pending-approvals', pending: [] };
+  const before: TurnFact[] = [
+    started,
+    prepared,
+    claude('1', 1),
+    reply('1', [use('a', 'modern__book_table', args)], { attempt: 1, first: 1, parts: [] }),
+  ];
+  const asked = { toolCallId: 'a', toolName: 'modern__book_table', server: 'modern', tool: 'book_table', requests };
+  const project = (facts: TurnFact[]) => projectTurn({ facts, live: new Map() });
+  const inputs = (facts: TurnFact[]) => project(facts).filter((e) => e.type === 'data-input');
+
+  test('waits with the questions, then is answered by whom with what; the call ends once, with the result of the call sent again', () => {
+    const facts: TurnFact[] = [
+      ...before,
+      callTool('2'),
+      asks('2'),
+      waitingInput(),
+      { kind: 'decision', decision: { callId: 'a', approve: true, input: { guests: 4, time: '19:30' }, identity: 'alice' } },
+      none,
+      callTool('3'),
+      answers('3', 'booked Chez Nous for 4 at 19:30'),
+      claude('4', 2),
+    ];
+    const events = project(facts);
+    expect(events.filter((e) => e.type === 'data-input')).toEqual([
+      { type: 'data-input', ...asked, round: 1, state: 'waiting', timeoutMs: 600_000 },
+      { type: 'data-input', ...asked, round: 1, state: 'answered', by: 'alice', answer: { guests: 4, time: '19:30' } },
+    ]);
+    // Not an approval: no data-approval, and the activity that asked did not end the call.
+    expect(events.filter((e) => e.type === 'data-approval')).toEqual([]);
+    expect(events.filter((e) => e.type === 'tool-output-available')).toEqual([
+      expect.objectContaining({ toolCallId: 'a', isError: false, output: 'booked Chez Nous for 4 at 19:30', durationMs: 7 }),
+    ]);
+    expect(events.map((e) => e.type).slice(3)).toEqual([
+      'tool-input-available',
+      'data-input',
+      'data-input',
+      'tool-output-available',
+      'finish-step',
+      'start-step',
+    ]);
+  });
+
+  test('read while it waits, at every point, the events are those the finished turn begins with (offsets never move)', () => {
+    const facts: TurnFact[] = [
+      ...before,
+      callTool('2'),
+      asks('2'),
+      waitingInput(),
+      { kind: 'decision', decision: { callId: 'a', approve: true, input: { guests: 2, time: '20:00' }, identity: 'bob' } },
+      none,
+      callTool('3'),
+      answers('3', 'booked'),
+      claude('4', 2),
+    ];
+    const whole = project(facts);
+    for (let n = before.length; n <= facts.length; n++) {
+      const early = project(facts.slice(0, n));
+      expect(whole.slice(0, early.length)).toEqual(early);
+    }
+  });
+
+  test('declined, and asked again then timed out: each round its own events; a decline is not a denial of the call', () => {
+    const facts: TurnFact[] = [
+      ...before,
+      callTool('2'),
+      asks('2'),
+      waitingInput(1),
+      { kind: 'decision', decision: { callId: 'a', approve: false, identity: 'alice', reason: 'not tonight' } },
+      none,
+      callTool('3'),
+      asks('3'),
+      waitingInput(2),
+      // The same round listed again (another call started waiting meanwhile): nothing new.
+      waitingInput(2),
+      none,
+      callTool('4'),
+      answers('4', 'no booking at Chez Nous: the person said decline'),
+      claude('5', 2),
+    ];
+    expect(inputs(facts).map((e) => e.type === 'data-input' && [e.round, e.state, e.by, e.reason, e.answer])).toEqual([
+      [1, 'waiting', undefined, undefined, undefined],
+      [1, 'declined', 'alice', 'not tonight', undefined],
+      [2, 'waiting', undefined, undefined, undefined],
+      [2, 'timed_out', undefined, undefined, undefined],
+    ]);
+    // The call ran (with the decline): its result, not a denial.
+    expect(project(facts).filter((e) => e.type === 'tool-output-available')).toEqual([
+      expect.objectContaining({ toolCallId: 'a', isError: false, output: 'no booking at Chez Nous: the person said decline' }),
+    ]);
+  });
+
+  test('a call approved first, then asked for input: approval events unchanged, then the input wait', () => {
+    const facts: TurnFact[] = [
+      ...before,
+      { kind: 'pending-approvals', pending: [{ callId: 'a', name: 'modern__book_table', server: 'modern', tool: 'book_table', input: args, step: 1, text: '', requestedAt: '' }] },
+      { kind: 'decision', decision: { callId: 'a', approve: true, identity: 'alice' } },
+      none,
+      callTool('2'),
+      asks('2'),
+      waitingInput(),
+      { kind: 'decision', decision: { callId: 'a', approve: true, input: { guests: 3, time: '18:00' }, identity: 'bob' } },
+      none,
+      callTool('3'),
+      answers('3', 'booked'),
+    ];
+    const events = project(facts).filter((e) => e.type === 'data-approval' || e.type === 'data-input');
+    expect(events.map((e) => [e.type, e.state, 'by' in e ? e.by : undefined])).toEqual([
+      ['data-approval', 'waiting', undefined],
+      ['data-approval', 'approved', 'alice'],
+      ['data-input', 'waiting', undefined],
+      ['data-input', 'answered', 'bob'],
+    ]);
+  });
+
+  test('a decision without a call id ends every wait, approvals and questions alike', () => {
+    const facts: TurnFact[] = [
+      started,
+      prepared,
+      claude('1', 1),
+      reply('1', [use('a', 'modern__book_table', args), use('b', 'srv__write', {})], { attempt: 1, first: 1, parts: [] }),
+      callTool('2'),
+      asks('2'),
+      {
+        kind: 'pending-approvals',
+        pending: [
+          { callId: 'b', name: 'srv__write', server: 'srv', tool: 'write', input: {}, step: 1, text: '', requestedAt: '' },
+          ...(waitingInput() as Extract<TurnFact, { kind: 'pending-approvals' }>).pending,
+        ],
+      },
+      { kind: 'decision', decision: { approve: false, identity: 'ops' } },
+      none,
+    ];
+    const ends = project(facts).flatMap((e) =>
+      (e.type === 'data-approval' || e.type === 'data-input') && e.state !== 'waiting' ? [[e.type, e.toolCallId, e.state]] : [],
+    );
+    expect(ends).toEqual([
+      ['data-input', 'a', 'declined'],
+      ['data-approval', 'b', 'denied'],
+    ]);
+  });
+
+  test('a call run as a local activity: its result asking for input does not end it either', () => {
+    const local = (result: object): TurnFact => ({ kind: 'local-tool-call', toolUseId: 'a', result: result as never, durationMs: 3, attempts: 1 });
+    const facts: TurnFact[] = [
+      ...before,
+      local({ content: [], isError: false, toolUseId: 'a', inputRequired: { requests } }),
+      waitingInput(),
+      { kind: 'decision', decision: { callId: 'a', approve: true, input: { guests: 1, time: 'noon' } } },
+      none,
+      local({ content: [{ type: 'text', text: 'booked' }], isError: false, toolUseId: 'a' }),
+    ];
+    const events = project(facts).filter((e) => e.type === 'data-input' || e.type === 'tool-output-available');
+    expect(events.map((e) => [e.type, 'state' in e ? e.state : e.output])).toEqual([
+      ['data-input', 'waiting'],
+      ['data-input', 'answered'],
+      ['tool-output-available', 'booked'],
+    ]);
+  });
+
+  test(`a server asking more than ${MAX_INPUT_ROUNDS} rounds: the call ends with the workflow's error`, () => {
+    const facts: TurnFact[] = [...before];
+    for (let round = 1; round <= MAX_INPUT_ROUNDS; round++) {
+      facts.push(callTool(`c${round}`), asks(`c${round}`), waitingInput(round), { kind: 'decision', decision: { callId: 'a', approve: true, input: { guests: 1, time: 'x' } } }, none);
+    }
+    facts.push(callTool('last'), asks('last'));
+    const events = project(facts);
+    expect(events.filter((e) => e.type === 'data-input' && e.state === 'answered')).toHaveLength(MAX_INPUT_ROUNDS);
+    expect(events.filter((e) => e.type === 'tool-output-available')).toEqual([
+      expect.objectContaining({ toolCallId: 'a', isError: true, output: `Tool modern/book_table kept asking for input (${MAX_INPUT_ROUNDS} rounds answered); it was stopped.` }),
+    ]);
+  });
+
+  test("the recorded progress shows the call waiting, as the workflow's progress query does", () => {
+    const progress = recordedProgress([...before, callTool('2'), asks('2'), waitingInput()]);
+    expect(progress.toolCalls).toEqual([expect.objectContaining({ id: 'a', status: WAITING_APPROVAL_STATUS })]);
+    expect(progress.pendingApprovals).toEqual([expect.objectContaining({ kind: 'input', callId: 'a', round: 1, requests })]);
   });
 });

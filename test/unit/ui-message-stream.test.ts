@@ -2,7 +2,8 @@
  * A turn's events as a UI message stream, read by the AI SDK itself: the chunks go over the wire as
  * server-sent events, are parsed with the SDK's chunk schema and built into a message by
  * `readUIMessageStream`, as `useChat` does. Texts, tool calls through their approval, denials and
- * calls that did not run, retried steps, and a stream paused for approval then continued.
+ * calls that did not run, retried steps, a server's questions for the person, and a stream paused
+ * for approval then continued.
  */
 import {
   parseJsonEventStream,
@@ -15,6 +16,7 @@ import {
 import type { TurnStreamEvent, UnnumberedEvent } from '../../src/core/stream-events';
 import {
   approvalIdOf,
+  inputPartIdOf,
   parseApprovalId,
   UiMessageStream,
   type UiChunk,
@@ -395,6 +397,59 @@ describe('UiMessageStream', () => {
     expect(seen.map((d) => d[0])).toContainEqual({ output: { total: 1 }, partial: true });
     expect(textsOf(message)).toEqual(['Found it.', '{"total": 12, "lines": []}']);
     expect(chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
+  });
+
+  it("shows a server's questions as one data-input part per round, replaced by its end; the stream does not pause for them", async () => {
+    const book = { toolCallId: 'toolu_9', toolName: 'modern__book_table', server: 'modern', tool: 'book_table' };
+    const requests = [
+      {
+        key: 'details',
+        mode: 'form' as const,
+        message: 'How many guests, and when?',
+        requestedSchema: { type: 'object', properties: { guests: { type: 'integer', minimum: 1, maximum: 20 }, time: { type: 'string' } }, required: ['guests', 'time'] },
+      },
+    ];
+    const visit = [{ key: 'pay', mode: 'url' as const, message: 'Pay the deposit', url: 'https://pay.example/d/42' }];
+    const asked = { ...book, requests };
+    const events = numbered([
+      { type: 'start', question: 'Book a table' },
+      { type: 'start-step', step: 1 },
+      { type: 'tool-input-available', ...book, input: { restaurant: 'Chez Nous' }, step: 1 },
+      { type: 'data-input', ...asked, round: 1, state: 'waiting', timeoutMs: 600_000 },
+      { type: 'data-input', ...asked, round: 1, state: 'answered', by: 'alice', answer: { guests: 4, time: '19:30' } },
+      { type: 'data-input', ...book, requests: visit, round: 2, state: 'waiting' },
+      { type: 'data-input', ...book, requests: visit, round: 2, state: 'declined', by: 'alice', reason: 'too dear' },
+      { type: 'tool-output-available', ...book, isError: false, durationMs: 7, resultBytes: 30, output: 'no booking' },
+      { type: 'finish-step', step: 1 },
+      { type: 'finish', status: 'completed', stopReason: 'completed' },
+    ]);
+    const s = new UiMessageStream({ turnId: TURN });
+    const chunks: UiChunk[] = [...s.start()];
+    for (const e of events) {
+      chunks.push(...s.push(e));
+      // An approval pauses the stream (the chat route ends it); a question does not.
+      expect(s.waitingApprovals).toBe(0);
+    }
+    chunks.push(...s.end('finished'));
+    expect(chunks.filter((c) => c.type === 'data-input')).toEqual([
+      { type: 'data-input', id: 'toolu_9:1', data: { ...asked, round: 1, state: 'waiting', timeoutMs: 600_000 } },
+      { type: 'data-input', id: 'toolu_9:1', data: { ...asked, round: 1, state: 'answered', by: 'alice', answer: { guests: 4, time: '19:30' } } },
+      { type: 'data-input', id: 'toolu_9:2', data: { ...book, requests: visit, round: 2, state: 'waiting' } },
+      { type: 'data-input', id: 'toolu_9:2', data: { ...book, requests: visit, round: 2, state: 'declined', by: 'alice', reason: 'too dear' } },
+    ]);
+    expect(inputPartIdOf('toolu_9', 2)).toBe('toolu_9:2');
+
+    const { message, snapshots, errors } = await read(chunks);
+    expect(errors).toEqual([]);
+    // While it waited, the part showed the questions; the message keeps each round's end, with what was asked.
+    expect(snapshots.some((m) => (dataOf(m, 'data-input') as { state: string }[]).some((d) => d.state === 'waiting'))).toBe(true);
+    expect(dataOf(message, 'data-input')).toEqual([
+      { ...asked, round: 1, state: 'answered', by: 'alice', answer: { guests: 4, time: '19:30' } },
+      { ...book, requests: visit, round: 2, state: 'declined', by: 'alice', reason: 'too dear' },
+    ]);
+    // A question is no approval: the call goes from its input to its output.
+    expect(statesOf(snapshots, 'toolu_9')).toEqual(['input-available', 'output-available']);
+    expect(toolOf(message, 'toolu_9').output).toBe('no booking');
   });
 
   it('finish reasons: invalid_output is an error, stop_sequence a stop', () => {

@@ -1105,15 +1105,17 @@ class TurnView {
     if (FINAL_STATUSES.has(this.status)) return;
     const cards = [...this.tools.values()];
     const waiting = cards.find((c) => c.state === 'waiting');
+    const asking = cards.find((c) => c.state === 'input');
     const running = cards.filter((c) => c.state === 'running');
     if (waiting) this.setWorking(`Paused until someone approves or denies ${waiting.displayName}`);
+    else if (asking) this.setWorking(`Paused until someone answers ${asking.displayName}`);
     else if (running.length === 1) this.setWorking(`Running ${running[0].displayName}…`);
     else if (running.length > 1) this.setWorking(`Running ${running.length} tools…`);
     else if (this.hasAnswerText) this.setWorking('Writing the answer…');
     else if (this.status === 'pending')
       this.setWorking(this.queued ? 'Queued behind the running turn…' : 'Sending…');
     else this.setWorking('Thinking…');
-    this.working.dataset.phase = waiting ? 'waiting' : 'busy';
+    this.working.dataset.phase = waiting || asking ? 'waiting' : 'busy';
   }
 
   textBlock(id) {
@@ -1215,6 +1217,9 @@ class TurnView {
       }
       case 'data-approval':
         this.toolCard(event).approval(event);
+        break;
+      case 'data-input':
+        this.toolCard(event).inputRound(event);
         break;
       case 'tool-output-available':
         this.toolCard(event).output(event);
@@ -1466,6 +1471,7 @@ function usageTitle(u) {
 const STATE_LABELS = {
   running: 'Running',
   waiting: 'Waiting for approval',
+  input: 'Waiting for input',
   ok: 'Done',
   error: 'Error',
   denied: 'Denied',
@@ -1499,6 +1505,231 @@ function bibliographyList(sources) {
   );
 }
 
+// ---------------------------------------------------------------------------------------------
+// A server's questions (MCP elicitation): a form from the requested schema, or a URL to visit
+
+/**
+ * The blocks of a waiting round: what the server asks (its message above each question), the
+ * questions' fields or links, Submit (Done for URL questions only) and Decline, and the line where
+ * a refusal is said. `send(body, controls, message)` posts the answer. The form is `novalidate`:
+ * the server checks the answer against the schema and says what it refuses, next to the form.
+ */
+function inputForm(event, send) {
+  const requests = Array.isArray(event.requests) ? event.requests : [];
+  const forms = requests.filter((r) => r && r.mode !== 'url');
+  const timeout =
+    typeof event.timeoutMs === 'number' && event.timeoutMs > 0
+      ? ` · declined after ${formatDuration(event.timeoutMs)} without an answer`
+      : '';
+  const head = h(
+    'div',
+    { class: 'approval-text' },
+    h('strong', null, event.round > 1 ? `The server asks again (round ${event.round})` : 'The server asks you'),
+    h('span', null, `${event.tool || event.toolName || 'The tool'} needs your answer to go on${timeout}.`),
+  );
+  const collect = [];
+  const sections = requests.map((r, i) => {
+    const message = r.message ? h('p', { class: 'input-message' }, r.message) : null;
+    if (r.mode === 'url') return h('div', { class: 'input-request', dataset: { mode: 'url' } }, message, urlQuestion(r));
+    const fields = schemaFields(r.requestedSchema, `${event.toolCallId}-${event.round}-${i}`);
+    collect.push([r.key, fields.collect]);
+    return h('div', { class: 'input-request', dataset: { mode: 'form' } }, message, fields.el);
+  });
+  const message = h('div', { class: 'approval-message', role: 'status' });
+  const submit = h('button', { type: 'submit', class: 'approve' }, forms.length ? 'Submit' : '✓ Done');
+  const decline = h('button', { type: 'button', class: 'deny' }, 'Decline');
+  const controls = () => [submit, decline, ...form.querySelectorAll('input, select, textarea')];
+  const form = h(
+    'form',
+    { class: 'input-form', novalidate: true },
+    head,
+    ...sections,
+    h('div', { class: 'approval-buttons input-buttons' }, submit, decline),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (!forms.length) return send({ approved: true }, controls(), message);
+    // One form: its content; several: each form's content by its key (src/core/input-requests.ts).
+    const input =
+      collect.length === 1 ? collect[0][1]() : Object.fromEntries(collect.map(([key, values]) => [key, values()]));
+    send({ input }, controls(), message);
+  });
+  decline.addEventListener('click', () => send({ approved: false }, controls(), message));
+  return [form, message];
+}
+
+/** A URL question: the URL as a link opened in a new tab (never followed by the page itself), http(s) only. */
+function urlQuestion(request) {
+  const url = String(request.url ?? '');
+  let safe = false;
+  try {
+    safe = /^https?:$/.test(new URL(url).protocol);
+  } catch {
+    safe = false;
+  }
+  const link = safe
+    ? h('a', { class: 'input-url', href: url, target: '_blank', rel: 'noopener noreferrer' }, url)
+    : h('code', { class: 'input-url' }, url);
+  return h(
+    'div',
+    { class: 'input-url-row' },
+    link,
+    h('span', { class: 'input-hint' }, safe ? 'Open it, do what it asks, then say Done.' : 'Not a web address: not opened from here.'),
+  );
+}
+
+/**
+ * The fields of an elicitation schema (a flat object of strings, numbers, integers, booleans,
+ * enums and multi-select enums) and a function that reads them: numbers as numbers, booleans as
+ * booleans, a multi-select as an array, empty fields left out. A property of another kind is a text
+ * field (the server says what it refuses).
+ */
+function schemaFields(schema, idPrefix) {
+  const properties = schema && typeof schema.properties === 'object' && schema.properties ? schema.properties : {};
+  const required = new Set(Array.isArray(schema?.required) ? schema.required : []);
+  const readers = [];
+  const rows = Object.entries(properties).map(([name, prop], i) => {
+    const p = prop && typeof prop === 'object' ? prop : {};
+    const id = `input-${idPrefix}-${i}`.replace(/[^A-Za-z0-9_-]/g, '_');
+    const isRequired = required.has(name);
+    const field = schemaField(p, id, isRequired);
+    readers.push([name, field.read]);
+    const label = h(
+      'label',
+      { class: 'input-label', for: id },
+      p.title || name,
+      isRequired ? h('span', { class: 'input-required', title: 'required' }, ' *') : null,
+    );
+    const hint = typeof p.description === 'string' && p.description ? h('span', { class: 'input-hint' }, p.description) : null;
+    return h('div', { class: 'input-field', dataset: { name, type: String(p.type ?? 'string') } }, label, field.el, hint);
+  });
+  const collect = () => {
+    const values = {};
+    for (const [name, read] of readers) {
+      const value = read();
+      if (value !== undefined) values[name] = value;
+    }
+    return values;
+  };
+  return { el: h('div', { class: 'input-fields' }, rows), collect };
+}
+
+/** The options of an enum property: `oneOf`/`anyOf` titled constants, or `enum` (titled by `enumNames`). */
+function enumOptions(p) {
+  const titled = Array.isArray(p.oneOf) ? p.oneOf : Array.isArray(p.anyOf) ? p.anyOf : null;
+  if (titled && titled.every((o) => o && 'const' in o)) return titled.map((o) => ({ value: String(o.const), label: String(o.title ?? o.const) }));
+  if (Array.isArray(p.enum)) return p.enum.map((v, i) => ({ value: String(v), label: String(Array.isArray(p.enumNames) ? (p.enumNames[i] ?? v) : v) }));
+  return null;
+}
+
+const STRING_FORMATS = { email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' };
+
+/** One property's control and how its value is read (undefined: left out). */
+function schemaField(p, id, isRequired) {
+  const common = { id, name: id, 'aria-required': isRequired ? 'true' : undefined };
+  if (p.type === 'boolean') {
+    const el = h('input', { ...common, type: 'checkbox', class: 'input-check', checked: p.default === true });
+    return { el, read: () => el.checked };
+  }
+  if (p.type === 'number' || p.type === 'integer') {
+    const el = h('input', {
+      ...common,
+      type: 'number',
+      class: 'input-control',
+      step: p.type === 'integer' ? '1' : 'any',
+      min: typeof p.minimum === 'number' ? String(p.minimum) : undefined,
+      max: typeof p.maximum === 'number' ? String(p.maximum) : undefined,
+      value: typeof p.default === 'number' ? String(p.default) : undefined,
+    });
+    return {
+      el,
+      read: () => {
+        const text = el.value.trim();
+        if (text === '') return undefined;
+        const n = Number(text);
+        return Number.isFinite(n) ? n : text;
+      },
+    };
+  }
+  // A multi-select enum: a box per option, read as the array of those checked.
+  const choices = p.type === 'array' && p.items && typeof p.items === 'object' ? enumOptions(p.items) : null;
+  if (choices) {
+    const chosen = Array.isArray(p.default) ? p.default.map(String) : [];
+    const boxes = choices.map((o, j) =>
+      h('input', { type: 'checkbox', class: 'input-check', id: `${id}-${j}`, value: o.value, checked: chosen.includes(o.value) }),
+    );
+    const el = h(
+      'div',
+      { class: 'input-choices', id, role: 'group', 'aria-required': isRequired ? 'true' : undefined },
+      choices.map((o, j) => h('span', { class: 'input-choice' }, boxes[j], h('label', { for: `${id}-${j}` }, o.label))),
+    );
+    return {
+      el,
+      read: () => {
+        const values = boxes.filter((b) => b.checked).map((b) => b.value);
+        return values.length ? values : undefined;
+      },
+    };
+  }
+  const options = enumOptions(p);
+  if (options) {
+    const el = h(
+      'select',
+      { ...common, class: 'input-control' },
+      h('option', { value: '' }, isRequired ? 'Choose…' : '—'),
+      options.map((o) => h('option', { value: o.value, selected: p.default !== undefined && String(p.default) === o.value }, o.label)),
+    );
+    return { el, read: () => (el.value === '' ? undefined : el.value) };
+  }
+  const format = STRING_FORMATS[p.format] ?? 'text';
+  const el = h('input', {
+    ...common,
+    type: format,
+    class: 'input-control',
+    minlength: typeof p.minLength === 'number' ? String(p.minLength) : undefined,
+    maxlength: typeof p.maxLength === 'number' ? String(p.maxLength) : undefined,
+    value: typeof p.default === 'string' && format !== 'datetime-local' ? p.default : undefined,
+    placeholder: p.format && format === 'text' ? p.format : undefined,
+  });
+  return {
+    el,
+    read: () => {
+      if (el.value === '') return undefined;
+      if (format !== 'datetime-local') return el.value;
+      // The browser's local date and time, as the RFC 3339 date-time the schema asks for.
+      const t = new Date(el.value);
+      return Number.isNaN(t.getTime()) ? el.value : t.toISOString();
+    },
+  };
+}
+
+/** A round's end, in place of its form: who answered (with what) or declined, or that nobody answered in time. */
+function inputEnd(event) {
+  let text;
+  if (event.state === 'answered') text = event.by ? `answered by ${event.by}` : 'answered';
+  else if (event.state === 'declined') text = `${event.by ? `declined by ${event.by}` : 'declined'}${event.reason ? `: ${event.reason}` : ''}`;
+  else if (event.state === 'timed_out') text = 'no answer in time: declined';
+  else text = String(event.state ?? '');
+  const answered = event.state === 'answered';
+  const detail = answered && event.answer && typeof event.answer === 'object' ? answerSummary(event.answer) : '';
+  const asked = (Array.isArray(event.requests) ? event.requests : []).map((r) => r?.message).filter(Boolean).join(' · ');
+  return h(
+    'div',
+    { class: 'tool-decision input-end', dataset: { decision: answered ? 'approved' : event.state === 'declined' ? 'denied' : 'timed_out' }, title: asked || undefined },
+    h('span', { class: 'decision-icon', 'aria-hidden': 'true' }, answered ? '✓' : '✕'),
+    h('span', { class: 'decision-text' }, text),
+    detail ? h('code', { class: 'input-answer' }, detail) : null,
+  );
+}
+
+/** An answer in one line: `guests: 4 · time: 19:30` (several forms' answers by key). */
+function answerSummary(answer) {
+  return Object.entries(answer)
+    .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.map(String).join(', ') : v && typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .join(' · ')
+    .slice(0, 200);
+}
+
 class ToolCard {
   constructor(turn, event) {
     this.turn = turn;
@@ -1515,6 +1746,9 @@ class ToolCard {
     this.setInput(event.input);
     this.approvalEl = h('div', { class: 'tool-approval', hidden: true });
     this.decisionEl = h('div', { class: 'tool-decision', hidden: true });
+    // The server's questions, one block per round (src/core/stream-events.ts `data-input`).
+    this.inputsEl = h('div', { class: 'tool-inputs', hidden: true });
+    this.rounds = new Map();
     this.resultEl = h('div', { class: 'tool-section tool-result', hidden: true });
 
     this.el = h(
@@ -1539,6 +1773,7 @@ class ToolCard {
       this.argsEl,
       this.approvalEl,
       this.decisionEl,
+      this.inputsEl,
       this.resultEl,
     );
   }
@@ -1692,6 +1927,77 @@ class ToolCard {
     }
   }
 
+  /**
+   * A round of the server's questions (`data-input`): while it waits, a form built from each
+   * question's schema (or a URL to visit) with Submit / Done and Decline; once it has ended, who
+   * answered, declined, or that nobody did in time.
+   */
+  inputRound(event) {
+    const round = Number(event.round) || 1;
+    let block = this.rounds.get(round);
+    if (!block) {
+      block = { el: h('div', { class: 'tool-input', dataset: { round: String(round) } }), waiting: false };
+      this.rounds.set(round, block);
+      this.inputsEl.append(block.el);
+      this.inputsEl.hidden = false;
+    }
+    block.el.dataset.state = event.state;
+    if (event.state === 'waiting') {
+      if (block.waiting || block.ended) return;
+      if (this.state === 'ok' || this.state === 'error' || this.state === 'denied') return;
+      block.waiting = true;
+      this.setState('input');
+      block.el.replaceChildren(...inputForm(event, (body, controls, message) => this.answer(round, body, controls, message)));
+      block.el.classList.add('tool-approval');
+    } else {
+      block.waiting = false;
+      block.ended = true;
+      block.el.classList.remove('tool-approval');
+      block.el.replaceChildren(inputEnd(event));
+      if (this.state === 'input') this.setState('running');
+    }
+    this.turn.refreshWorking();
+  }
+
+  /** Sends a round's answer (`{input}`), its decline (`{approved:false}`) or a URL question's done (`{approved:true}`). */
+  async answer(round, body, controls, message) {
+    for (const c of controls) c.disabled = true;
+    message.className = 'approval-message';
+    message.textContent = body.input !== undefined ? 'Sending…' : body.approved ? 'Telling the server…' : 'Declining…';
+    try {
+      const res = await request(`v1/approvals/${enc(this.turn.turnId)}/${enc(this.callId)}`, { method: 'POST', body });
+      if (res.status === 409) {
+        const err = await errorOf(res);
+        message.className = 'approval-message warn';
+        message.textContent = err.message || 'These questions are no longer waiting.';
+        return;
+      }
+      if (!res.ok) throw await errorOf(res);
+      const result = await res.json().catch(() => ({}));
+      message.textContent = '';
+      // The record decided (src/core/approvals.ts): shown at once, before the turn's stream brings the same end.
+      const decision = Array.isArray(result?.decisions)
+        ? result.decisions.find((d) => d && d.callId === this.callId && d.kind === 'input')
+        : undefined;
+      const block = this.rounds.get(round);
+      if (decision && block?.waiting && (decision.outcome === 'approved' || decision.outcome === 'denied')) {
+        this.inputRound({
+          round,
+          state: decision.outcome === 'approved' ? 'answered' : 'declined',
+          by: decision.decidedBy,
+          reason: decision.reason,
+          answer: decision.answer,
+          requests: decision.requests,
+        });
+      }
+    } catch (err) {
+      // Refused (a 400: the answer does not fit the questions): the server's line next to the form, to correct it.
+      for (const c of controls) c.disabled = false;
+      message.className = 'approval-message error';
+      message.textContent = err.message || String(err);
+    }
+  }
+
   output(event) {
     this.approvalEl.hidden = true;
     if (event.notRun === 'denied') this.setState('denied');
@@ -1755,8 +2061,14 @@ class ToolCard {
 
   /** The turn ended: a call still shown running or waiting did not get a result. */
   settle(status) {
-    if (this.state === 'running' || this.state === 'waiting') {
+    if (this.state === 'running' || this.state === 'waiting' || this.state === 'input') {
       this.approvalEl.hidden = true;
+      for (const round of this.rounds.values()) {
+        if (!round.waiting) continue;
+        round.waiting = false;
+        round.el.classList.remove('tool-approval');
+        round.el.replaceChildren(h('div', { class: 'tool-note' }, 'Not answered: the turn ended'));
+      }
       this.setState(status === 'completed' ? 'ok' : 'error');
       if (status !== 'completed') this.stateEl.textContent = 'No result';
     }
