@@ -11,6 +11,7 @@
  * nothing, and the answer's deltas are held back while they repeat them; once they differ (a custom
  * formatter, an answer with more or other text) the answer is printed in full, as it is written.
  */
+import { inputWaitLines } from './input-request-lines';
 import type { TurnStreamEvent, TurnTools } from '../core/stream-events';
 import { ANSWER_TEXT_ID } from '../core/stream-events';
 import type { TurnResponse } from '../core/response';
@@ -172,6 +173,18 @@ export class StreamPrinter {
         } else if (event.state === 'approved') this.line(`▶ ${label} approved${by}${reason}`);
         else if (event.state === 'denied') this.line(`✗ ${label} denied${by}${reason}`);
         else this.line(`✗ ${label}: no decision in time, not run`);
+        return;
+      }
+      case 'data-input': {
+        const label = turn.tools.get(event.toolCallId) ?? event.toolName;
+        const by = event.by ? ` by ${event.by}` : '';
+        if (event.state === 'waiting') {
+          const limit = event.timeoutMs !== undefined ? ` (declined after ${Math.round(event.timeoutMs / 1000)} s)` : '';
+          this.line(`? ${label} asks the person${limit}:`);
+          for (const l of inputWaitLines({ turnId: event.turnId, callId: event.toolCallId, round: event.round, requests: event.requests })) this.line(l);
+        } else if (event.state === 'answered') this.line(`▶ ${label} answered${by}`);
+        else if (event.state === 'declined') this.line(`✗ ${label}: questions declined${by}`);
+        else this.line(`✗ ${label}: no answer in time, declined`);
         return;
       }
       case 'data-answer':

@@ -104,3 +104,33 @@ describe('TurnFollower and the tools event', () => {
     expect(written.map((l) => JSON.parse(l) as unknown)).toEqual([event]);
   });
 });
+
+describe('StreamPrinter and a server\'s questions', () => {
+  it('prints what the server asks and how to answer it, then who answered', () => {
+    const out: string[] = [];
+    const printer = new StreamPrinter({ write: (t) => void out.push(t) });
+    const base = { turnId: 'turn-1', toolCallId: 'toolu_1', round: 1, toolName: 'modern__book_table', server: 'modern', tool: 'book_table' };
+    const requests = [
+      {
+        key: 'details',
+        mode: 'form' as const,
+        message: 'How many guests?',
+        requestedSchema: { type: 'object', properties: { guests: { type: 'integer', minimum: 1 } }, required: ['guests'] },
+      },
+    ];
+    printer.print({ type: 'data-input', offset: 3, ...base, state: 'waiting', requests, timeoutMs: 600_000 });
+    printer.print({ type: 'data-input', offset: 4, ...base, state: 'answered', requests, by: 'alice', answer: { guests: 2 } });
+    expect(out.join('')).toBe(
+      [
+        '? modern__book_table asks the person (declined after 600 s):',
+        '  kind: input',
+        '    How many guests?',
+        '      guests  integer  required  >= 1',
+        `  answer:  mcp-turns respond turn-1 toolu_1 --data '{"guests": …}'`,
+        '  decline: mcp-turns respond turn-1 toolu_1 --decline',
+        '▶ modern__book_table answered by alice',
+        '',
+      ].join('\n'),
+    );
+  });
+});
