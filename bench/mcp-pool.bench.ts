@@ -33,7 +33,7 @@ function serverOf(entry: Record<string, unknown>): ServerConfig[] {
   return parseConfig(JSON.stringify({ mcp_servers: { s: entry } }), 'json', process.env, 'bench', testStateDir()).servers;
 }
 
-/** The modern fixture over HTTP on a free port. */
+/** The modern fixture over HTTP on a free port (spawned from the source tree: the bench runs from dist/, which has no .js fixtures). */
 function startModernHttp(): Promise<{ child: ChildProcess; url: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MODERN, 'http'], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -10,10 +10,11 @@
  *   - A result without `resultType`: the revision's default, `complete`.
  *
  * Everything else passes unchanged, in both directions, and the transport's own properties show
- * through (a stdio transport's `pid` and `stderr`, streamable HTTP's `hasPerRequestStream`).
+ * through (src/tracing/forwarding-mcp-transport.ts).
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { isRecord } from '../core/is-record';
+import { ForwardingMcpTransport } from '../tracing/forwarding-mcp-transport';
 
 /** Where a wrapped tool's published input schema travels. */
 const PUBLISHED = 'x-mcp-turns-published-schema';
@@ -28,14 +29,12 @@ export function publishedInputSchema(inputSchema: Record<string, unknown>): Reco
 }
 
 /** See the file comment. Requests are told apart by their JSON-RPC id. */
-export class LenientTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+export class LenientTransport extends ForwardingMcpTransport {
   /** Modern-era requests awaiting their answer, by id: whether each is a `tools/list`. */
   private readonly pending = new Map<string | number, { toolsList: boolean }>();
 
-  constructor(private readonly inner: Transport) {
+  constructor(inner: Transport) {
+    super(inner);
     inner.onmessage = <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) =>
       this.onmessage?.(this.mend(message), extra);
     inner.onclose = () => {
@@ -43,37 +42,9 @@ export class LenientTransport implements Transport {
       this.onclose?.();
     };
     inner.onerror = (error) => this.onerror?.(error);
-    // A stdio transport stays one to the SDK's era negotiation, which tells it by these two properties.
-    for (const key of ['pid', 'stderr'] as const) {
-      if (key in inner) Object.defineProperty(this, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
-    }
   }
 
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
-  }
-
-  /**
-   * Whether each request has its own HTTP request (streamable HTTP): in the modern era the SDK then
-   * cancels a request by aborting it, as the revision says, instead of sending `notifications/cancelled`.
-   */
-  get hasPerRequestStream(): boolean | undefined {
-    return this.inner.hasPerRequestStream;
-  }
-
-  setProtocolVersion = (version: string): void => this.inner.setProtocolVersion?.(version);
-
-  setSupportedProtocolVersions = (versions: string[]): void => this.inner.setSupportedProtocolVersions?.(versions);
-
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  override send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const m = message as { id?: string | number; method?: unknown; params?: { _meta?: Record<string, unknown> } };
     if (m.id !== undefined && typeof m.method === 'string' && m.params?._meta?.[PROTOCOL_VERSION_META] !== undefined) {
       this.pending.set(m.id, { toolsList: m.method === 'tools/list' });

@@ -13,6 +13,7 @@
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
+import { ForwardingMcpTransport } from './forwarding-mcp-transport';
 import type { McpTransportTarget } from './mcp-transport-hook';
 
 type RequestId = string | number;
@@ -33,18 +34,16 @@ function cancelledRequest(message: JSONRPCMessage): RequestId | undefined {
   return m.id === undefined && m.method === 'notifications/cancelled' ? m.params?.requestId : undefined;
 }
 
-export class TracedMcpTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+export class TracedMcpTransport extends ForwardingMcpTransport {
   /** Requests sent and not yet answered, by JSON-RPC id. */
   private readonly inFlight = new Map<RequestId, Span>();
 
   constructor(
-    private readonly inner: Transport,
+    inner: Transport,
     private readonly target: McpTransportTarget,
     private readonly tracer: Tracer,
   ) {
+    super(inner);
     inner.onmessage = <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => {
       const response = responseOf(message);
       if (response) this.end(response.id, response.error && { type: String(response.error.code), message: response.error.message });
@@ -55,35 +54,13 @@ export class TracedMcpTransport implements Transport {
       this.onclose?.();
     };
     inner.onerror = (error) => this.onerror?.(error);
-    // A stdio transport stays one to the SDK's era negotiation, which tells it by these two
-    // properties (a silent stdio server is a legacy server; over HTTP silence is an outage).
-    for (const key of ['pid', 'stderr'] as const) {
-      if (key in inner) Object.defineProperty(this, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
-    }
   }
 
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
-  }
-
-  /** Streamable HTTP's: a modern-era request is cancelled by aborting its own HTTP request. */
-  get hasPerRequestStream(): boolean | undefined {
-    return this.inner.hasPerRequestStream;
-  }
-
-  setProtocolVersion = (version: string): void => this.inner.setProtocolVersion?.(version);
-
-  setSupportedProtocolVersions = (versions: string[]): void => this.inner.setSupportedProtocolVersions?.(versions);
-
-  start(): Promise<void> {
+  override start(): Promise<void> {
     return context.with(ROOT_CONTEXT, () => this.inner.start());
   }
 
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     const request = requestOf(message);
     if (!request) {
       const cancelled = cancelledRequest(message);

@@ -7,11 +7,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Scenario } from '../../src/stub';
 import { startTurnHarness, type TurnHarness } from '../support/turn-harness';
-import { MODERN, countingStdio, modernStdio } from '../support/mcp-servers';
-import { stopChild } from './mcp-fixtures';
+import { countingStdio, modernStdio } from '../support/mcp-servers';
+import { startModernHttp, stopChild } from './mcp-fixtures';
 
 jest.setTimeout(120_000);
 
@@ -32,23 +32,6 @@ const scenarios: Record<string, Scenario> = {
     formatter: { conversation: [{ type: 'text', content: '{{toolResults}}' }] },
   },
 };
-
-/** The modern-only server over HTTP on a free port; resolves with its URL once it listens. */
-function startModernHttp(countFile: string): Promise<{ child: ChildProcess; url: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MODERN, 'http'], {
-      env: { ...process.env, PORT: '0', COUNT_FILE: countFile },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      const port = /listening on port (\d+)/.exec(err)?.[1];
-      if (port) resolve({ child, url: `http://127.0.0.1:${port}/mcp` });
-    });
-    child.once('exit', (code) => reject(new Error(`modern server exited ${code}: ${err}`)));
-  });
-}
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcp-eras-'));
 const counts = { legacy: path.join(dir, 'legacy.jsonl'), remote: path.join(dir, 'remote.jsonl'), local: path.join(dir, 'local.jsonl') };

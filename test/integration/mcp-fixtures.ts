@@ -64,9 +64,24 @@ export function startEverythingHttp(
   return startHttpChild([EVERYTHING, mode], port, `everything ${mode}`);
 }
 
-/** The modern-only fixture (test/support/modern-mcp-server.js) over HTTP: POST /mcp on `port`; with countFile, every call appends a line to it. */
-export function startModernHttp(port: number, countFile?: string): Promise<ChildProcess> {
-  return startHttpChild([MODERN, 'http'], port, 'modern http', countFile ? { COUNT_FILE: countFile } : {});
+/**
+ * The modern-only fixture (test/support/modern-mcp-server.js) over HTTP on a free port, with its
+ * URL (POST /mcp); with countFile, every call appends a line to it.
+ */
+export function startModernHttp(countFile?: string): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MODERN, 'http'], {
+      env: { ...process.env, PORT: '0', ...(countFile ? { COUNT_FILE: countFile } : {}) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const port = /listening on port (\d+)/.exec(err)?.[1];
+      if (port) resolve({ child, url: `http://127.0.0.1:${port}/mcp` });
+    });
+    child.once('exit', (code) => reject(new Error(`modern http exited ${code}: ${err}`)));
+  });
 }
 
 /** Kills a child we started and waits for it. */
