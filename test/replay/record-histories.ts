@@ -22,6 +22,8 @@
  *   Batch (the Message Batches activities scripted: test/support/scripted-activities.ts);
  * - `typed-answer`: one tool round forced by `toolChoice: "any"` with the request controls set, then
  *   the answer as a JSON object of the turn's `output` schema;
+ * - `input-answered`: a call whose server asks the person a form first (2026-07-28
+ *   `input_required`): the turn waits, is answered, and sends the call again with the answer;
  * - `message-batch-collector`: that turn's collector, from its start to its end once idle: it
  *   gathers each request for 200 ms, creates its Message Batch, polls it twice (ended at the
  *   second poll), delivers its result, and ends 5 s after its last work.
@@ -130,6 +132,32 @@ async function approvalHistory(turns: ScriptedTurns, workflowId: string): Promis
       }
       await new Promise((r) => setTimeout(r, 20));
     }
+  }
+  await handle.result();
+  return handle.fetchHistory();
+}
+
+/** A call whose server asks the person a form first (2026-07-28 `input_required`): answered, then sent again. */
+async function inputHistory(turns: ScriptedTurns, workflowId: string): Promise<History> {
+  const book: ScriptedTool = {
+    server: 'bookings',
+    name: 'book_table',
+    asks: [{ key: 'details', mode: 'form', message: 'How many guests?', requestedSchema: { type: 'object', properties: { guests: { type: 'integer' } }, required: ['guests'] } }],
+    result: (args, answers) => `booked ${String(args.restaurant)}: ${JSON.stringify(answers)}`,
+  };
+  turns.expect(workflowId, {
+    tools: [book],
+    claude: [reply([text('Booking.'), toolUse('bookings__book_table', { restaurant: 'Chez Ana' })]), reply([text('Booked.')])],
+    formatter,
+  });
+  const handle = await startChatTurn(turns.client, { question: 'book a table' }, { taskQueue: turns.taskQueue, workflowId });
+  for (;;) {
+    const [waiting] = await handle.query(pendingApprovalsQuery);
+    if (waiting) {
+      await handle.executeUpdate(decideUpdate, { args: [{ approve: true, callId: waiting.callId, input: { guests: 4 }, round: 1, identity: 'recorder' }] });
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 20));
   }
   await handle.result();
   return handle.fetchHistory();
@@ -267,6 +295,7 @@ async function record(turns: ScriptedTurns): Promise<Record<string, History>> {
       },
     ),
     'approved-then-denied': await approvalHistory(turns, 'approved-then-denied'),
+    'input-answered': await inputHistory(turns, 'input-answered'),
     'batch-of-two': await batchHistory(turns, 'replay'),
     conversation: await conversationHistory(turns, 'conversation'),
     ...(await batchedHistories(turns, 'batched-two-round').then(({ turn, collector }) => ({

@@ -18,6 +18,7 @@
  * One pair of workers serves a whole test file: start them once (`startScriptedTurns` in beforeAll)
  * and give each turn its own script.
  */
+import type { InputRequest } from '../../src/core/input-requests';
 import { toolCallName } from '../../src/core/tool-call-activity';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
@@ -85,8 +86,8 @@ export interface ScriptedTool {
   inputSchema?: JsonSchemaObject;
   /** The worker's config says a call of this tool waits for approval. */
   approval?: ToolApproval;
-  /** The result text, or a function of the call's arguments. @default `<name> ok` */
-  result?: string | ((args: Record<string, unknown>) => string);
+  /** The result text, or a function of the call's arguments (and the person's answers to `asks`). @default `<name> ok` */
+  result?: string | ((args: Record<string, unknown>, answers?: CallToolInput['inputResponses']) => string);
   /** Answer as a tool-level error (MCP `isError`). */
   isError?: boolean;
   /** Throw this on every attempt: retried by Temporal unless `nonRetryable`. */
@@ -95,6 +96,12 @@ export interface ScriptedTool {
   delayMs?: number;
   /** Wait until this settles before answering, heartbeating; a cancelled call stops waiting. */
   hold?: Promise<unknown>;
+  /**
+   * The server asks the person these questions first (2026-07-28 `input_required`, with the
+   * requestState `scripted-state`); the call sent again with answers gets `result`, which then
+   * sees them as its second argument.
+   */
+  asks?: InputRequest[];
 }
 
 /** One scripted Claude reply. */
@@ -108,6 +115,12 @@ export interface ClaudeReply {
   costUsd?: number;
   /** Wait until this settles before answering, heartbeating; a cancelled call stops waiting. */
   hold?: Promise<unknown>;
+  /**
+   * The server asks the person these questions first (2026-07-28 `input_required`, with the
+   * requestState `scripted-state`); the call sent again with answers gets `result`, which then
+   * sees them as its second argument.
+   */
+  asks?: InputRequest[];
 }
 
 /** A scripted failure of one Claude call, e.g. `{ type: 'ClaudePromptTooLong', message: 'prompt is too long: …', nonRetryable: true }`. */
@@ -445,8 +458,12 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
           nonRetryable: tool.fail.nonRetryable ?? false,
         });
       }
+      if (tool.asks && !input.inputResponses) {
+        seen.outcome = 'ok';
+        return { content: [], isError: false, artifacts: [], truncatedBytes: 0, attempt: ctx.info.attempt, inputRequired: { requests: tool.asks, requestState: 'scripted-state' } };
+      }
       const result =
-        typeof tool.result === 'function' ? tool.result(input.arguments) : (tool.result ?? `${tool.name} ok`);
+        typeof tool.result === 'function' ? tool.result(input.arguments, input.inputResponses) : (tool.result ?? `${tool.name} ok`);
       seen.outcome = tool.isError ? 'error' : 'ok';
       return {
         content: [{ type: 'text', text: result }],
