@@ -25,6 +25,8 @@ const sandboxRules = {
         { name: '@temporalio/worker', message: 'Not available in the workflow sandbox.' },
         { name: '@anthropic-ai/sdk', message: 'I/O belongs in activities.', allowTypeImports: true },
         { name: '@modelcontextprotocol/sdk', message: 'I/O belongs in activities.', allowTypeImports: true },
+        { name: '@modelcontextprotocol/client', message: 'I/O belongs in activities.', allowTypeImports: true },
+        { name: '@modelcontextprotocol/core', message: 'I/O belongs in activities.', allowTypeImports: true },
       ],
       patterns: [
         { group: ['zod/*'], message: 'No zod in the workflow sandbox: schemas live in src/schemas (import their types only).' },
@@ -35,7 +37,11 @@ const sandboxRules = {
           allowTypeImports: true,
         },
         { group: ['../activities', '../activities/**'], message: 'Import activities as types only.', allowTypeImports: true },
-        { group: ['@anthropic-ai/sdk/**', '@modelcontextprotocol/sdk/**'], message: 'I/O belongs in activities.', allowTypeImports: true },
+        {
+          group: ['@anthropic-ai/sdk/**', '@modelcontextprotocol/sdk/**', '@modelcontextprotocol/client/**', '@modelcontextprotocol/core/**'],
+          message: 'I/O belongs in activities.',
+          allowTypeImports: true,
+        },
       ],
     },
   ],

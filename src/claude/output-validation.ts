@@ -3,29 +3,18 @@
  * code fence around it is tolerated), then validated against the schema as the caller wrote it
  * (JSON Schema 2020-12, formats included), each problem one line naming where it is.
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import { JsonSchemaValidators } from '../schemas/json-schema-validators';
 
 export type AnswerCheck = { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
 
-const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
-/** The validators of the schemas a worker has seen lately, by their JSON, with the schema ajv keeps them under. */
-const compiled = new Map<string, { body: object; validate: ValidateFunction }>();
-const COMPILED_KEPT = 256;
+/** The schema as the caller wrote it, read as 2020-12 (the dialect of structured outputs). */
+const validators = new JsonSchemaValidators('2020-12');
 
 function validatorOf(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  const known = compiled.get(key);
-  if (known) return known.validate;
-  const { $schema: _dialect, $id: _id, ...body } = schema;
-  const validate = ajv.compile(body);
-  if (compiled.size >= COMPILED_KEPT) {
-    const [oldest, entry] = compiled.entries().next().value as [string, { body: object }];
-    compiled.delete(oldest);
-    ajv.removeSchema(entry.body); // ajv keeps every schema it compiled until told otherwise
-  }
-  compiled.set(key, { body, validate });
-  return validate;
+  const compiled = validators.of(schema);
+  if ('error' in compiled) throw new Error(compiled.error);
+  return compiled.validate;
 }
 
 /** The JSON object in `text`: the whole text, or the inside of one ```json fence. */

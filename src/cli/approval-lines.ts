@@ -38,6 +38,11 @@ export function approvalLine(r: ApprovalRecord, now = Date.now()): string {
   return `step ${r.step} · ${r.name}${input ? ` · input${r.round !== undefined && r.round > 1 ? ` (round ${r.round})` : ''}` : ''} · ${how}`;
 }
 
+/** One line per decided call: `answered modern__book_table (call toolu_1) of turn T as alice`. */
+export function decidedLine(turnId: string, r: ApprovalRecord): string {
+  return `${outcomeWord(r)} ${r.name} (call ${r.callId}) of turn ${turnId}${r.decidedBy ? ` as ${r.decidedBy}` : ''}`;
+}
+
 /** A turn's approvals as a block: a heading and one line per call; none when no call waited. */
 export function approvalBlock(records: readonly ApprovalRecord[], now = Date.now()): string[] {
   return records.length

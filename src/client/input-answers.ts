@@ -2,48 +2,20 @@
  * Checking a person's answer to a server's questions (src/core/input-requests.ts) before it is sent:
  * each form's content against the schema the server asked it with, so a bad answer costs no round
  * trip to the turn, nor a second question from the server, and the person learns at once which
- * field is wrong. Set up as the worker checks Claude's arguments (src/mcp/argument-validation.ts):
- * JSON Schema 2020-12 with formats (draft-07 and older when the schema says so), lenient on the
- * schema itself: a schema that does not compile accepts every answer (the server checks too).
+ * field is wrong (src/schemas/json-schema-validators.ts: 2020-12 with formats, draft-07 when the
+ * schema says so); a schema that does not compile accepts every answer (the server checks too).
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
 import { answerContents, type InputRequest } from '../core/input-requests';
 import { isRecord } from '../core/is-record';
 import { oneLine } from '../core/text';
+import { JsonSchemaValidators } from '../schemas/json-schema-validators';
 
-const ajv2020 = addFormats(new Ajv2020({ allErrors: true, strict: false, validateSchema: false }));
-const ajv07 = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: false }));
-
-/** The validators of the schemas seen lately, by their JSON (a long-running `serve` answers many). */
-const compiled = new Map<string, { ajv: Ajv; body: object; validate: ValidateFunction | null }>();
-const COMPILED_KEPT = 256;
+/** The servers' question schemas (a long-running `serve` answers many). */
+const validators = new JsonSchemaValidators();
 
 /** At most this many problems are named in the line; the rest are counted. */
 const PROBLEMS_NAMED = 3;
-
-function validatorOf(schema: Record<string, unknown>): ValidateFunction | null {
-  const key = JSON.stringify(schema);
-  const known = compiled.get(key);
-  if (known) return known.validate;
-  // `$id` would clash between two servers' schemas; `$schema` picks the dialect and is not needed once picked.
-  const { $schema, $id: _id, ...body } = schema;
-  const ajv = typeof $schema === 'string' && /draft-0[3-7]/.test($schema) ? ajv07 : ajv2020;
-  let validate: ValidateFunction | null = null;
-  try {
-    validate = ajv.compile(body);
-  } catch {
-    // Unusable here: the server checks the answer itself.
-  }
-  if (compiled.size >= COMPILED_KEPT) {
-    const [oldest, entry] = compiled.entries().next().value as [string, { ajv: Ajv; body: object }];
-    compiled.delete(oldest);
-    entry.ajv.removeSchema(entry.body); // ajv keeps every schema it compiled until told otherwise
-  }
-  compiled.set(key, { ajv, body, validate });
-  return validate;
-}
 
 /** `input.a.b`, `input["odd key"]`: where in the answer a JSON pointer points. */
 function fieldPath(base: string, pointer: string): string {
@@ -92,8 +64,8 @@ export function answerProblem(requests: readonly InputRequest[], input: unknown)
       problems.push(`${base}: must be an object`);
       continue;
     }
-    const validate = validatorOf(form.requestedSchema);
-    if (validate && !validate(contents[form.key] ?? {})) problems.push(...(validate.errors ?? []).map((e) => problemLine(base, e)));
+    const compiled = validators.of(form.requestedSchema);
+    if ('validate' in compiled && !compiled.validate(contents[form.key] ?? {})) problems.push(...(compiled.validate.errors ?? []).map((e) => problemLine(base, e)));
   }
   if (!problems.length) return undefined;
   const named = problems.slice(0, PROBLEMS_NAMED).join('; ');

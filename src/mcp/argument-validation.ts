@@ -3,10 +3,9 @@
  * costs no server round trip and Claude gets the exact problems back. MCP's default dialect is JSON
  * Schema 2020-12; schemas declaring draft-07 or older are compiled as draft-07.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import type { JsonSchemaObject } from '../core/contracts';
+import { JsonSchemaValidators } from '../schemas/json-schema-validators';
 
 /** The outcome: `ok`, or one line per problem (`/a must be number`). */
 export type ArgumentCheck = { ok: true } | { ok: false; problems: string[] };
@@ -15,10 +14,7 @@ export type ArgumentCheck = { ok: true } | { ok: false; problems: string[] };
 export class ArgumentValidator {
   // Lenient on the schema itself: servers publish schemas with unknown keywords and formats, and a
   // schema we cannot use must not block the tool (the server validates too).
-  private readonly ajv2020 = addFormats(
-    new Ajv2020({ allErrors: true, strict: false, validateSchema: false }),
-  );
-  private readonly ajv07 = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: false }));
+  private readonly validators = new JsonSchemaValidators();
   private readonly compiled = new WeakMap<object, ValidateFunction | null>();
 
   constructor(private readonly onUnusableSchema: (error: string) => void = () => undefined) {}
@@ -40,16 +36,9 @@ export class ArgumentValidator {
   private compile(schema: JsonSchemaObject): ValidateFunction | null {
     const cached = this.compiled.get(schema);
     if (cached !== undefined) return cached;
-    // `$id` would clash when two servers (or two listings) publish the same id; `$schema` picks the
-    // dialect and is not needed once picked.
-    const { $schema, $id: _id, ...body } = schema;
-    const legacy = typeof $schema === 'string' && /draft-0[3-7]/.test($schema);
-    let fn: ValidateFunction | null = null;
-    try {
-      fn = (legacy ? this.ajv07 : this.ajv2020).compile(body);
-    } catch (err) {
-      this.onUnusableSchema((err as Error).message);
-    }
+    const compiled = this.validators.of(schema);
+    if ('error' in compiled) this.onUnusableSchema(compiled.error);
+    const fn = 'validate' in compiled ? compiled.validate : null;
     this.compiled.set(schema, fn);
     return fn;
   }

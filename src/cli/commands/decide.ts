@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { ApprovalDecisionError, InvalidAnswerError, approveToolCall, denyToolCall } from '../../client/approvals';
-import type { ApprovalRecord } from '../../core/approvals';
+import { decidedLine } from '../approval-lines';
 import { CliError } from '../cli-error';
 import { EXIT } from '../exit-codes';
 import { connectOrFail } from '../connect';
@@ -12,12 +12,6 @@ interface DecideOptions {
   as?: string;
   address?: string;
   namespace?: string;
-}
-
-/** One line per decided call (a call that waited for input: declined, or done). */
-function decidedLine(turnId: string, record: ApprovalRecord): string {
-  const how = record.kind !== 'input' ? record.outcome : record.outcome === 'denied' ? 'declined' : record.outcome === 'approved' ? 'done' : record.outcome;
-  return `${how} ${record.name} (call ${record.callId}) of turn ${turnId}${record.decidedBy ? ` as ${record.decidedBy}` : ''}`;
 }
 
 /** `approve` or `deny`: one call of a turn, or every call of it waiting now. */

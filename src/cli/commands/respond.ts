@@ -1,8 +1,8 @@
 import { Command } from 'commander';
 import { ApprovalDecisionError, InvalidAnswerError, answerToolCall, denyToolCall } from '../../client/approvals';
-import type { ApprovalRecord } from '../../core/approvals';
 import { isRecord } from '../../core/is-record';
 import { oneLine } from '../../core/text';
+import { decidedLine } from '../approval-lines';
 import { CliError } from '../cli-error';
 import { EXIT } from '../exit-codes';
 import { connectOrFail } from '../connect';
@@ -48,12 +48,6 @@ export function responseOf(opts: Pick<RespondOptions, 'data' | 'decline' | 'done
   return { answer: parsed };
 }
 
-/** One line per decided call: `answered modern__book_table (call toolu_1) of turn T as alice`. */
-export function respondedLine(turnId: string, record: ApprovalRecord): string {
-  const how = record.kind !== 'input' ? record.outcome : record.outcome === 'approved' ? (record.answer !== undefined ? 'answered' : 'done') : record.outcome === 'denied' ? 'declined' : record.outcome;
-  return `${how} ${record.name} (call ${record.callId}) of turn ${turnId}${record.decidedBy ? ` as ${record.decidedBy}` : ''}`;
-}
-
 export function respondCommand(): Command {
   return new Command('respond')
     .description("answer a tool call waiting for input (a server's questions, see `mcp-turns approvals`): the call is sent to the server again with the answer")
@@ -80,7 +74,7 @@ export function respondCommand(): Command {
           if (err instanceof ApprovalDecisionError) throw new CliError(`cannot ${'decline' in response ? 'decline' : 'answer'}: ${err.message}`, err.notFound ? EXIT.notFound : EXIT.failed);
           throw err;
         });
-        for (const record of decided) console.log(respondedLine(turnId, record));
+        for (const record of decided) console.log(decidedLine(turnId, record));
       } finally {
         await client.connection.close();
       }
