@@ -12,7 +12,7 @@ import { canonicalJson } from '../src/core/canonical-json';
 import { denialText, type ApprovalRecord, type ApprovalRule } from '../src/core/approvals';
 import type { TurnContext } from '../src/core/context-templates';
 import type { CallToolInput, ContentBlock, ServerCallPolicy, ToolApproval, ToolCatalog, ToolResultContent, ToolTarget } from '../src/core/contracts';
-import { MAX_INPUT_ROUNDS, inputResponsesOf, type LiveInputAsked } from '../src/core/input-requests';
+import { MAX_INPUT_ROUNDS, inputResponsesOf, tooManyRoundsText, type LiveInputAsked } from '../src/core/input-requests';
 import type { Artifact } from '../src/core/response';
 import { failedAttempt } from '../src/core/tool-call-attempt';
 import { DEFAULT_INPUT_TIMEOUT_MS, DEFAULT_TOOL_CALL_POLICY } from '../src/core/tool-call-policy';
@@ -158,7 +158,7 @@ export class ToolCalls {
       for (let rounds = 1; out.inputRequired; rounds++) {
         const asked = out.inputRequired;
         if (rounds > MAX_INPUT_ROUNDS) {
-          out = { content: errorText(`Tool ${server}/${tool} kept asking for input (${MAX_INPUT_ROUNDS} rounds answered); it was stopped.`), isError: true, attempt: out.attempt };
+          out = { content: errorText(tooManyRoundsText(server, tool)), isError: true, attempt: out.attempt };
           break;
         }
         this.setState(slot, 'waiting-approval');

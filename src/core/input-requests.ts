@@ -40,6 +40,11 @@ export interface LiveInputAsked {
 /** At most this many rounds of questions per call: a server asking for ever is answered with an error. */
 export const MAX_INPUT_ROUNDS = 5;
 
+/** The error a call ends with when its server asks more than {@link MAX_INPUT_ROUNDS} rounds. */
+export function tooManyRoundsText(server: string, tool: string): string {
+  return `Tool ${server}/${tool} kept asking for input (${MAX_INPUT_ROUNDS} rounds answered); it was stopped.`;
+}
+
 /**
  * The questions of an `input_required` result's `inputRequests`, or why they cannot be asked (a
  * request other than an elicitation: sampling and roots are not offered).

@@ -40,7 +40,7 @@ import type {
   ToolTarget,
 } from '../core/contracts';
 import type { PendingApprovalMemo } from '../core/approvals';
-import { MAX_INPUT_ROUNDS } from '../core/input-requests';
+import { MAX_INPUT_ROUNDS, tooManyRoundsText } from '../core/input-requests';
 import { buildResponse } from '../core/response';
 import {
   ANSWER_TEXT_ID,
@@ -344,7 +344,7 @@ class Projection {
     this.inputResults.set(toolUseId, results);
     if (results <= MAX_INPUT_ROUNDS) return true;
     const target = this.targetOf(toolUseId);
-    const text = `Tool ${target?.server ?? '?'}/${target?.tool ?? '?'} kept asking for input (${MAX_INPUT_ROUNDS} rounds answered); it was stopped.`;
+    const text = tooManyRoundsText(target?.server ?? '?', target?.tool ?? '?');
     this.toolEnded(toolUseId, { isError: true, durationMs: out.durationMs ?? 0, resultBytes: byteLength([{ type: 'text', text }]), output: text, ...(out.attempt !== undefined ? { attempts: out.attempt } : {}) });
     return true;
   }
