@@ -186,42 +186,71 @@ export async function runBatch(client: Client, options: RunBatchOptions): Promis
   return progress;
 }
 
-/** One pass: starts or attaches to the batch's workflows and reports items as they finish. */
+/** Answers fetched from Temporal at once: a Message Batch ends thousands of turns together. */
+const FETCHES_AT_ONCE = 32;
+
+/**
+ * One pass: starts or attaches to the batch's workflows and reports each item once its turn has
+ * ended, as its shard's progress says (each poll) or, once a shard has ended, at once for all of its
+ * items: what one shard is doing never holds back another's answers.
+ */
 async function runPass(client: Client, opts: RunBatchOptions, reported: Set<string>): Promise<BatchProgress> {
   const shards = await startBatch(client, opts);
-  const inFlight = new Set<string>();
-  const fetches: Array<Promise<void>> = [];
   const interval = opts.pollIntervalMs ?? 500;
   const progress: Array<BatchProgress | undefined> = shards.map(() => undefined);
   const done = shards.map(() => false);
+  /** Items whose answer is queued or being fetched. */
+  const inFlight = new Set<string>();
+  const queue: BatchItem[] = [];
+  let fetching = 0;
+  let fetchFailed: { err: unknown } | undefined;
+  let drained: (() => void) | undefined;
+
+  const fetchNext = (): void => {
+    while (fetching < FETCHES_AT_ONCE && queue.length && !fetchFailed) {
+      const item = queue.shift()!;
+      fetching++;
+      outcomeOf(client, item.id, batchChildId(opts.name, item.id))
+        .then(async (outcome) => {
+          inFlight.delete(item.id);
+          if (!outcome) return; // not started: left for the next pass
+          reported.add(item.id);
+          await opts.onResult(outcome);
+        })
+        // Kept, so a failed fetch ends the batch with its error rather than crashing the process
+        // as an unhandled rejection while the poll loop still runs.
+        .catch((err: unknown) => (fetchFailed ??= { err }))
+        .finally(() => {
+          fetching--;
+          fetchNext();
+          if (!fetching && (!queue.length || fetchFailed)) drained?.();
+        });
+    }
+  };
+  /** Queues the answers of `items` up to `upTo` that are neither reported, queued nor `running`. */
+  const collect = (items: BatchItem[], upTo: number, running: ReadonlySet<string>): void => {
+    for (let i = 0; i < upTo && i < items.length; i++) {
+      const item = items[i]!;
+      if (reported.has(item.id) || inFlight.has(item.id) || running.has(item.id)) continue;
+      inFlight.add(item.id);
+      queue.push(item);
+    }
+    fetchNext();
+  };
+  const allFetched = (): Promise<void> =>
+    !fetching && (!queue.length || fetchFailed) ? Promise.resolve() : new Promise<void>((resolve) => (drained = resolve));
+
   const finished = Promise.all(
     shards.map((shard, i) =>
       shard.handle.result().then((p) => {
         done[i] = true;
         progress[i] = p;
+        collect(shard.items, shard.items.length, new Set());
       }),
     ),
   );
   let failed: unknown;
   finished.catch((err: unknown) => (failed = err));
-  let fetchFailed: { err: unknown } | undefined;
-
-  const collect = (items: BatchItem[], upTo: number, running: Set<string>): void => {
-    for (const item of items.slice(0, upTo)) {
-      if (reported.has(item.id) || inFlight.has(item.id) || running.has(item.id)) continue;
-      inFlight.add(item.id);
-      const fetch = outcomeOf(client, item.id, batchChildId(opts.name, item.id)).then(async (outcome) => {
-        inFlight.delete(item.id);
-        if (!outcome) return; // not started: left for the next pass
-        reported.add(item.id);
-        await opts.onResult(outcome);
-      });
-      // Handled at once, so a failed fetch ends the batch with its error rather than crashing the
-      // process as an unhandled rejection while the poll loop still runs.
-      fetch.catch((err: unknown) => (fetchFailed ??= { err }));
-      fetches.push(fetch);
-    }
-  };
   const report = (): void => {
     const known = progress.filter((p): p is BatchProgress => p !== undefined);
     if (known.length) opts.onProgress?.(sum(opts.name, known));
@@ -233,6 +262,7 @@ async function runPass(client: Client, opts: RunBatchOptions, reported: Set<stri
         if (done[i]) return;
         try {
           const p = await shard.handle.query(batchProgressQuery);
+          if (done[i]) return; // ended while asked: its final progress stands
           progress[i] = p;
           collect(shard.items, p.nextIndex, new Set(p.running));
         } catch {
@@ -245,8 +275,8 @@ async function runPass(client: Client, opts: RunBatchOptions, reported: Set<stri
   }
   if (fetchFailed) throw fetchFailed.err;
   await finished;
-  for (const shard of shards) collect(shard.items, shard.items.length, new Set());
-  await Promise.all(fetches);
+  await allFetched();
+  if (fetchFailed) throw (fetchFailed as { err: unknown }).err;
   report();
   return sum(opts.name, progress.filter((p): p is BatchProgress => p !== undefined));
 }
