@@ -1,12 +1,20 @@
 /**
- * Batch throughput on one worker: N turns × 2 tool rounds with the stub answering every Claude call
- * after 200 ms, run as one `chatBatch`. The worker is a separate `mcp-turns worker` process so its
- * peak memory (VmHWM) and CPU time can be read from /proc. Prints wall time, turns/s, worker peak
- * RSS and CPU share, the stub's peak concurrency, history bytes per turn, and the Temporal server's
- * CPU and requests per turn.
+ * Batch throughput on one worker: N turns × R tool rounds with the stub answering every Claude call
+ * after a latency, run as one batch (`runBatch`: its shards and their children), interactively or
+ * with every Claude call through Message Batches. The worker is a separate `mcp-turns worker`
+ * process so its peak memory (VmHWM) and CPU time can be read from /proc, and its Prometheus
+ * metrics give the workflow tasks it replayed. Prints wall time, turns/s, worker peak RSS and CPU
+ * per turn, replays and sticky-cache misses per turn, the stub's peak concurrency, history bytes
+ * per turn, and the Temporal server's CPU and requests per turn, with the machine's load.
  *
- *   npm run bench:batch            (BENCH_TURNS=1000 by default; BENCH_LOCAL_ACTIVITY=true|false|auto
- *                                   sets server-everything's local_activity)
+ *   npm run bench:batch            (BENCH_TURNS=1000 BENCH_TOOL_ROUNDS=2 BENCH_LATENCY_MS=200 by default)
+ *   BENCH_TURNS=10000 BENCH_TOOL_ROUNDS=1 BENCH_LATENCY_MS=0 npm run bench:batch
+ *   BENCH_TURNS=10000 BENCH_TOOL_ROUNDS=1 BENCH_LATENCY_MS=0 BENCH_MESSAGE_BATCHES=1 npm run bench:batch
+ *
+ * Other settings: BENCH_CONCURRENCY (200), BENCH_CACHED_WORKFLOWS (the worker's sticky cache; its
+ * default when unset), BENCH_PROCESSING_MS (a Message Batch's processing time at the stub, 500),
+ * BENCH_LOCAL_ACTIVITY=true|false|auto (server-everything's local_activity), BENCH_WORKER (JSON: the
+ * config's worker: section), BENCH_WORKER_PROF=dir (a V8 CPU profile of the worker).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,10 +31,20 @@ import { batchChildId } from '../src/core/batch';
 import { counterDelta, frontendRequests, METRICS_FLUSH_MS, persistenceRequests } from './dev-server-metrics';
 import { testTemporalCli } from '../test/support/temporal-cli';
 import { testDataConverter } from '../test/support/settings';
+import { counterGrowth, metricsDelta, metricsSnapshot, REPLAYS, WORKFLOW_TASKS } from './worker-metrics';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
 const LATENCY = Number(process.env.BENCH_LATENCY_MS ?? 200);
+const TOOL_ROUNDS = Number(process.env.BENCH_TOOL_ROUNDS ?? 2);
+const MESSAGE_BATCHES = ['1', 'true'].includes(process.env.BENCH_MESSAGE_BATCHES ?? '');
+const PROCESSING_MS = Number(process.env.BENCH_PROCESSING_MS ?? 500);
+const CACHED_WORKFLOWS = process.env.BENCH_CACHED_WORKFLOWS ? Number(process.env.BENCH_CACHED_WORKFLOWS) : undefined;
+/** The tool calls of the rounds, in turn: echo, then get-sum. */
+const TOOL_STEPS = [
+  { content: [{ type: 'tool_use' as const, name: 'everything__echo', input: { message: 'one' } }] },
+  { content: [{ type: 'tool_use' as const, name: 'everything__get-sum', input: { a: 1, b: 2 } }] },
+];
 
 /** Fields of /proc/<pid>/stat after the command name: [0] state, [1] parent pid, [11] utime, [12] stime. */
 function statFields(pid: number | string): string[] {
@@ -70,24 +88,26 @@ async function main(): Promise<void> {
     scenarios: {
       bench: {
         latencyMs: LATENCY,
-        steps: [
-          { content: [{ type: 'tool_use', name: 'everything__echo', input: { message: 'one' } }] },
-          { content: [{ type: 'tool_use', name: 'everything__get-sum', input: { a: 1, b: 2 } }] },
-          { content: [{ type: 'text', text: 'done: {{toolResults}}' }] },
-        ],
+        steps: [...Array.from({ length: TOOL_ROUNDS }, (_, i) => TOOL_STEPS[i % TOOL_STEPS.length]!), { content: [{ type: 'text', text: 'done: {{toolResults}}' }] }],
         formatter: { conversation: [{ type: 'text', content: 'answer: {{toolResults}}' }] },
       },
     },
+    messageBatches: { processingMs: PROCESSING_MS },
   });
   const config = writeEverythingConfig('mcp-turns-bench-', {
-    claude: { maxConcurrentCalls: CONCURRENCY * 2 },
+    claude: { maxConcurrentCalls: CONCURRENCY * 2, ...(MESSAGE_BATCHES ? { messageBatches: { maxWaitMs: 2000, pollInitialMs: 300, pollMaxMs: 1000 } } : {}) },
     // BENCH_WORKER='{"workflowThreadPoolSize":1}' tries other worker tuning (the config's worker: section).
-    ...(process.env.BENCH_WORKER ? { worker: JSON.parse(process.env.BENCH_WORKER) as unknown } : {}),
+    worker: {
+      ...(CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: CACHED_WORKFLOWS } : {}),
+      ...(process.env.BENCH_WORKER ? (JSON.parse(process.env.BENCH_WORKER) as Record<string, unknown>) : {}),
+    },
   });
   const bin = path.resolve(__dirname, '..', '..', 'bin', 'mcp-turns.js');
   // BENCH_WORKER_PROF=dir writes a V8 CPU profile of the worker there (open it in Chrome DevTools).
   const profile = process.env.BENCH_WORKER_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_WORKER_PROF] : [];
-  const workerArgs = [...profile, bin, 'worker', '--config', config, '--task-queue', 'bench-batch', '--log-level', 'WARN'];
+  const workerMetricsPort = await freePort();
+  const metricsUrl = `http://127.0.0.1:${workerMetricsPort}/metrics`;
+  const workerArgs = [...profile, bin, 'worker', '--config', config, '--task-queue', 'bench-batch', '--log-level', 'WARN', '--metrics', `127.0.0.1:${workerMetricsPort}`];
   const worker = spawn(process.execPath, workerArgs, {
     env: { ...process.env, TEMPORAL_ADDRESS: server.address, ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: stub.url },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -101,15 +121,28 @@ async function main(): Promise<void> {
   const serverCpu0 = procStat(server.pid!).cpuSeconds;
   const [frontend0, persistence0] = [await frontendRequests(metricsPort), await persistenceRequests(metricsPort)];
   const mcpCpu0 = descendantsCpuSeconds(worker.pid!);
+  const metrics0 = await metricsSnapshot(metricsUrl);
   const ownCpu0 = process.cpuUsage();
   const t0 = performance.now();
   let completed = 0;
   let failed = 0;
+  let lastPrint = t0;
   await runBatch(client, {
     name,
     items,
     concurrency: CONCURRENCY,
     taskQueue: 'bench-batch',
+    ...(MESSAGE_BATCHES ? { messageBatches: true } : {}),
+    onProgress: (p) => {
+      if (performance.now() - lastPrint < 30_000) return;
+      lastPrint = performance.now();
+      const rss = Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${worker.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+      console.log(
+        `  [${((performance.now() - t0) / 1000).toFixed(0)} s] completed ${p.completed}, failed ${p.failed}, running ${p.running.length}` +
+          (p.waitingMessageBatch ? `, waiting for a Message Batch ${p.waitingMessageBatch.length}` : '') +
+          ` · worker RSS ${rss.toFixed(0)} MB · load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+      );
+    },
     onResult: (o) => {
       if (o.status === 'completed') completed++;
       else failed++;
@@ -123,6 +156,7 @@ async function main(): Promise<void> {
   const frontend = counterDelta(frontend0, await frontendRequests(metricsPort));
   const persistence = counterDelta(persistence0, await persistenceRequests(metricsPort));
   const mcpCpu = descendantsCpuSeconds(worker.pid!) - mcpCpu0;
+  const metrics1 = await metricsSnapshot(metricsUrl);
   const own = process.cpuUsage(ownCpu0);
   const ownCpu = (own.user + own.system) / 1e6;
 
@@ -134,8 +168,9 @@ async function main(): Promise<void> {
   }
 
   console.log(
-    `\n${TURNS} turns × 2 tool rounds, stub latency ${LATENCY} ms, batch concurrency ${CONCURRENCY}, one worker ` +
-      `(local_activity of the server: ${process.env.BENCH_LOCAL_ACTIVITY ?? 'auto, the default'})`,
+    `\n${TURNS} turns × ${TOOL_ROUNDS} tool round(s), stub latency ${LATENCY} ms, batch concurrency ${CONCURRENCY}, one worker ` +
+      `(local_activity of the server: ${process.env.BENCH_LOCAL_ACTIVITY ?? 'auto, the default'}; sticky cache ${CACHED_WORKFLOWS ?? 'the worker default'})` +
+      (MESSAGE_BATCHES ? `, every Claude call through Message Batches (${PROCESSING_MS} ms processing at the stub; ${stub.messageBatches.batches.length} Message Batches)` : ', interactive'),
   );
   console.log(`  completed ${completed}, failed ${failed}`);
   console.log(`  wall ${wall.toFixed(1)} s → ${(TURNS / wall).toFixed(1)} turns/s (target: ${TURNS} within 60 s)`);
@@ -150,6 +185,10 @@ async function main(): Promise<void> {
   console.log(`  Temporal server CPU per turn ${((serverCpu / TURNS) * 1000).toFixed(1)} ms, worker CPU per turn ${(((cpuSeconds - cpu0) / TURNS) * 1000).toFixed(1)} ms (load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`);
   console.log(`  Temporal dev server peak RSS ${serverPeakRssMb.toFixed(0)} MB (GOGC=${devServerEnv().GOGC})`);
   console.log(`  stub peak concurrent Claude requests ${stub.maxConcurrent}`);
+  console.log(
+    `  replays (workflow tasks the sticky cache could not serve) ${(counterGrowth(metrics0, metrics1, REPLAYS) / TURNS).toFixed(2)} per turn, ` +
+      `workflow tasks ${(counterGrowth(metrics0, metrics1, WORKFLOW_TASKS) / TURNS).toFixed(2)} per turn; worker metrics over the run: ${metricsDelta(metrics0, metrics1)}`,
+  );
   console.log(`  history ${(historyBytes / sample.length / 1024).toFixed(1)} KiB per turn (mean of ${sample.length})`);
   // What the server was asked per turn: load-independent, unlike its CPU time.
   const perTurn = (m: Map<string, number>): string => {

@@ -46,6 +46,7 @@ import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { writeEverythingConfig } from './everything-config';
 import { cpuSeconds, loadAverages } from './machine-figures';
+import { metricsDelta, metricsSnapshot } from './worker-metrics';
 import { batchShardWorkflowIds, runBatch, startBatch, type BatchItemOutcome } from '../src/client/batch-client';
 import { executeChatTurn } from '../src/client/chat-turn-client';
 import { batchChildId, type BatchItem, type BatchProgress } from '../src/core/batch';
@@ -622,33 +623,6 @@ async function collectorHistory(ctx: Ctx, taskQueue: string): Promise<string> {
   } catch (err) {
     return `collector ${id}: not described (${(err as Error).message})`;
   }
-}
-
-/** Counters and gauges of a worker's Prometheus metrics, summed by name over their label sets. */
-async function metricsSnapshot(metricsUrl: string | undefined): Promise<Map<string, number>> {
-  const sums = new Map<string, number>();
-  if (!metricsUrl) return sums;
-  try {
-    const text = await (await fetch(metricsUrl)).text();
-    for (const line of text.split('\n')) {
-      if (!line || line.startsWith('#')) continue;
-      const name = /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0];
-      const value = Number(line.slice(line.lastIndexOf(' ') + 1));
-      if (name && Number.isFinite(value)) sums.set(name, (sums.get(name) ?? 0) + value);
-    }
-  } catch {
-    // no metrics: figures left out
-  }
-  return sums;
-}
-
-const WORKER_METRICS = /sticky_cache_(hit|miss|total_forced_eviction)|workflow_task_replay_latency_count|workflow_task_execution_failed|payload_download_count/;
-
-function metricsDelta(before: Map<string, number>, after: Map<string, number>): string {
-  const parts = [...after]
-    .filter(([name]) => WORKER_METRICS.test(name))
-    .map(([name, v]) => `${name.replace(/^temporal_/, '')} ${Math.round(v - (before.get(name) ?? 0))}`);
-  return parts.length ? parts.join(', ') : 'no metrics';
 }
 
 async function partThree(ctx: Ctx): Promise<void> {
