@@ -20,7 +20,7 @@ import {
   type TurnRef,
 } from '../src/core/message-batches';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
-import { collectorTarget, CollectorSubmissions } from '../src/message-batches/collector-submissions';
+import { collectorTarget, CollectorSubmissions, submissionLingerMs } from '../src/message-batches/collector-submissions';
 import { batchRequestOf, type BatchSubmitInput } from '../src/message-batches/batch-request';
 import { createOrAdoptBatch, type CreatedBatch } from '../src/message-batches/create-batch';
 import { answerAllWith, deliverResults, type DeliveryInput } from '../src/message-batches/deliver-results';
@@ -49,7 +49,7 @@ export interface BatchSubmitted {
  */
 export function makeMessageBatchSubmitActivities(deps: MessageBatchSubmitDeps) {
   const settings: MessageBatchSettings = { ...DEFAULT_MESSAGE_BATCH_SETTINGS, ...deps.config.messageBatches, storesPayloads: deps.storesPayloads };
-  const submissions = new CollectorSubmissions({ storesPayloads: deps.storesPayloads });
+  const submissions = new CollectorSubmissions({ storesPayloads: deps.storesPayloads, lingerMs: submissionLingerMs(settings.maxWaitMs) });
   return {
     /** Hands one Claude request of a turn to its collector; a formatter whose replies make its answer is done instead. */
     async submitToMessageBatch(input: BatchSubmitInput, ...segments: TranscriptSegment[]): Promise<BatchSubmitted | { done: FormatResponseOutput }> {

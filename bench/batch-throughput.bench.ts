@@ -31,6 +31,8 @@ import { batchChildId } from '../src/core/batch';
 import { counterDelta, frontendRequests, METRICS_FLUSH_MS, persistenceRequests } from './dev-server-metrics';
 import { testTemporalCli } from '../test/support/temporal-cli';
 import { testDataConverter } from '../test/support/settings';
+import { collectorRuns } from './collector-runs';
+import { collectorWorkflowId } from '../src/core/message-batches';
 import { counterGrowth, metricsDelta, metricsSnapshot, REPLAYS, WORKFLOW_TASKS } from './worker-metrics';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 1000);
@@ -190,6 +192,13 @@ async function main(): Promise<void> {
       `workflow tasks ${(counterGrowth(metrics0, metrics1, WORKFLOW_TASKS) / TURNS).toFixed(2)} per turn; worker metrics over the run: ${metricsDelta(metrics0, metrics1)}`,
   );
   console.log(`  history ${(historyBytes / sample.length / 1024).toFixed(1)} KiB per turn (mean of ${sample.length})`);
+  if (MESSAGE_BATCHES) {
+    const c = await collectorRuns(client, collectorWorkflowId('bench-batch', 'bench'));
+    console.log(
+      `  collector: ${c.runs} run(s) (continued as new ${c.runs - 1}×), the longest ${c.maxEvents} events; ` +
+        `workflow tasks timed out ${c.tasksTimedOut}, failed ${c.tasksFailed}`,
+    );
+  }
   // What the server was asked per turn: load-independent, unlike its CPU time.
   const perTurn = (m: Map<string, number>): string => {
     const total = [...m.values()].reduce((a, b) => a + b, 0);

@@ -10,7 +10,7 @@ import {
   ParentClosePolicy,
   WorkflowIdReusePolicy,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   log,
   setCurrentDetails,
   setHandler,
@@ -22,7 +22,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { inheritedFairness, inheritedOwnerMemo, SA_BATCH, SA_OWNER, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
-import { batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
+import { BATCH_TASK_TIMEOUT, batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
 import { INVALID_BATCH_INPUT } from '../src/core/failure-types';
 import { batchProgressQuery, turnWaitingSignal } from '../src/core/workflow-handlers';
 import { oneLine } from '../src/core/text';
@@ -144,7 +144,7 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
 
   if (progress.nextIndex < input.total) {
     // Drained: carry only what is left and the counts.
-    await continueAsNew<typeof chatBatch>({
+    await makeContinueAsNewFunc<typeof chatBatch>({ workflowTaskTimeout: BATCH_TASK_TIMEOUT })({
       ...input,
       items: input.items.slice(progress.nextIndex - input.itemsOffset),
       itemsOffset: progress.nextIndex,

@@ -13,7 +13,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
@@ -166,12 +166,15 @@ async function withdraw(collector: string, customId: string): Promise<void> {
     .catch(() => undefined); // a collector that has ended holds nothing of it
 }
 
-/** On the turn's own queue: a submission calls no API, and must not wait behind Claude calls. */
+/**
+ * A local activity of the turn's worker: a submission calls no API (it signals the collector, with
+ * the requests other turns submit at the same time), and as a local activity its result costs the
+ * turn no workflow task of its own, so a round through a Message Batch takes one (its result's).
+ */
 function submitActivity(summary: string): MessageBatchSubmitActivities {
-  return proxyActivities<MessageBatchSubmitActivities>({
+  return proxyLocalActivities<MessageBatchSubmitActivities>({
     summary: `${summary} · Message Batch`,
     startToCloseTimeout: '2 minutes',
-    heartbeatTimeout: '10 seconds',
     retry: CLAUDE_CALL_RETRY,
   });
 }

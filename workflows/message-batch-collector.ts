@@ -40,11 +40,13 @@ import { workflowNow } from './workflow-clock';
 import { COLLECTOR_CALL_RETRY } from '../src/core/retry-policies';
 
 /**
- * Requests received, or events, in one run before it continues as new. Small: a collector out of
- * the worker's cache (thousands of turns share it) replays its run from the start on its next task.
+ * Requests received, events, or history bytes in one run before it continues as new. Small: a
+ * collector out of the worker's cache (thousands of turns share it) replays its run from the start
+ * on its next task, and requests come grouped (a signal carries up to a few hundred).
  */
-const REQUESTS_PER_RUN = 1000;
-const EVENTS_PER_RUN = 4000;
+const REQUESTS_PER_RUN = 5000;
+const EVENTS_PER_RUN = 2000;
+const HISTORY_BYTES_PER_RUN = 2 * 1024 * 1024;
 /** Answered custom_ids remembered, so a request submitted again is not paid again. */
 const ANSWERED_KEPT = 20_000;
 
@@ -88,7 +90,7 @@ class Collector {
     this.pending = [...input.pending];
     this.pendingIds = new Set(this.pending.map((p) => p.entry.batchRequest));
     this.pendingBytes = this.pending.reduce((n, p) => n + p.entry.bytes, 0);
-    this.pendingSince = this.pending.length ? workflowNow() : undefined;
+    this.pendingSince = this.pending.length ? (input.pendingSince ?? workflowNow()) : undefined;
     this.batches = new Map(input.batches.map((b) => [b.id, b]));
     this.totals = { ...input.totals };
     this.answered = new Set(input.answered);
@@ -167,32 +169,40 @@ class Collector {
     this.report();
     for (;;) {
       const longHistory = (): boolean =>
-        workflowInfo().continueAsNewSuggested || this.receivedThisRun >= REQUESTS_PER_RUN || workflowInfo().historyLength >= EVENTS_PER_RUN;
+        workflowInfo().continueAsNewSuggested ||
+        this.receivedThisRun >= REQUESTS_PER_RUN ||
+        workflowInfo().historyLength >= EVENTS_PER_RUN ||
+        workflowInfo().historySize >= HISTORY_BYTES_PER_RUN;
       // The first request to wait starts the wait for its batch, and the last batch ended starts the
       // idle time: the loop wakes for either.
       const gathering = this.pendingSince !== undefined;
       const waiting = this.batches.size > 0;
       const wake = (): boolean =>
-        this.flushDue() || (longHistory() && this.busy === 0) || (this.pendingSince !== undefined) !== gathering || (this.batches.size > 0) !== waiting;
+        this.flushDue() || longHistory() || (this.pendingSince !== undefined) !== gathering || (this.batches.size > 0) !== waiting;
       if (gathering) await condition(wake, Math.max(0, this.pendingSince! + settings.maxWaitMs - workflowNow()));
       else if (waiting) await condition(wake);
       else await condition(wake, Math.max(1, this.lastWorkAt + settings.idleMs - workflowNow()));
-      if (this.flushDue()) {
-        await this.flush();
-        continue;
-      }
       if (longHistory()) {
-        // Sends what waits, lets every running activity end, then carries the rest to a new run.
-        while (this.pending.length) await this.flush();
+        // Starts no activity from now on and lets the running ones end (a watcher between polls
+        // stops at once; one whose batch ended leaves the delivery to the next run), then carries
+        // the batches it waits for and the requests still pending to a new run. It does not wait
+        // for a quiet moment: under a steady stream of requests there is none, and the run's
+        // history must stay short, because a run out of the cache (or whose slow task the server
+        // fails for the signals buffered meanwhile) replays it whole.
         this.draining = true;
         await condition(() => this.busy === 0);
         return makeContinueAsNewFunc<typeof messageBatchCollector>({ workflowTaskTimeout: COLLECTOR_TASK_TIMEOUT })({
           ...this.input,
           batches: [...this.batches.values()],
           pending: [...this.pending],
+          ...(this.pendingSince !== undefined ? { pendingSince: this.pendingSince } : {}),
           totals: this.totals,
           answered: [...this.answered],
         });
+      }
+      if (this.flushDue()) {
+        await this.flush();
+        continue;
       }
       if (!this.pending.length && this.batches.size === 0 && workflowNow() - this.lastWorkAt >= settings.idleMs) {
         log.info('no requests for a while: the collector ends (the next request starts it again)', { totals: this.totals });
@@ -284,6 +294,7 @@ class Collector {
   private async watching(batch: SubmittedBatch): Promise<void> {
     const { activities } = this;
     for (;;) {
+      if (this.draining) return;
       if (cancelDue(batch)) {
         batch.cancelRequested = true;
         this.busy++;
@@ -313,6 +324,7 @@ class Collector {
           batch.pollDelayMs = Math.min(Math.round(batch.pollDelayMs * 1.5), this.input.settings.pollMaxMs);
           continue;
         }
+        if (this.draining) return; // the next run polls it again and delivers
         let delivered: DeliveryReport;
         try {
           delivered = await activities.deliverMessageBatchResults({

@@ -6,7 +6,7 @@
 import { ownerSearchAttributes, ownerStartOptions, type Owner } from './owner';
 import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
-import { batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchInput, type BatchItem, type BatchProgress } from '../core/batch';
+import { BATCH_TASK_TIMEOUT, batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchInput, type BatchItem, type BatchProgress } from '../core/batch';
 import { batchProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult } from '../core/turn-result';
 import { withOutputSpec } from './output-schema';
@@ -104,6 +104,7 @@ export async function startBatch(client: Client, options: Omit<RunBatchOptions, 
         workflowId,
         taskQueue,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        workflowTaskTimeout: BATCH_TASK_TIMEOUT,
         staticSummary:
           `batch ${opts.name}${shards > 1 ? ` (shard ${i + 1} of ${shards})` : ''}: ${items.length} queries, concurrency ${Math.ceil(concurrency / shards)}` +
           (messageBatches ? ', through Message Batches' : ''),

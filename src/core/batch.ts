@@ -62,6 +62,12 @@ export function batchWorkflowId(batchName: string): string {
   return `batch-${batchName}`;
 }
 
+/**
+ * A batch workflow's task timeout: thousands of children end in bursts (a Message Batch ends), and a
+ * task of a busy worker that replays a long run must finish, not time out and start over.
+ */
+export const BATCH_TASK_TIMEOUT = '1 minute';
+
 /** The most batch workflows ("shards") one batch is split into. */
 export const MAX_BATCH_SHARDS = 8;
 

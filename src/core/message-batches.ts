@@ -203,6 +203,8 @@ export interface CollectorInput {
   settings: MessageBatchSettings;
   batches: SubmittedBatch[];
   pending: CollectorRequest[];
+  /** When the oldest of `pending` began to wait (carried across continue-as-new); default: the run's start. */
+  pendingSince?: number;
   totals: CollectorTotals;
   /** custom_ids already answered (the latest), so a repeated submission is not paid again. */
   answered: string[];

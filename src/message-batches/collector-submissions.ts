@@ -28,13 +28,23 @@ export function collectorTarget(taskQueue: string, model: string, settings: Mess
 }
 
 export interface CollectorSubmissionOptions {
-  /** How long a request waits for others to join its signal. @default 10 */
+  /**
+   * How long a request waits for others to join its signal. A request waits up to the collector's
+   * `maxWaitMs` for its Message Batch anyway, so a tenth of that (at most a second) costs it little
+   * and turns a round of thousands of requests, made over seconds, into tens of signals.
+   * @default 10
+   */
   lingerMs?: number;
   /** Requests in one signal. @default 200 */
   maxRequests?: number;
   /** Request bytes in one signal when payloads are not stored (they are then inline). @default 1 MiB */
   maxInlineBytes?: number;
   storesPayloads: boolean;
+}
+
+/** The linger for a collector that waits up to `maxWaitMs` to gather a batch: a tenth of it, 10 ms to 1 s. */
+export function submissionLingerMs(maxWaitMs: number): number {
+  return Math.min(1000, Math.max(10, Math.round(maxWaitMs / 10)));
 }
 
 interface Waiting {

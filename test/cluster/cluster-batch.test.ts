@@ -24,15 +24,15 @@ import { countingStdio } from '../support/mcp-servers';
 import { startWorkerProcess } from '../support/worker-process';
 import { uniqueQueue } from '../support/temporal';
 
-jest.setTimeout(600_000);
-
 const TURNS = Number(process.env.MCP_TURNS_CLUSTER_TURNS ?? 150);
-const CONCURRENCY = 30;
+const CONCURRENCY = Number(process.env.MCP_TURNS_CLUSTER_CONCURRENCY ?? 30);
+// Ten minutes, and more for a large batch (10,000 turns: 50 min).
+jest.setTimeout(Math.max(600_000, TURNS * 300));
 const WORKERS = 3;
 /** The worker is killed once this share of the turns has completed. */
 const KILL_AFTER = Math.round(TURNS / 3);
 /** Each Claude call of the stub takes this long. */
-const CLAUDE_LATENCY_MS = 150;
+const CLAUDE_LATENCY_MS = Number(process.env.MCP_TURNS_CLUSTER_LATENCY_MS ?? 150);
 
 const batch = `cluster-${Date.now().toString(36)}`;
 const taskQueue = uniqueQueue('cluster');
