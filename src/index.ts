@@ -27,8 +27,41 @@ export {
   type TurnStreamEventType,
   type StreamEndStatus,
 } from './core/stream-events';
-export { runBatch, startBatch, batchShardWorkflowIds, type RunBatchOptions, type BatchItemOutcome, type BatchShard } from './client/batch-client';
+export { runBatch, startBatch, batchShardWorkflowIds, sumBatchProgress, type RunBatchOptions, type BatchItemOutcome, type BatchItemRequest, type BatchShard } from './client/batch-client';
+export { findBatchShards, type BatchShards, type FindBatchOptions } from './client/batch-shards';
+export { getBatchStatus, batchStatusOf, type BatchStatus, type BatchShardStatus } from './client/batch-status';
+export { getBatchResults, BatchResultsShortfallError, type BatchResults, type BatchResultsOptions } from './client/batch-results';
+export { resultLine, type ResultLine } from './client/result-line';
+export { NotFoundError } from './client/not-found';
+export type { Owner, Viewer } from './client/owner';
 export { messageBatchWaits, messageBatchLine, type MessageBatchWait } from './client/message-batch-status';
+export {
+  createBatchSchedule,
+  describeBatchSchedule,
+  listBatchSchedules,
+  triggerBatchSchedule,
+  pauseBatchSchedule,
+  resumeBatchSchedule,
+  deleteBatchSchedule,
+  DEFAULT_CATCHUP_WINDOW_MS,
+  type CreateBatchScheduleOptions,
+  type BatchScheduleScope,
+  type BatchScheduleSpec,
+  type BatchScheduleAction,
+  type ListedBatchSchedule,
+  type BatchScheduleView,
+} from './client/batch-schedules';
+export { listBatchScheduleRuns, type BatchScheduleRun, type BatchScheduleRunCounts, type BatchScheduleRunsOptions } from './client/batch-schedule-runs';
+export { InvalidBatchScheduleError, BatchScheduleNotFoundError, BatchScheduleExistsError, type BatchScheduleField } from './client/batch-schedule-errors';
+export {
+  SCHEDULED_BATCH_WORKFLOW,
+  BATCH_SCHEDULE_OVERLAPS,
+  batchScheduleId,
+  scheduledBatchName,
+  type BatchScheduleOverlap,
+  type ScheduledBatchInput,
+  type ScheduledBatchResult,
+} from './core/batch-schedule';
 export { getTurnView, type TurnView } from './client/turn-view';
 export { listWorkflows, type ListedWorkflow, type WorkflowListFilter } from './client/workflow-list';
 export { cancelByName, NothingToCancelError, type CancelOutcome } from './client/cancel';

@@ -4,3 +4,4 @@ export { chatBatch } from './batch';
 export { conversation } from './conversation';
 export { messageBatchCollector } from './message-batch-collector';
 export { usageLedger } from './usage-ledger';
+export { scheduledBatch } from './scheduled-batch';

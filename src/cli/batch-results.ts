@@ -1,56 +1,14 @@
 /**
- * The batch results file (one JSON line per query): where it is by default, what an earlier run
- * left in it, the line the CLI starts with, and the closing summary.
+ * The batch results file (one JSON line per query, src/client/result-line.ts): where it is by
+ * default, what an earlier run left in it, the line the CLI starts with, and the closing summary.
  */
 import path from 'node:path';
-import type { BatchItemOutcome } from '../client/batch-client';
+import type { ResultLine } from '../client/result-line';
 import { batchChildId } from '../core/batch';
-import type { TurnStopReason } from '../core/turn-result';
-import { countsOf, partialPart } from './batch-counts';
-import { EXIT, exitCodeOf, type ExitCode } from './exit-codes';
+import { countsOf, partialPart, type BatchCounts } from './batch-counts';
 import { DEFAULT_MESSAGE_BATCH_DEADLINE_MS } from '../core/message-batches';
 import { addUsage, cacheWriteText, ZERO_USAGE, type TokenUsage } from '../core/usage';
 import { formatDuration } from './duration';
-
-export interface ResultLine {
-  id: string;
-  /** `completed`: the turn ended (in full or in part, see `exitCode`); kept by a rerun. `failed`: run again by a rerun. */
-  status: 'completed' | 'failed';
-  /** What `run` exits with for the same result: 0 answered, 3 partial, 4 not approved, 1 failed. */
-  exitCode?: ExitCode;
-  answer?: string;
-  /** The turn's output: its answer as JSON matching the turn's output schema. */
-  output?: unknown;
-  /** Why the answer does not match the output schema (`stopReason: "invalid_output"`). */
-  outputProblems?: string[];
-  stopReason?: TurnStopReason;
-  /** The stop sequence the turn stopped at (`stopReason: "stop_sequence"`): its answer may be cut there. */
-  stopSequence?: string;
-  usage?: TokenUsage;
-  costUsd?: number;
-  toolCalls?: number;
-  durationMs?: number;
-  error?: string;
-  workflowId: string;
-}
-
-export function resultLine(o: BatchItemOutcome): ResultLine {
-  const exitCode = o.status === 'completed' && o.result ? exitCodeOf(o.result) : EXIT.failed;
-  const line: ResultLine = { id: o.id, status: o.status, exitCode, workflowId: o.workflowId };
-  if (o.result) {
-    line.answer = o.result.response.conversation;
-    if (o.result.output !== undefined) line.output = o.result.output;
-    if (o.result.outputReport?.problems?.length) line.outputProblems = o.result.outputReport.problems;
-    line.stopReason = o.result.stopReason;
-    if (o.result.stopSequence !== undefined) line.stopSequence = o.result.stopSequence;
-    line.usage = o.result.usage;
-    line.costUsd = o.result.costUsd;
-    line.toolCalls = o.result.toolCalls.length;
-  }
-  if (o.durationMs !== undefined) line.durationMs = o.durationMs;
-  if (o.error) line.error = o.error;
-  return line;
-}
 
 /** The batch's name without `--name`: the file's name without its extension, in the characters a workflow id takes. */
 export function defaultBatchName(file: string): string {
@@ -155,18 +113,24 @@ function results(n: number): string {
   return `${n} ${n === 1 ? 'result' : 'results'}`;
 }
 
-/**
- * `9 results in o.jsonl: 7 answered, 1 partial (refusal), 1 not approved, 0 failed; 4 lines of q.jsonl skipped`:
- * partial and not-approved answers and skipped lines are named when there are any.
- */
-function countsLine(lines: ResultLine[], out: string, skipped: BatchSummaryOptions['skipped']): string {
-  const counts = countsOf(lines);
+/** `7 answered, 1 partial (refusal), 1 not approved, 0 failed`: partial and not-approved answers are named when there are any. */
+export function outcomesPart(counts: BatchCounts): string {
   const parts = [`${counts.answered} answered`];
   if (counts.partial) parts.push(partialPart(counts));
   if (counts.notApproved) parts.push(`${counts.notApproved} not approved`);
   parts.push(`${counts.failed} failed`);
+  return parts.join(', ');
+}
+
+/** `9 results in o.jsonl: 7 answered, 1 partial (refusal), 1 failed`: the lines counted, and `where` they are (`in o.jsonl`, `on stdout`). */
+export function resultsCountLine(lines: readonly ResultLine[], where?: string): string {
+  return `${results(lines.length)}${where ? ` ${where}` : ''}: ${outcomesPart(countsOf(lines))}`;
+}
+
+/** `9 results in o.jsonl: …; 4 lines of q.jsonl skipped`: skipped lines are named when there are any. */
+function countsLine(lines: ResultLine[], out: string, skipped: BatchSummaryOptions['skipped']): string {
   const skippedPart = skipped?.lines ? `; ${skipped.lines} ${skipped.lines === 1 ? 'line' : 'lines'} of ${skipped.file} skipped` : '';
-  return `${results(lines.length)} in ${out}: ${parts.join(', ')}${skippedPart}`;
+  return `${resultsCountLine(lines, `in ${out}`)}${skippedPart}`;
 }
 
 /**

@@ -21,6 +21,7 @@ import type * as Demo from './commands/demo';
 import type * as Keys from './commands/keys';
 import type * as Respond from './commands/respond';
 import type * as Run from './commands/run';
+import type * as Schedule from './commands/schedule';
 import type * as Serve from './commands/serve';
 import type * as Server from './commands/server';
 import type * as Show from './commands/show';
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, () => Command> = {
   show: () => (require('./commands/show') as typeof Show).showCommand(),
   watch: () => (require('./commands/watch') as typeof Watch).watchCommand(),
   batch: () => (require('./commands/batch') as typeof Batch).batchCommand(),
+  schedule: () => (require('./commands/schedule') as typeof Schedule).scheduleCommand(),
   ls: () => (require('./commands/ls') as typeof Ls).lsCommand(),
   cancel: () => (require('./commands/cancel') as typeof Cancel).cancelCommand(),
   approvals: () => (require('./commands/approvals') as typeof Approvals).approvalsCommand(),
@@ -74,6 +76,15 @@ function asBadInputOnParseError(command: Command): Command {
   return command.exitOverride((err) => process.exit(err.exitCode === 0 ? EXIT.answered : EXIT.badInput));
 }
 
+/**
+ * A command and each of its subcommands (`batch results`, `schedule add`, `keys new`: commander asks
+ * only the command that parses): parse errors are bad input, and `--help` ends with the exit codes.
+ */
+function withExitCodes(command: Command): Command {
+  for (const sub of command.commands) withExitCodes(sub);
+  return asBadInputOnParseError(command.addHelpText('after', `\n${EXIT_CODES_HELP}`));
+}
+
 export function buildProgram(argv?: string[]): Command {
   const program = new Command('mcp-turns')
     .description('Durable Claude tool-use loops on Temporal: each chat turn is a workflow.')
@@ -84,7 +95,7 @@ export function buildProgram(argv?: string[]): Command {
   // Only the invoked command is loaded; without one (help, a typo), all are, for the listing.
   const invoked = argv && invokedCommand(argv);
   for (const [name, make] of Object.entries(COMMANDS)) {
-    if (!invoked || name === invoked) program.addCommand(asBadInputOnParseError(make().addHelpText('after', `\n${EXIT_CODES_HELP}`)));
+    if (!invoked || name === invoked) program.addCommand(withExitCodes(make()));
   }
   // A flag's value is never the next flag (flag-values.ts); checked before any command acts.
   program.hook('preAction', (_program, action) => refuseFlagsTakenAsValues(action, argv ?? process.argv));

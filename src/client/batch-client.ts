@@ -6,7 +6,8 @@
 import { ownerSearchAttributes, ownerStartOptions, type Owner } from './owner';
 import { WorkflowFailedError, WorkflowIdConflictPolicy, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { chatBatch } from '../../workflows/batch';
-import { BATCH_TASK_TIMEOUT, batchChildId, batchShardWorkflowId, MAX_BATCH_SHARDS, type BatchInput, type BatchItem, type BatchProgress } from '../core/batch';
+import { BATCH_TASK_TIMEOUT, batchChildId, sumBatchProgress, type BatchInput, type BatchItem, type BatchProgress } from '../core/batch';
+import { planBatchShards } from '../core/batch-shards';
 import { batchProgressQuery } from '../core/workflow-handlers';
 import type { ChatTurnResult } from '../core/turn-result';
 import { withOutputSpec } from './output-schema';
@@ -14,6 +15,12 @@ import type { ChatTurnRequest } from './chat-turn-client';
 import { SA_BATCH } from '../core/search-attributes';
 import { taskQueueOf } from './client-task-queue';
 import { describeFailure } from './describe-failure';
+
+/** The progress of a batch's shards as one (src/core/batch.ts). */
+export { sumBatchProgress } from '../core/batch';
+
+/** The workflow ids of a batch's shards (src/core/batch-shards.ts). */
+export { batchShardWorkflowIds } from '../core/batch-shards';
 
 export interface BatchItemOutcome {
   id: string;
@@ -34,7 +41,7 @@ export interface BatchItemRequest {
 export interface RunBatchOptions {
   name: string;
   items: BatchItemRequest[];
-  /** @default 10 */
+  /** @default 10 ({@link DEFAULT_BATCH_CONCURRENCY}) */
   concurrency?: number;
   taskQueue?: string;
   /** Item ids already reported by an earlier run (e.g. read back from the results file). */
@@ -61,27 +68,14 @@ export interface RunBatchOptions {
   owner?: Owner;
 }
 
-/**
- * Large windows are split over several batch workflows ("shards") of at most 25 children each: one
- * parent needs a few workflow tasks per child in sequence, so a single parent caps the throughput.
- * The shard count depends only on the window and the item count, and child ids do not depend on it,
- * so a rerun, even with another window, never runs a finished query twice.
- */
-export function shardCount(concurrency: number, items: number): number {
-  return Math.max(1, Math.min(Math.ceil(concurrency / 25), MAX_BATCH_SHARDS, items));
-}
-
-/** The workflow ids of a batch's shards: the parents of its turns. */
-export function batchShardWorkflowIds(name: string, concurrency: number, items: number): string[] {
-  const shards = shardCount(concurrency, items);
-  return Array.from({ length: shards }, (_, i) => batchShardWorkflowId(name, i + 1, shards));
-}
-
 /** The batch input's `messageBatches` for the option; undefined when the batch calls Claude directly. */
-function messageBatchesInput(option: RunBatchOptions['messageBatches']): BatchInput['messageBatches'] {
+export function messageBatchesInput(option: RunBatchOptions['messageBatches']): BatchInput['messageBatches'] {
   if (!option) return undefined;
   return option === true || option.deadlineMs === undefined ? {} : { deadlineMs: option.deadlineMs };
 }
+
+/** Children running at once when a batch names no `concurrency`. */
+export const DEFAULT_BATCH_CONCURRENCY = 10;
 
 export interface BatchShard {
   handle: WorkflowHandle<typeof chatBatch>;
@@ -90,50 +84,39 @@ export interface BatchShard {
 
 /** Starts the batch's workflows, or attaches to those of that name that are still running. */
 export async function startBatch(client: Client, options: Omit<RunBatchOptions, 'onResult'>): Promise<BatchShard[]> {
-  const opts = { ...options, items: wireItems(options.items) };
-  const taskQueue = taskQueueOf(client, opts.taskQueue);
-  const concurrency = opts.concurrency ?? 10;
-  const shards = shardCount(concurrency, opts.items.length);
-  const size = Math.ceil(opts.items.length / shards);
-  const messageBatches = messageBatchesInput(opts.messageBatches);
+  const taskQueue = taskQueueOf(client, options.taskQueue);
+  const messageBatches = messageBatchesInput(options.messageBatches);
+  const shards = planBatchShards({
+    name: options.name,
+    items: wireItems(options.items),
+    concurrency: options.concurrency ?? DEFAULT_BATCH_CONCURRENCY,
+    taskQueue,
+    ...(messageBatches ? { messageBatches } : {}),
+  });
   return Promise.all(
-    Array.from({ length: shards }, async (_, i) => {
-      const items = opts.items.slice(i * size, (i + 1) * size);
-      const workflowId = batchShardWorkflowId(opts.name, i + 1, shards);
+    shards.map(async (shard) => {
       const handle = await client.workflow.start<typeof chatBatch>('chatBatch', {
-        workflowId,
+        workflowId: shard.workflowId,
         taskQueue,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         workflowTaskTimeout: BATCH_TASK_TIMEOUT,
-        staticSummary:
-          `batch ${opts.name}${shards > 1 ? ` (shard ${i + 1} of ${shards})` : ''}: ${items.length} queries, concurrency ${Math.ceil(concurrency / shards)}` +
-          (messageBatches ? ', through Message Batches' : ''),
-        typedSearchAttributes: [{ key: SA_BATCH, value: opts.name }, ...ownerSearchAttributes(opts.owner)],
-        ...ownerStartOptions(opts.owner),
-        args: [
-          {
-            name: opts.name,
-            concurrency: Math.ceil(concurrency / shards),
-            taskQueue,
-            total: items.length,
-            items,
-            itemsOffset: 0,
-            nextIndex: 0,
-            completed: 0,
-            failed: 0,
-            skipped: 0,
-            ...(messageBatches ? { messageBatches } : {}),
-          },
-        ],
+        staticSummary: shard.staticSummary,
+        typedSearchAttributes: [{ key: SA_BATCH, value: options.name }, ...ownerSearchAttributes(options.owner)],
+        ...ownerStartOptions(options.owner),
+        args: [shard.input],
       });
-      return { handle, items };
+      return { handle, items: shard.items };
     }),
   );
 }
 
-/** Undefined when no turn has that id: the batch workflow never started the item. */
-async function outcomeOf(client: Client, id: string, workflowId: string): Promise<BatchItemOutcome | undefined> {
-  const handle = client.workflow.getHandle(workflowId);
+/**
+ * The outcome of item `id`'s turn, waiting for it to end; undefined when no turn has that id (the
+ * batch workflow never started the item, or retention has removed it). `runId`: that run of the
+ * turn (a failed query run again has several), else its latest.
+ */
+export async function outcomeOf(client: Client, id: string, workflowId: string, runId?: string): Promise<BatchItemOutcome | undefined> {
+  const handle = client.workflow.getHandle(workflowId, runId);
   try {
     const result = (await handle.result()) as ChatTurnResult;
     const d = await handle.describe();
@@ -146,23 +129,6 @@ async function outcomeOf(client: Client, id: string, workflowId: string): Promis
   }
 }
 
-/** The progress of a batch's shards as one; the Message Batch fields only when a shard has them. */
-function sum(name: string, parts: BatchProgress[]): BatchProgress {
-  const waitingMessageBatch = parts.some((p) => p.waitingMessageBatch) ? parts.flatMap((p) => p.waitingMessageBatch ?? []) : undefined;
-  const collectors = parts.some((p) => p.collectors) ? [...new Set(parts.flatMap((p) => p.collectors ?? []))] : undefined;
-  return {
-    name,
-    total: parts.reduce((n, p) => n + p.total, 0),
-    nextIndex: parts.reduce((n, p) => n + p.nextIndex, 0),
-    completed: parts.reduce((n, p) => n + p.completed, 0),
-    failed: parts.reduce((n, p) => n + p.failed, 0),
-    skipped: parts.reduce((n, p) => n + p.skipped, 0),
-    running: parts.flatMap((p) => p.running),
-    waitingApproval: parts.flatMap((p) => p.waitingApproval ?? []),
-    ...(waitingMessageBatch ? { waitingMessageBatch } : {}),
-    ...(collectors ? { collectors } : {}),
-  };
-}
 
 /**
  * Runs a batch to the end, reporting every item not already reported. Resolves with the final
@@ -188,7 +154,7 @@ export async function runBatch(client: Client, options: RunBatchOptions): Promis
 }
 
 /** Answers fetched from Temporal at once: a Message Batch ends thousands of turns together. */
-const FETCHES_AT_ONCE = 32;
+export const FETCHES_AT_ONCE = 32;
 
 /**
  * One pass: starts or attaches to the batch's workflows and reports each item once its turn has
@@ -254,7 +220,7 @@ async function runPass(client: Client, opts: RunBatchOptions, reported: Set<stri
   finished.catch((err: unknown) => (failed = err));
   const report = (): void => {
     const known = progress.filter((p): p is BatchProgress => p !== undefined);
-    if (known.length) opts.onProgress?.(sum(opts.name, known));
+    if (known.length) opts.onProgress?.(sumBatchProgress(opts.name, known));
   };
 
   while (!done.every(Boolean) && failed === undefined && !fetchFailed) {
@@ -279,10 +245,10 @@ async function runPass(client: Client, opts: RunBatchOptions, reported: Set<stri
   await allFetched();
   if (fetchFailed) throw (fetchFailed as { err: unknown }).err;
   report();
-  return sum(opts.name, progress.filter((p): p is BatchProgress => p !== undefined));
+  return sumBatchProgress(opts.name, progress.filter((p): p is BatchProgress => p !== undefined));
 }
 
 /** The items with their `output` as the wire takes it (JSON Schema). */
-function wireItems(items: readonly BatchItemRequest[]): BatchItem[] {
+export function wireItems(items: readonly BatchItemRequest[]): BatchItem[] {
   return items.map((item) => ({ id: item.id, input: withOutputSpec(item.input) }));
 }

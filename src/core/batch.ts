@@ -54,6 +54,9 @@ export interface BatchProgress {
   collectors?: string[];
 }
 
+/** A batch's name: 1 to 100 of `A-Z a-z 0-9 . _ -` (its workflows' and its turns' ids begin with it). */
+export const BATCH_NAME_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+
 export function batchChildId(batchName: string, itemId: string): string {
   return `${batchName}-${itemId}`;
 }
@@ -74,4 +77,22 @@ export const MAX_BATCH_SHARDS = 8;
 /** The workflow id of shard `shard` (from 1) of `shards`; a batch of one shard has the batch's own id. */
 export function batchShardWorkflowId(batchName: string, shard: number, shards: number): string {
   return shards === 1 ? batchWorkflowId(batchName) : `${batchWorkflowId(batchName)}-s${shard}-of-${shards}`;
+}
+
+/** The progress of a batch's shards as one; the Message Batch fields only when a shard has them. */
+export function sumBatchProgress(name: string, parts: BatchProgress[]): BatchProgress {
+  const waitingMessageBatch = parts.some((p) => p.waitingMessageBatch) ? parts.flatMap((p) => p.waitingMessageBatch ?? []) : undefined;
+  const collectors = parts.some((p) => p.collectors) ? [...new Set(parts.flatMap((p) => p.collectors ?? []))] : undefined;
+  return {
+    name,
+    total: parts.reduce((n, p) => n + p.total, 0),
+    nextIndex: parts.reduce((n, p) => n + p.nextIndex, 0),
+    completed: parts.reduce((n, p) => n + p.completed, 0),
+    failed: parts.reduce((n, p) => n + p.failed, 0),
+    skipped: parts.reduce((n, p) => n + p.skipped, 0),
+    running: parts.flatMap((p) => p.running),
+    waitingApproval: parts.flatMap((p) => p.waitingApproval ?? []),
+    ...(waitingMessageBatch ? { waitingMessageBatch } : {}),
+    ...(collectors ? { collectors } : {}),
+  };
 }

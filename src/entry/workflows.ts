@@ -3,7 +3,7 @@
  * turn as a child workflow with `executeChild(chatTurn, { args: [input] })`; query or update a turn
  * with the handler definitions. The worker must register these workflows (`McpTurnsPlugin` does).
  */
-export { chatTurn, chatBatch, conversation } from '../../workflows/index';
+export { chatTurn, chatBatch, conversation, scheduledBatch } from '../../workflows/index';
 export {
   turnProgressQuery,
   batchProgressQuery,
@@ -18,5 +18,6 @@ export {
 export type { ChatTurnInput } from '../schemas/turn-input';
 export type { ChatTurnResult, TurnProgress, TurnStopReason } from '../core/turn-result';
 export type { BatchInput, BatchProgress } from '../core/batch';
+export type { ScheduledBatchInput, ScheduledBatchResult } from '../core/batch-schedule';
 export type { ApprovalDecision, ApprovalRecord } from '../core/approvals';
 export type { ConversationInput, ConversationMessage, MessageAnswered, MessageOutcome, ConversationStatus, TurnOptions } from '../core/conversation';

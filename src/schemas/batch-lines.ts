@@ -35,6 +35,21 @@ export interface BatchLineProblem {
 }
 
 /**
+ * One query (a parsed line) under `defaults` as an item, or what is wrong with it; `fallbackId` is
+ * its id when it names none, and `seen` the ids taken so far (a duplicate would share a workflow id).
+ */
+function batchItemOf(json: unknown, defaults: TurnOptions, fallbackId: string, seen: Set<string>): { item: BatchItem } | { message: string } {
+  const merged = withBatchDefaults(json, defaults);
+  const parsed = BatchLineSchema.safeParse(merged);
+  if (!parsed.success) return { message: parsed.error.issues.map((iss) => `${iss.path.join('.') || '(line)'}: ${iss.message}`).join('; ') };
+  const { id, ...rest } = merged as { id?: string } & ChatTurnInput;
+  const itemId = id ?? fallbackId;
+  if (seen.has(itemId)) return { message: `duplicate id "${itemId}"` };
+  seen.add(itemId);
+  return { item: { id: itemId, input: rest } };
+}
+
+/**
  * Parses JSONL text into items, each line under `defaults`; bad lines are reported with their line
  * number and left out, so the rest can run. Blank lines are ignored. Duplicate ids are errors (they
  * would share a workflow id).
@@ -53,23 +68,26 @@ export function parseBatchLines(text: string, defaults: TurnOptions = {}): { ite
       problems.push({ line, message: `not JSON: ${(err as Error).message}` });
       return;
     }
-    json = withBatchDefaults(json, defaults);
-    const parsed = BatchLineSchema.safeParse(json);
-    if (!parsed.success) {
-      problems.push({
-        line,
-        message: parsed.error.issues.map((iss) => `${iss.path.join('.') || '(line)'}: ${iss.message}`).join('; '),
-      });
-      return;
-    }
-    const { id, ...rest } = json as { id?: string } & ChatTurnInput;
-    const itemId = id ?? String(line);
-    if (seen.has(itemId)) {
-      problems.push({ line, message: `duplicate id "${itemId}"` });
-      return;
-    }
-    seen.add(itemId);
-    items.push({ id: itemId, input: rest });
+    const checked = batchItemOf(json, defaults, String(line), seen);
+    if ('message' in checked) problems.push({ line, message: checked.message });
+    else items.push(checked.item);
+  });
+  return { items, problems };
+}
+
+/**
+ * The queries of a batch given as a list (`serve`'s body) under `defaults`, by the rule of a file's
+ * lines: a query without an id is numbered from 1 as a line would be. Each bad query is a problem
+ * naming its place (`queries[3].question: ...`).
+ */
+export function parseBatchQueries(queries: readonly unknown[], defaults: TurnOptions = {}): { items: BatchItem[]; problems: string[] } {
+  const items: BatchItem[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  queries.forEach((query, i) => {
+    const checked = batchItemOf(query, defaults, String(i + 1), seen);
+    if ('message' in checked) problems.push(`queries[${i}]: ${checked.message}`);
+    else items.push(checked.item);
   });
   return { items, problems };
 }

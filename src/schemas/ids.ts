@@ -6,6 +6,7 @@
  * conversation's id leaves room for that suffix.
  */
 import { z } from 'zod';
+import { BATCH_NAME_PATTERN } from '../core/batch';
 import { isConversationTurnIdForm } from '../core/conversation';
 import { MAX_ID_LENGTH, TURN_SUFFIX_ROOM } from '../core/input-limits';
 
@@ -33,6 +34,9 @@ export const ConversationIdSchema = idOf(MAX_ID_LENGTH - TURN_SUFFIX_ROOM).refin
 
 /** A message id (unique in its conversation). */
 export const MessageIdSchema = IdSchema;
+
+/** A batch's name, as every batch is named (src/core/batch.ts): no batch has any other. */
+export const BatchNameSchema = z.string().regex(BATCH_NAME_PATTERN, 'a batch name: 1-100 characters of A-Z a-z 0-9 . _ -');
 
 /** An id a caller chose that cannot be used: `field` names where it was given. */
 export class InvalidIdError extends Error {

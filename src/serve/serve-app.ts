@@ -22,6 +22,8 @@ import { allowedHostsOf, guardRequests, originAllowed } from './request-guard';
 import type { ServeContext } from './serve-context';
 import { authRequired, type ServeSettings } from '../config/serve-settings';
 import { approvalRoutes } from './routes/approvals';
+import { batchRoutes } from './routes/batches';
+import { scheduleRoutes } from './routes/schedules';
 import { chatRoutes } from './routes/chat';
 import { conversationRoutes } from './routes/conversations';
 import { pageRoutes } from './routes/page';
@@ -119,6 +121,8 @@ export async function buildServeApp(opts: ServeAppOptions): Promise<FastifyInsta
   turnRoutes(app, ctx);
   conversationRoutes(app, ctx);
   approvalRoutes(app, ctx);
+  batchRoutes(app, ctx);
+  scheduleRoutes(app, ctx);
   chatRoutes(app, ctx);
   usageRoutes(app, ctx);
   pageRoutes(app);

@@ -4,6 +4,8 @@
  * modification time is set to now instead (at most once an hour per process: recent-payloads.ts), so
  * an age-based cleanup (`find <dir> -type f -mtime +N -delete`) measures the time since a payload
  * was last sent, not since it was first stored. Payloads read lately are kept in memory.
+ * A batch schedule's arguments go to the kept area instead, `<dir>.kept/<first two hex>/<key>`
+ * (kept-area.ts), which that cleanup never sees.
  * Every process that starts, runs or reads workflows must see the same directory: this driver
  * suits one machine (the dev server) or a shared volume; clusters use the S3 driver.
  */
@@ -19,6 +21,7 @@ import type {
 } from '@temporalio/common';
 import { RecentPayloads } from './recent-payloads';
 import { claimedKey, missingPayloadError, storeEachOnce, verifiedPayload, type EncodedPayload, type StoreCounts } from './stored-payload';
+import { areaClaimData, isKeptClaim, isKeptTarget, keptAreaDir } from './kept-area';
 
 /**
  * How long a payload's age may lag its last use: a payload sent again within this long of its last
@@ -29,6 +32,19 @@ export const DEFAULT_TOUCH_AFTER_MS = 60 * 60 * 1000;
 /** The driver name written into every reference this driver's claims produce. */
 export const FS_DRIVER_NAME = 'mcp-turns-fs';
 
+/** Why a payload of the store's own area may be missing. */
+const GONE = "it was deleted (cleanup shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)";
+/** Why a payload of the kept area may be missing. */
+const KEPT_GONE = 'it was deleted by hand (the age-based cleanup never sees the kept area) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)';
+
+/** Writes `bytes` to `file` aside and renames it, so a reader never sees half an object. */
+async function writeObject(file: string, bytes: Uint8Array): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+  await fs.writeFile(partial, bytes);
+  await fs.rename(partial, file);
+}
+
 export class FsStorageDriver implements StorageDriver {
   readonly name = FS_DRIVER_NAME;
   readonly type = 'mcp-turns.fs';
@@ -36,12 +52,17 @@ export class FsStorageDriver implements StorageDriver {
   readonly counts: StoreCounts = { written: 0, reused: 0 };
   private readonly recent = new RecentPayloads();
 
+  /** The kept area's directory, `<dir>.kept` (created on first write). */
+  readonly keptDir: string;
+
   constructor(
     /** The directory the objects live in (created on first write). */
     readonly dir: string,
     /** A payload this driver stored or touched is touched again when sent after this long, not before. */
     private readonly touchAfterMs = DEFAULT_TOUCH_AFTER_MS,
-  ) {}
+  ) {
+    this.keptDir = keptAreaDir(dir);
+  }
 
   /** `fs:<dir>`, for claims and messages. */
   get location(): string {
@@ -53,8 +74,15 @@ export class FsStorageDriver implements StorageDriver {
     return path.join(this.dir, key.slice(0, 2), key);
   }
 
-  async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload), this.location);
+  /** Where the kept object of `key` lives. */
+  keptPath(key: string): string {
+    return path.join(this.keptDir, key.slice(0, 2), key);
+  }
+
+  async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+    const kept = isKeptTarget(context.target);
+    const write = kept ? (payload: EncodedPayload) => this.keep(payload) : (payload: EncodedPayload) => this.write(payload);
+    return storeEachOnce(payloads, this.recent, write, this.location, areaClaimData(kept));
   }
 
   async retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
@@ -74,28 +102,38 @@ export class FsStorageDriver implements StorageDriver {
       this.counts.reused++;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      await fs.mkdir(path.dirname(file), { recursive: true });
-      // Written aside and renamed, so a reader never sees half an object.
-      const partial = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
-      await fs.writeFile(partial, bytes);
-      await fs.rename(partial, file);
+      await writeObject(file, bytes);
       this.recent.markFresh(key, now.getTime() + this.touchAfterMs);
+      this.counts.written++;
+    }
+  }
+
+  /** Writes a payload to the kept area unless it is there (no age to renew: no cleanup sees it). */
+  private async keep({ key, bytes }: EncodedPayload): Promise<void> {
+    const file = this.keptPath(key);
+    try {
+      await fs.access(file);
+      this.counts.reused++;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      await writeObject(file, bytes);
       this.counts.written++;
     }
   }
 
   private async retrieveOne(claim: StorageDriverClaim): Promise<Payload> {
     const key = claimedKey(claim, this.name);
+    const kept = isKeptClaim(claim, this.name);
     const known = this.recent.get(key);
     if (known) return known;
     let bytes: Buffer;
     try {
-      bytes = await fs.readFile(this.objectPath(key));
+      bytes = await fs.readFile(kept ? this.keptPath(key) : this.objectPath(key));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      throw missingPayloadError(key, claim, this.location, "it was deleted (cleanup shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)");
+      throw kept ? missingPayloadError(key, claim, this.location, KEPT_GONE, `fs:${this.keptDir}`) : missingPayloadError(key, claim, this.location, GONE);
     }
-    const payload = verifiedPayload(key, bytes, this.dir);
+    const payload = verifiedPayload(key, bytes, kept ? this.keptDir : this.dir);
     this.recent.put(key, payload, bytes.length);
     return payload;
   }

@@ -3,7 +3,9 @@
  * per payload at `<prefix><key>`, keyed by content (see stored-payload.ts). A payload already there
  * is not uploaded again, unless its object is older than `refreshAfterMs` (a day): then it is written
  * again, so that a lifecycle rule that expires objects by age counts from the last time a payload
- * was sent (within a day), not from the first. Credentials come from the AWS SDK's own chain (AWS_ACCESS_KEY_ID /
+ * was sent (within a day), not from the first. A batch schedule's arguments go to the kept area
+ * instead, `<prefix>.kept/<key>` beside the prefix (`kept/<key>` without one; kept-area.ts), which
+ * a lifecycle rule on the prefix never reaches. Credentials come from the AWS SDK's own chain (AWS_ACCESS_KEY_ID /
  * AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles): they are never part of the configuration
  * string, a claim or a log line.
  */
@@ -23,6 +25,7 @@ import type {
   StorageDriverStoreContext,
 } from '@temporalio/common';
 import { claimedKey, missingPayloadError, storeEachOnce, StoredPayloadError, verifiedPayload, type EncodedPayload, type StoreCounts } from './stored-payload';
+import { areaClaimData, isKeptClaim, isKeptTarget, keptAreaPrefix } from './kept-area';
 
 /** The driver name written into every reference this driver's claims produce. */
 export const S3_DRIVER_NAME = 'mcp-turns-s3';
@@ -32,7 +35,10 @@ export const DEFAULT_REFRESH_AFTER_MS = 24 * 60 * 60 * 1000;
 
 export interface S3StorageOptions {
   bucket: string;
-  /** Prefix of every object key, e.g. `mcp-turns/`. @default "" */
+  /**
+   * Prefix of every object key, e.g. `mcp-turns/`; one without a final `/` gets one (`mcp-turns`
+   * means `mcp-turns/`, as in `s3://BUCKET/mcp-turns`). @default ""
+   */
   prefix?: string;
   /** Endpoint of an S3-compatible server, e.g. `http://127.0.0.1:7070`. @default AWS S3 */
   endpoint?: string;
@@ -46,8 +52,18 @@ export interface S3StorageOptions {
   refreshAfterMs?: number;
 }
 
+/** Why a payload of the store's own area may be missing. */
+const GONE = "it expired (lifecycle rule shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)";
+/** Why a payload of the kept area may be missing. */
+const KEPT_GONE = "it was deleted by hand (a lifecycle rule on the store's prefix never reaches the kept area) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)";
+
 function httpStatus(err: unknown): number | undefined {
   return (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+}
+
+/** A prefix as a folder: empty, or ending in `/` (how the settings read `s3://BUCKET/PREFIX`). */
+function folderPrefix(prefix: string): string {
+  return prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
 }
 
 export class S3StorageDriver implements StorageDriver {
@@ -56,14 +72,18 @@ export class S3StorageDriver implements StorageDriver {
   /** Totals since this driver was created. */
   readonly counts: StoreCounts = { written: 0, reused: 0 };
   readonly bucket: string;
+  /** Prefix of the store's own objects: empty, or ending in `/`. */
   readonly prefix: string;
+  /** Prefix of the kept area's objects, beside {@link prefix}. */
+  readonly keptPrefix: string;
   private readonly client: S3Client;
   private readonly refreshAfterMs: number;
   private readonly recent = new RecentPayloads();
 
   constructor(options: S3StorageOptions) {
     this.bucket = options.bucket;
-    this.prefix = options.prefix ?? '';
+    this.prefix = folderPrefix(options.prefix ?? '');
+    this.keptPrefix = keptAreaPrefix(this.prefix);
     this.refreshAfterMs = options.refreshAfterMs ?? DEFAULT_REFRESH_AFTER_MS;
     this.client = new S3Client({
       region: options.region ?? 'us-east-1',
@@ -80,13 +100,25 @@ export class S3StorageDriver implements StorageDriver {
     return `${this.prefix}${key}`;
   }
 
-  /** `s3://bucket/prefix`, for messages. */
+  /** The object key of a content key in the kept area. */
+  keptObjectKey(key: string): string {
+    return `${this.keptPrefix}${key}`;
+  }
+
+  /** `s3://bucket/prefix`, for claims and messages. */
   get location(): string {
     return `s3://${this.bucket}/${this.prefix}`;
   }
 
+  /** `s3://bucket/<kept prefix>`, for messages. */
+  get keptLocation(): string {
+    return `s3://${this.bucket}/${this.keptPrefix}`;
+  }
+
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    return storeEachOnce(payloads, this.recent, (payload) => this.write(payload, context.abortSignal), this.location);
+    const kept = isKeptTarget(context.target);
+    const write = kept ? (payload: EncodedPayload) => this.keep(payload, context.abortSignal) : (payload: EncodedPayload) => this.write(payload, context.abortSignal);
+    return storeEachOnce(payloads, this.recent, write, this.location, areaClaimData(kept));
   }
 
   async retrieve(context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
@@ -126,20 +158,36 @@ export class S3StorageDriver implements StorageDriver {
     else this.counts.reused++;
   }
 
+  /** Writes a payload to the kept area unless it is there (no age to renew: no lifecycle rule reaches it). */
+  private async keep({ key, bytes }: EncodedPayload, abortSignal?: AbortSignal): Promise<void> {
+    const Key = this.keptObjectKey(key);
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }), { abortSignal });
+      this.counts.reused++;
+      return;
+    } catch (err) {
+      if (httpStatus(err) !== 404) throw err;
+    }
+    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: bytes, ContentType: 'application/x-protobuf' }), { abortSignal });
+    this.counts.written++;
+  }
+
   private async retrieveOne(claim: StorageDriverClaim, abortSignal?: AbortSignal): Promise<Payload> {
     const key = claimedKey(claim, this.name);
+    const kept = isKeptClaim(claim, this.name);
     const known = this.recent.get(key);
     if (known) return known;
+    const where = kept ? this.keptLocation : this.location;
     let bytes: Uint8Array;
     try {
-      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }), { abortSignal });
-      if (!object.Body) throw new StoredPayloadError(`stored payload ${key} in ${this.location} has no body`);
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: kept ? this.keptObjectKey(key) : this.objectKey(key) }), { abortSignal });
+      if (!object.Body) throw new StoredPayloadError(`stored payload ${key} in ${where} has no body`);
       bytes = await object.Body.transformToByteArray();
     } catch (err) {
       if (httpStatus(err) !== 404) throw err;
-      throw missingPayloadError(key, claim, this.location, "it expired (lifecycle rule shorter than the workflow's retention?) or this process uses another store than the one that wrote it (MCP_TURNS_STORAGE)");
+      throw missingPayloadError(key, claim, this.location, kept ? KEPT_GONE : GONE, where);
     }
-    const payload = verifiedPayload(key, bytes, this.location);
+    const payload = verifiedPayload(key, bytes, where);
     this.recent.put(key, payload, bytes.length);
     return payload;
   }

@@ -48,16 +48,18 @@ export interface EncodedPayload {
 
 /**
  * Writes each distinct payload of a batch once (`write` decides whether the store already has it)
- * and returns one claim per payload, in order: a claim is the content key and the store it was
- * written to (`store`: where, as messages name it, so a reader that looks elsewhere can say so). What is stored is
- * kept in `recent` for reads: a payload this process stored is usually read next by this process (an
- * activity its workflow task scheduled).
+ * and returns one claim per payload, in order: a claim is the content key, the store it was
+ * written to (`store`: where, as messages name it, so a reader that looks elsewhere can say so) and
+ * `claimData`'s fields (the area, kept-area.ts). What is stored is kept in `recent` for reads: a
+ * payload this process stored is usually read next by this process (an activity its workflow task
+ * scheduled).
  */
 export async function storeEachOnce(
   payloads: Payload[],
   recent: RecentPayloads,
   write: (payload: EncodedPayload) => Promise<void>,
   store: string,
+  claimData: Record<string, string> = {},
 ): Promise<StorageDriverClaim[]> {
   const encoded = payloads.map((payload) => {
     const bytes = encodeStoredPayload(payload);
@@ -70,22 +72,22 @@ export async function storeEachOnce(
   const writes = new Map<string, Promise<void>>();
   for (const e of encoded) if (!writes.has(e.key)) writes.set(e.key, stored(e));
   await Promise.all(writes.values());
-  return encoded.map((e) => new StorageDriverClaim({ key: e.key, store }));
+  return encoded.map((e) => new StorageDriverClaim({ key: e.key, store, ...claimData }));
 }
 
 /**
  * The error for a claimed payload that is not in this process's store (`here`): when the claim
- * names another store, both stores, as the processes must share one; else why it may be gone
- * (`gone`, the driver's own reasons).
+ * names another store, both stores, as the processes must share one; else where it was looked for
+ * (`where`: the store, or its kept area) and why it may be gone (`gone`, the driver's own reasons).
  */
-export function missingPayloadError(key: string, claim: StorageDriverClaim, here: string, gone: string): StoredPayloadError {
+export function missingPayloadError(key: string, claim: StorageDriverClaim, here: string, gone: string, where = here): StoredPayloadError {
   const there = claim.claimData.store;
   if (there && there !== here) {
     return new StoredPayloadError(
       `stored payload ${key} was written to ${there}, and this process reads ${here}: every process that starts, runs or reads these workflows (CLI, client, worker, serve) must use the same store (MCP_TURNS_STORAGE)`,
     );
   }
-  return new StoredPayloadError(`stored payload ${key} is not in ${here}: ${gone}`);
+  return new StoredPayloadError(`stored payload ${key} is not in ${where}: ${gone}`);
 }
 
 /** The content key a claim carries, checked to be one (so no path or object name can be smuggled in). */

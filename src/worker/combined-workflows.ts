@@ -37,7 +37,7 @@ export function combinedWorkflowsOptions(
 
 /**
  * A workflows module exporting everything `teamWorkflowsPath` exports plus mcp-turns' `chatTurn`,
- * `chatBatch` and `conversation`, for a worker that registers both (a worker takes one workflows module). Written
+ * `chatBatch`, `conversation` and `scheduledBatch` (a batch schedule's runs), for a worker that registers both (a worker takes one workflows module). Written
  * once per team module into the OS temp directory; the bundler reads both sources from there.
  * A name the team module exports itself is shadowed by mcp-turns' explicit export of it.
  */
@@ -47,7 +47,7 @@ export function combinedWorkflowsPath(teamWorkflowsPath: string): string {
   const source =
     "// mcp-turns' worker plugin: the worker's own workflows and mcp-turns' workflows in one module.\n" +
     `export * from ${JSON.stringify(team)};\n` +
-    `export { chatTurn, chatBatch, conversation } from ${JSON.stringify(ours)};\n`;
+    `export { chatTurn, chatBatch, conversation, scheduledBatch } from ${JSON.stringify(ours)};\n`;
   const digest = crypto.createHash('sha256').update(source).digest('hex').slice(0, 16);
   const file = path.join(os.tmpdir(), 'mcp-turns-workflows', `${digest}.js`);
   if (!fs.existsSync(file)) {

@@ -53,7 +53,7 @@ export interface McpTurnsPluginOptions {
 }
 
 /**
- * Adds mcp-turns to a worker: its workflows (`chatTurn`, `chatBatch`, `conversation`) beside the worker's own, the
+ * Adds mcp-turns to a worker: its workflows (`chatTurn`, `chatBatch`, `conversation`, `scheduledBatch`) beside the worker's own, the
  * MCP, turn-start and Claude activities on the worker's task queue, mcp-turns' data converter, and,
  * while the worker runs, a second worker on the Claude queue (`<task queue>-claude`) for the Claude
  * calls that run there (src/core/task-queues.ts), under the config's concurrency and rate caps. The MCP servers are opened on first use and closed
@@ -61,7 +61,7 @@ export interface McpTurnsPluginOptions {
  *
  * Workflows: with `workflowsPath`, the worker bundles that module's workflows and mcp-turns' together
  * at start; with neither `workflowsPath` nor `workflowBundle`, mcp-turns' alone; a `workflowBundle`
- * of the team's own must export `chatTurn`, `chatBatch` and `conversation` from `mcp-turns/workflows` itself.
+ * of the team's own must export `chatTurn`, `chatBatch`, `conversation` and `scheduledBatch` from `mcp-turns/workflows` itself.
  */
 export class McpTurnsPlugin extends SimplePlugin {
   /** The loaded worker config. */

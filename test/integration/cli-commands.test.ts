@@ -247,7 +247,7 @@ it('an id or name that names nothing is one line and one exit code (2) in every 
   expect(runs.map((r) => [r.code, r.stdout, r.stderr])).toEqual([
     [2, '', `mcp-turns: no turn, conversation or batch named ${id} in namespace default\n`],
     [2, '', `mcp-turns: no workflow ${id} in namespace default\n`],
-    [2, '', `mcp-turns: no turn or conversation named ${id}\n`],
+    [2, '', `mcp-turns: no turn, conversation or batch named ${id} in namespace default (no workflow ${id}, batch-${id} or batch-${id}-sI-of-N)\n`],
     [2, '', `mcp-turns: cannot approve: no turn ${id}\n`],
     [2, '', `mcp-turns: cannot deny: no turn ${id}\n`],
   ]);

@@ -211,7 +211,7 @@ it('watch prints the text, the tool calls, the answer and how the turn ended; an
   const missing = await runCli(['watch', 'no-such-turn', ...connection]);
   expect(missing.code).toBe(2);
   expect(missing.stdout).toBe('');
-  expect(missing.stderr.trim()).toBe('mcp-turns: no turn or conversation named no-such-turn');
+  expect(missing.stderr.trim()).toBe('mcp-turns: no turn, conversation or batch named no-such-turn in namespace default (no workflow no-such-turn, batch-no-such-turn or batch-no-such-turn-sI-of-N)');
 });
 
 it("chat --events prints each message's turn as its stream, and nothing else on stdout", async () => {

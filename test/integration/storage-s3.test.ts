@@ -4,16 +4,19 @@
  * on reuse, a clear line for a missing object; then a whole turn with large payloads configured only
  * through MCP_TURNS_STORAGE and the AWS credential variables, whose objects are in the bucket; and
  * the same with encryption on, where no object of the bucket holds the question or the tool's result.
+ * The kept area (a batch schedule's arguments) is beside the prefix, outside it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { addNewKey } from '../../src/encryption/keyring';
 import { defaultPayloadConverter, StorageDriverClaim } from '@temporalio/common';
 import type { Scenario } from '../../src/stub';
 import { startChatTurn } from '../../src/client/chat-turn-client';
+import { SCHEDULED_BATCH_WORKFLOW } from '../../src/core/batch-schedule';
 import { S3StorageDriver } from '../../src/storage/s3-storage-driver';
+import { contentKey, encodeStoredPayload } from '../../src/storage/stored-payload';
 import { DEFAULT_STORAGE_THRESHOLD } from '../../src/storage/storage-config';
 import { startS3Server, type S3Server } from '../support/s3-server';
 import { startTurnHarness } from '../support/turn-harness';
@@ -97,6 +100,75 @@ describe('S3StorageDriver', () => {
     await expect(d.retrieve(ctx, [new StorageDriverClaim({ key })])).rejects.toThrow(
       `stored payload ${key} is not in s3://payloads/missing/: it expired (lifecycle rule shorter than the workflow's retention?)`,
     );
+    d.close();
+  });
+});
+
+describe('the S3 kept area', () => {
+  /** What the schedule client gives the driver when a schedule with a `scheduledBatch` action is created. */
+  const scheduleCreate = { target: { kind: 'workflow' as const, namespace: 'default', id: 'nightly-batch', type: SCHEDULED_BATCH_WORKFLOW } };
+  const turn = { target: { kind: 'workflow' as const, namespace: 'default', id: 'turn-1', type: 'chatTurn' } };
+
+  it('writes a schedule\'s argument beside the prefix (prod/ → prod.kept/), outside what a lifecycle rule on the prefix covers, and reads it back', async () => {
+    const d = driver('prod/');
+    const value = { queries: ['q'.repeat(10_000)] };
+    const [kept] = await d.store(scheduleCreate, [toPayload(value)]);
+    const [normal] = await d.store(turn, [toPayload('a turn\'s payload')]);
+    const key = kept!.claimData.key!;
+    expect(kept!.claimData).toEqual({ key, store: 's3://payloads/prod/', area: 'kept' });
+    expect(normal!.claimData).toEqual({ key: normal!.claimData.key, store: 's3://payloads/prod/' });
+    expect(await objectKeys('payloads', 'prod.kept/')).toEqual([`prod.kept/${key}`]);
+    expect(await objectKeys('payloads', 'prod/')).toEqual([`prod/${normal!.claimData.key}`]);
+    const [back] = await driver('prod/').retrieve(ctx, [kept!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toEqual(value);
+    d.close();
+  });
+
+  it('keeps the same content in both areas under one key; each claim reads from its own area', async () => {
+    const d = driver('both/');
+    const payload = toPayload({ shared: 'content' });
+    const [normal] = await d.store(turn, [payload]);
+    const [kept] = await d.store(scheduleCreate, [payload]);
+    await d.store(scheduleCreate, [payload]);
+    const key = normal!.claimData.key!;
+    expect(kept!.claimData.key).toBe(key);
+    expect(d.counts).toEqual({ written: 2, reused: 1 });
+    await s3.client.send(new DeleteObjectCommand({ Bucket: 'payloads', Key: `both/${key}` }));
+    const [back] = await driver('both/').retrieve(ctx, [kept!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toEqual({ shared: 'content' });
+    await expect(driver('both/').retrieve(ctx, [normal!])).rejects.toThrow(`stored payload ${key} is not in s3://payloads/both/: it expired`);
+    d.close();
+  });
+
+  it('takes a prefix without a slash as the folder the settings make of it (nightly → nightly/, kept under nightly.kept/); no prefix keeps under kept/', async () => {
+    const slashless = driver('nightly');
+    const [kept] = await slashless.store(scheduleCreate, [toPayload('slashless')]);
+    const [normal] = await slashless.store(turn, [toPayload('slashless, normal')]);
+    expect(await objectKeys('payloads', 'nightly.kept/')).toEqual([`nightly.kept/${kept!.claimData.key}`]);
+    expect(await objectKeys('payloads', 'nightly/')).toEqual([`nightly/${normal!.claimData.key}`]);
+    expect(kept!.claimData.store).toBe('s3://payloads/nightly/');
+    slashless.close();
+
+    const bare = new S3StorageDriver({ bucket: 'turns', endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: s3.credentials });
+    const [top] = await bare.store(scheduleCreate, [toPayload('no prefix')]);
+    expect(await objectKeys('turns', 'kept/')).toEqual([`kept/${top!.claimData.key}`]);
+    const [back] = await bare.retrieve(ctx, [top!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toBe('no prefix');
+    bare.close();
+  });
+
+  it('says a kept object is missing from the kept area; reads a claim written before the kept area (no area) from the prefix', async () => {
+    const d = driver('old/');
+    const key = 'd'.repeat(40);
+    await expect(d.retrieve(ctx, [new StorageDriverClaim({ key, store: 's3://payloads/old/', area: 'kept' })])).rejects.toThrow(
+      `stored payload ${key} is not in s3://payloads/old.kept/: it was deleted by hand (a lifecycle rule on the store's prefix never reaches the kept area)`,
+    );
+    const payload = toPayload('written by an earlier version');
+    const bytes = encodeStoredPayload(payload);
+    const oldKey = contentKey(bytes);
+    await s3.client.send(new PutObjectCommand({ Bucket: 'payloads', Key: `old/${oldKey}`, Body: bytes }));
+    const [back] = await d.retrieve(ctx, [new StorageDriverClaim({ key: oldKey, store: 's3://payloads/old/' })]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toBe('written by an earlier version');
     d.close();
   });
 });

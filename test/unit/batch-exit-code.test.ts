@@ -1,7 +1,7 @@
 /** The exit code of `mcp-turns batch`: each query's code as for `run`, skipped lines 2, the worst wins. */
 import { countsOf } from '../../src/cli/batch-counts';
 import { batchExitCode } from '../../src/cli/batch-exit-code';
-import type { ResultLine } from '../../src/cli/batch-results';
+import type { ResultLine } from '../../src/client/result-line';
 
 const line = (id: string, exitCode: 0 | 1 | 3 | 4): ResultLine => ({
   id,

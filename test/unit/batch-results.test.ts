@@ -7,10 +7,9 @@ import {
   defaultResultsFile,
   earlierResults,
   otherBatchIn,
-  resultLine,
   startLine,
-  type ResultLine,
 } from '../../src/cli/batch-results';
+import { resultLine, type ResultLine } from '../../src/client/result-line';
 
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 const completed = (id: string, durationMs: number): ResultLine => ({

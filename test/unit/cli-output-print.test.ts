@@ -6,7 +6,7 @@
 import type { BatchItemOutcome } from '../../src/client/batch-client';
 import type { ChatTurnResult } from '../../src/core/turn-result';
 import { ZERO_USAGE } from '../../src/core/usage';
-import { resultLine } from '../../src/cli/batch-results';
+import { resultLine } from '../../src/client/result-line';
 import { countsOf, partialPart } from '../../src/cli/batch-counts';
 import { EXIT, exitCodeOf } from '../../src/cli/exit-codes';
 import { answerNotes, runPrintout } from '../../src/cli/output-lines';

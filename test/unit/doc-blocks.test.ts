@@ -106,6 +106,13 @@ describe('configs and scenarios', () => {
   });
 });
 
+/** A line's pipeline split into its commands; a `|` or `&&` inside quotes (a jq filter) is not a split. */
+function pipelineOf(line: string): string[] {
+  const quoted: string[] = [];
+  const masked = line.replace(/'[^']*'|"[^"]*"/g, (q) => `\uE000${quoted.push(q) - 1}\uE000`);
+  return masked.split(/\s*(?:\||&&)\s*/).map((command) => command.replace(/\uE000(\d+)\uE000/g, (_, i: string) => quoted[Number(i)]!));
+}
+
 /** Each command of a shell block: continued lines joined, comments and `VAR=value` prefixes left out, pipelines split. */
 function commandsOf(body: string): string[][] {
   return body
@@ -113,7 +120,7 @@ function commandsOf(body: string): string[][] {
     .split('\n')
     .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
     .filter(Boolean)
-    .flatMap((line) => line.split(/\s*(?:\||&&)\s*/))
+    .flatMap(pipelineOf)
     .map((command) => (command.match(/'[^']*'|"[^"]*"|\S+/g) ?? []).filter((w, i, all) => !(/^\w+=/.test(w) && all.slice(0, i).every((p) => /^\w+=/.test(p)))));
 }
 
@@ -131,7 +138,7 @@ function cliCommand(words: string[]): { command: Command; args: string[] } | str
 
 describe('shell', () => {
   const packageJson = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const EXTERNAL = new Set(['open', 'curl', 'find', 'aws', 'export', 'echo', 'temporal']);
+  const EXTERNAL = new Set(['open', 'curl', 'find', 'aws', 'export', 'echo', 'temporal', 'jq', 'xargs', 'sort', 'grep', 'tr']);
 
   it('names mcp-turns commands and flags that exist, and npm scripts that exist', () => {
     const problems: string[] = [];

@@ -3,43 +3,38 @@ import { Command } from 'commander';
 import { batchShardWorkflowIds, runBatch, type BatchItemOutcome } from '../../client/batch-client';
 import { messageBatchWaits } from '../../client/message-batch-status';
 import type { BatchProgress } from '../../core/batch';
-import { parseBatchLines } from '../../schemas/batch-lines';
-import { CliError, parsePositiveInt } from '../cli-error';
+import { CliError } from '../cli-error';
 import {
   batchSummary,
   defaultBatchName,
   defaultResultsFile,
   earlierResults,
   otherBatchIn,
-  resultLine,
   startLine,
   type ApprovalCounts,
-  type ResultLine,
 } from '../batch-results';
+import { resultLine, type ResultLine } from '../../client/result-line';
+import { batchResultsCommand } from './batch-results';
 import { countLine, countsOf } from '../batch-counts';
 import { batchExitCode } from '../batch-exit-code';
 import { BatchProgressView } from '../batch-progress';
 import { EXIT } from '../exit-codes';
-import { messageBatchesOf } from '../message-batch-flags';
+import { addBatchFlags, batchFlagsOf, type BatchFlags } from '../batch-flags';
+import { readBatchFile } from '../batch-file';
 import { FailingCalls } from '../../client/failing-calls';
 import { RunningTurnFailures } from '../../client/running-turn-failures';
 import { openTurnStack } from '../turn-stack';
 import { holdExitOnClosedOutput } from '../closed-output';
 import { cliSettings } from '../cli-settings';
 import { withSearchAttributeFix } from '../search-attribute-fix';
-import { addRequestFlags, addToolFlags, batchDefaultsOf, type RequestFlags, type ToolFlags } from '../turn-flags';
 
-interface BatchOptions extends ToolFlags, RequestFlags {
-  concurrency: string;
+interface BatchOptions extends BatchFlags {
   out?: string;
   name?: string;
-  model?: string;
   taskQueue?: string;
   address?: string;
   namespace?: string;
   config?: string;
-  messageBatches?: boolean;
-  messageBatchDeadline?: string;
 }
 
 function readResults(file: string): ResultLine[] {
@@ -57,40 +52,24 @@ function readResults(file: string): ResultLine[] {
     });
 }
 
+/** `batch <file>` runs a file; `batch results <batch>` reads a batch's lines back (commands/batch-results.ts); a file named `results` runs as `batch ./results`. */
 export function batchCommand(): Command {
   const command = new Command('batch')
-    .description('run every query of a JSONL file as a durable batch; safe to run again after any crash')
-    .argument('<file>', 'JSONL: one {"id"?, "question", ...overrides} per line')
-    .option('--concurrency <n>', 'turns running at once', '10')
+    .description('run every query of a JSONL file as a durable batch; safe to run again after any crash (batch results NAME: read its lines back)')
+    .addCommand(batchResultsCommand())
+    .argument('<file>', 'JSONL: one {"id"?, "question", ...overrides} per line (a file named "results": ./results)')
     .option('--out <file>', 'results JSONL (default <file>.results.jsonl; with another --name N, <file>.N.results.jsonl)')
-    .option('--name <name>', 'batch name (default: the file name); child workflow ids are <name>-<id or line>')
-    .option('--model <model>', 'model for lines that name none');
-  return addRequestFlags(addToolFlags(command, true), true)
+    .option('--name <name>', 'batch name (default: the file name); child workflow ids are <name>-<id or line>');
+  return addBatchFlags(command)
     .option('--task-queue <queue>', 'task queue (default mcp-turns or MCP_TURNS_TASK_QUEUE)')
     .option('--address <host:port>', 'Temporal address')
     .option('--namespace <ns>', 'Temporal namespace')
-    .option(
-      '--message-batches',
-      "every Claude call of the batch goes through Anthropic's Message Batches API at half price; turns wait durably, up to 24 h",
-    )
-    .option(
-      '--message-batch-deadline <duration>',
-      'with --message-batches: a request not answered in this time (90s, 30m, 2h, 24h or milliseconds) is sent once more, then fails its turn (default 24h)',
-    )
     .option('--config <file>', 'worker config (MCP servers, claude) for the worker this command runs when none polls the task queue (default MCP_TURNS_CONFIG)')
     .action(async (file: string, opts: BatchOptions, command: Command) => {
-      const concurrency = parsePositiveInt(opts.concurrency, '--concurrency');
-      const messageBatches = messageBatchesOf(opts);
-      const defaults = batchDefaultsOf(opts);
-      let text: string;
-      try {
-        text = fs.readFileSync(file, 'utf8');
-      } catch (err) {
-        throw new CliError(`cannot read ${file}: ${(err as Error).message}`, 2);
-      }
+      const { concurrency, defaults, messageBatches } = batchFlagsOf(opts);
+      const { items, problems } = readBatchFile(file, defaults);
       const name = opts.name ?? defaultBatchName(file);
       if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new CliError(`--name must be 1-100 characters of A-Z a-z 0-9 . _ -, got "${name}"`, EXIT.badInput);
-      const { items, problems } = parseBatchLines(text, defaults);
       for (const p of problems) console.error(`${file}:${p.line}: ${p.message} (skipped)`);
       if (!items.length) throw new CliError(`${file}: no valid query lines`, 2);
 

@@ -9,6 +9,7 @@ import { WORKFLOW_KINDS, type WorkflowKind } from '../../client/workflow-kind';
 import { WAITING_APPROVAL_STATUS } from '../../core/run-status';
 import { oneLine } from '../../core/text';
 import { formatDuration } from '../duration';
+import { alignedTable } from '../aligned-table';
 import { CliError, parsePositiveInt } from '../cli-error';
 import { connectOrFail } from '../connect';
 import { cliSettings } from '../cli-settings';
@@ -69,8 +70,7 @@ export function workflowTable(rows: ListedWorkflow[], now = Date.now()): string 
       r.summary !== undefined ? oneLine(r.summary, SUMMARY_CHARS) : '',
     ]),
   ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-  return table.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return alignedTable(table);
 }
 
 export function lsCommand(): Command {

@@ -1,10 +1,11 @@
 /**
- * `mcp-turns watch <turn|conversation>`: follows a turn's or a conversation's stream from any
+ * `mcp-turns watch <turn|conversation|batch>`: follows a turn's or a conversation's stream from any
  * offset, live while it runs, whole after it has closed: printed as `run` prints it on a terminal
  * (the text as it is written, a line per tool call and approval, the answer at the end if it did not
  * stream; on a terminal, what each turn offers Claude in a line on stderr), or with `--events` one
  * JSON event a line. A turn's watch ends with the turn (exit 0 when it completed, 1 otherwise); a
- * conversation's when it closes, or on Ctrl-C (exit 130).
+ * conversation's when it closes, or on Ctrl-C (exit 130). An id that names neither but a batch
+ * follows the batch's progress to its end (src/cli/batch-watch.ts), exiting as a run of it would.
  */
 import { Command } from 'commander';
 import type { Client } from '@temporalio/client';
@@ -16,6 +17,12 @@ import { followConversation, followTurn } from '../../client/subscribe';
 import type { StreamEndStatus, TurnStreamEvent } from '../../core/stream-events';
 import { oneLine } from '../../core/text';
 import { describeId } from '../../client/describe-id';
+import { findBatchShards, type BatchShards } from '../../client/batch-shards';
+import { NotFoundError } from '../../client/not-found';
+import { kindPhrase } from '../../client/workflow-kind';
+import { batchWorkflowId } from '../../core/batch';
+import { SA_BATCH } from '../../core/search-attributes';
+import { watchBatch } from '../batch-watch';
 import { noWorkerLine, runHealth } from '../../client/run-health';
 import { dimmed, eventLine, StreamPrinter, toolsLine } from '../stream-printer';
 import { serverToolCostNote } from '../../core/usage';
@@ -65,20 +72,35 @@ function completedLine(finish: Extract<TurnStreamEvent, { type: 'finish' }>): st
   );
 }
 
-/** What `id` names: a turn or a conversation; anything else is one clear line, exit 2. */
-async function kindOf(client: Client, id: string): Promise<'turn' | 'conversation'> {
+/** What `watch` follows: a turn's or a conversation's stream, or a batch's progress. */
+type Watched = { kind: 'turn' | 'conversation' } | { kind: 'batch'; batch: BatchShards };
+
+/**
+ * What `id` names: a turn or a conversation by its id, else a batch by its name (or by one of its
+ * workflows' ids); anything else is one clear line, exit 2.
+ */
+async function watchedOf(client: Client, id: string, namespace: string): Promise<Watched> {
   const named = await describeId(client, id);
-  if (!named) throw new CliError(`no turn or conversation named ${id}`, EXIT.notFound);
-  if (named.kind === 'conversation' || named.kind === 'turn') return named.kind;
-  throw new CliError(`${id} is a ${named.type} workflow, not a turn or a conversation`, EXIT.badInput);
+  if (named?.kind === 'conversation' || named?.kind === 'turn') return { kind: named.kind };
+  const batchName = named?.kind === 'batch' ? named.searchAttributes.get(SA_BATCH) : id;
+  if (batchName !== undefined) {
+    try {
+      return { kind: 'batch', batch: await findBatchShards(client, batchName) };
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
+  if (named) throw new CliError(`${id} is ${kindPhrase(named.type)}, not a turn, a conversation or a batch`, EXIT.badInput);
+  const shard = batchWorkflowId(id);
+  throw new CliError(`no turn, conversation or batch named ${id} in namespace ${namespace} (no workflow ${id}, ${shard} or ${shard}-sI-of-N)`, EXIT.notFound);
 }
 
 export function watchCommand(): Command {
   return new Command('watch')
     .description(
-      "follow a turn's or a conversation's stream: its text as it is written, its tool calls and approvals, and (on stderr) calls failing and retried",
+      "follow a turn's or a conversation's stream: its text as it is written, its tool calls and approvals, and (on stderr) calls failing and retried; or a batch's progress to its end",
     )
-    .argument('<id>', 'a turn or a conversation')
+    .argument('<id>', 'a turn or a conversation, or a batch by its name')
     .option('--from <offset>', 'start at this offset of the stream (default 0: from the start)')
     .option('--events', 'print each event as one JSON line')
     .option('--address <host:port>', 'Temporal address (default from TEMPORAL_ADDRESS / profile)')
@@ -86,7 +108,7 @@ export function watchCommand(): Command {
     .action(async (id: string, opts: WatchOptions, command: Command) => {
       const settings = cliSettings(command);
       const fromOffset = opts.from !== undefined ? parseOffset(opts.from) : 0;
-      const { client } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
+      const { client, namespace } = await connectOrFail({ address: opts.address, namespace: opts.namespace }, settings);
       const printer = opts.events
         ? undefined
         : new StreamPrinter({
@@ -100,7 +122,13 @@ export function watchCommand(): Command {
         process.exit(130);
       });
       try {
-        const kind = await kindOf(client, id);
+        const watched = await watchedOf(client, id, namespace);
+        if (watched.kind === 'batch') {
+          if (opts.from !== undefined || opts.events) throw new CliError('--from and --events follow the stream of a turn or a conversation: a batch has none (watch it without them)', EXIT.badInput);
+          process.exitCode = await watchBatch(client, watched.batch);
+          return;
+        }
+        const kind = watched.kind;
         // Why it may not move, first: a failing workflow task is told by the stream as it fails.
         const described = await client.workflow.getHandle(id).describe();
         if (described.status.name === 'RUNNING') {
