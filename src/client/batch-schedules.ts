@@ -42,6 +42,9 @@ import { ownerClause, ownerLabelOf, ownerMemo, ownerSearchAttributes, ownerStart
 /** The catch-up window when none is given: a run missed while the server was down for up to an hour still runs. */
 export const DEFAULT_CATCHUP_WINDOW_MS = 3_600_000;
 
+/** gRPC's status code for a request the server refuses as invalid. */
+const GRPC_INVALID_ARGUMENT = 3;
+
 /** The shortest catch-up window Temporal takes. */
 const MIN_CATCHUP_WINDOW_MS = 10_000;
 
@@ -229,8 +232,15 @@ export async function createBatchSchedule(client: Client, options: CreateBatchSc
     });
   } catch (err) {
     if (err instanceof ScheduleAlreadyRunning) throw new BatchScheduleExistsError(options.name);
-    // The SDK's form of the server's "Invalid schedule spec": a cron expression it cannot read.
-    if (err instanceof TypeError && 'cron' in spec) throw new InvalidBatchScheduleError('cron', `"${spec.cron}" is not a cron expression Temporal reads: ${err.message}`);
+    // A cron expression the server cannot read: the SDK's TypeError for "Invalid schedule spec", or
+    // its "Failed to create schedule" whose cause is the server's INVALID_ARGUMENT.
+    if ('cron' in spec) {
+      const cause = (err as { cause?: { code?: number; details?: string } } | undefined)?.cause;
+      const why = err instanceof TypeError ? err.message : cause?.code === GRPC_INVALID_ARGUMENT ? (cause?.details ?? '') : undefined;
+      if (why !== undefined) {
+        throw new InvalidBatchScheduleError('cron', `"${spec.cron}" is not a cron expression Temporal reads${why ? ` (${why})` : ''}: give 5 fields, minute hour day month weekday in UTC, e.g. "0 2 * * *"`);
+      }
+    }
     throw err;
   }
   return describeBatchSchedule(client, options.name, options.owner ? { owner: options.owner } : {});

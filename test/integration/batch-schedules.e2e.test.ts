@@ -176,7 +176,7 @@ it('refuses bad flags, a bad cron expression, a taken name and an unknown schedu
   expect(oneErrorLine(badEvery)).toContain('--every must be a duration such as 90s, 30m, 2h or 24h');
   const badCron = await schedule('add', name, file, '--cron', 'at two', '--task-queue', taskQueue);
   expect(badCron.code).toBe(2);
-  expect(oneErrorLine(badCron)).toMatch(/^mcp-turns: --cron "at two" is not a cron expression Temporal reads: /);
+  expect(oneErrorLine(badCron)).toMatch(/^mcp-turns: --cron "at two" is not a cron expression Temporal reads \(.+\): give 5 fields/);
   const unknown = await schedule('trigger', `nothing-${tag}`);
   expect(unknown.code).toBe(2);
   expect(oneErrorLine(unknown)).toBe(`mcp-turns: no batch schedule named nothing-${tag} (\`mcp-turns schedule ls\` lists them)`);
@@ -317,6 +317,9 @@ describe('serve: /v1/schedules', () => {
     const noQuestion = await call('POST', '/v1/schedules', 'alice', { name: `bad-${tag}`, queries: [{ model: 'quick' }], every: '1h' });
     expect(noQuestion.status).toBe(400);
     expect(((await noQuestion.json()) as { error: string }).error).toMatch(/^body\.queries\[0\]: question/);
+    const badCron = await call('POST', '/v1/schedules', 'alice', { name: `bad-${tag}`, queries: [{ question: 'q', model: 'quick' }], cron: 'every day' });
+    expect(badCron.status).toBe(400);
+    expect(((await badCron.json()) as { error: string }).error).toMatch(/^body\.cron: "every day" is not a cron expression Temporal reads/);
     const limited = await call('POST', '/v1/schedules', 'carol', { name: `limited-${tag}`, queries: [{ question: 'q', model: 'quick' }], every: '1h' }, limitedBase);
     expect(limited.status).toBe(403);
     expect(((await limited.json()) as { error: string }).error).toContain('per-caller limits');
