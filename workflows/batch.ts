@@ -22,7 +22,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { ChatTurnInput } from '../src/schemas/turn-input';
 import { inheritedFairness, inheritedOwnerMemo, SA_BATCH, SA_OWNER, SA_STATUS, turnStartSearchAttributes } from '../src/core/search-attributes';
-import { BATCH_TASK_TIMEOUT, batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
+import { BATCH_NAME_PATTERN, BATCH_TASK_TIMEOUT, batchChildId, type BatchInput, type BatchProgress } from '../src/core/batch';
 import { INVALID_BATCH_INPUT } from '../src/core/failure-types';
 import { batchProgressQuery, turnWaitingSignal } from '../src/core/workflow-handlers';
 import { oneLine } from '../src/core/text';
@@ -38,7 +38,7 @@ const CHILDREN_PER_RUN = 250;
 const CHILDREN_PER_RUN_MESSAGE_BATCHES = 2000;
 
 export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
-  if (!input.name || !/^[A-Za-z0-9._-]{1,100}$/.test(input.name)) {
+  if (!input.name || !BATCH_NAME_PATTERN.test(input.name)) {
     throw ApplicationFailure.nonRetryable(`batch name must match [A-Za-z0-9._-]{1,100}, got "${input.name}"`, INVALID_BATCH_INPUT);
   }
   if (!Number.isInteger(input.concurrency) || input.concurrency < 1) {

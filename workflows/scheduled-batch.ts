@@ -9,7 +9,7 @@ import { ApplicationFailure, CancellationScope, executeChild, isCancellation, Pa
 import { inheritedFairness, inheritedOwnerMemo, SA_BATCH, SA_OWNER } from '../src/core/search-attributes';
 import { SA_SCHEDULED_START_TIME, scheduledBatchName, type ScheduledBatchInput, type ScheduledBatchResult } from '../src/core/batch-schedule';
 import { planBatchShards } from '../src/core/batch-shards';
-import { BATCH_TASK_TIMEOUT, sumBatchProgress, type BatchProgress } from '../src/core/batch';
+import { BATCH_NAME_PATTERN, BATCH_TASK_TIMEOUT, sumBatchProgress, type BatchProgress } from '../src/core/batch';
 import { INVALID_BATCH_INPUT } from '../src/core/failure-types';
 import type { chatBatch } from './batch';
 
@@ -22,7 +22,7 @@ function scheduledTime(): Date {
 
 export async function scheduledBatch(input: ScheduledBatchInput): Promise<ScheduledBatchResult> {
   const batch = scheduledBatchName(input.schedule, scheduledTime());
-  if (!/^[A-Za-z0-9._-]{1,100}$/.test(batch)) {
+  if (!BATCH_NAME_PATTERN.test(batch)) {
     throw ApplicationFailure.nonRetryable(`batch name must match [A-Za-z0-9._-]{1,100}, got "${batch}": the schedule's name is too long or not a batch name`, INVALID_BATCH_INPUT);
   }
   if (!input.items.length) throw ApplicationFailure.nonRetryable(`schedule ${input.schedule} has no queries`, INVALID_BATCH_INPUT);

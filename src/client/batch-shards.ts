@@ -1,8 +1,8 @@
 /**
  * A batch's workflows ("shards", src/client/batch-client.ts) found by its name alone, without
  * visibility: their ids are deterministic (`batchShardWorkflowId(name, i, n)` for every shard count
- * n up to MAX_BATCH_SHARDS), so every id the batch can have is described at once, and those that
- * exist as batch workflows are kept. Whoever started it (the CLI, `runBatch`/`startBatch`, a
+ * n up to MAX_BATCH_SHARDS), so the first shard of each possible count is described, then the
+ * other shards of the counts whose first exists, and those that exist as batch workflows are kept. Whoever started it (the CLI, `runBatch`/`startBatch`, a
  * schedule), the ids are the same.
  *
  * A batch run again with another concurrency has a second set of shards (its turns are the same:
@@ -49,16 +49,20 @@ function later(a: [number, number], b: [number, number]): boolean {
 export async function findBatchShards(client: Client, name: string, opts: FindBatchOptions = {}): Promise<BatchShards> {
   const notFound = new NotFoundError(`no batch ${name}: no workflow ${batchWorkflowId(name)} (nor ${batchWorkflowId(name)}-sI-of-N) exists`);
   if (!BATCH_NAME_PATTERN.test(name)) throw notFound;
-  const ids: Array<{ shards: number; id: string }> = [];
-  for (let shards = 1; shards <= MAX_BATCH_SHARDS; shards++) {
-    for (let shard = 1; shard <= shards; shard++) ids.push({ shards, id: batchShardWorkflowId(name, shard, shards) });
-  }
-  const described = await Promise.all(ids.map(async ({ shards, id }) => ({ shards, described: await describeId(client, id) })));
+  const isShard = (d: IdDescription | undefined): d is IdDescription => !!d && d.kind === 'batch' && (!opts.viewer || visibleTo(opts.viewer, d.searchAttributes));
+  const counts = Array.from({ length: MAX_BATCH_SHARDS }, (_, i) => i + 1);
+  // A set's shards are started together: its first shard is asked for each count, the rest only of
+  // the counts whose first exists.
+  const firsts = await Promise.all(counts.map((shards) => describeId(client, batchShardWorkflowId(name, 1, shards))));
   const sets = new Map<number, IdDescription[]>();
-  for (const { shards, described: d } of described) {
-    if (!d || d.kind !== 'batch' || (opts.viewer && !visibleTo(opts.viewer, d.searchAttributes))) continue;
-    sets.set(shards, [...(sets.get(shards) ?? []), d]);
-  }
+  await Promise.all(
+    counts.map(async (shards, i) => {
+      const first = firsts[i];
+      if (!isShard(first)) return;
+      const rest = await Promise.all(Array.from({ length: shards - 1 }, (_, j) => describeId(client, batchShardWorkflowId(name, j + 2, shards))));
+      sets.set(shards, [first, ...rest.filter(isShard)]);
+    }),
+  );
   let latest: IdDescription[] | undefined;
   for (const set of sets.values()) if (!latest || later(recency(set), recency(latest))) latest = set;
   if (!latest) throw notFound;

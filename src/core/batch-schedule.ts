@@ -37,9 +37,12 @@ export function scheduledBatchName(schedule: string, scheduledAt: Date): string 
 /** Batch names are at most 100 characters: a schedule's name leaves room for `-` and the time. */
 export const MAX_BATCH_SCHEDULE_NAME_LENGTH = 100 - '-20261127T020000Z'.length;
 
+/** The characters of a schedule's name (a batch name's: `BATCH_NAME_PATTERN`), its length aside. */
+export const BATCH_SCHEDULE_NAME_CHARACTERS = /^[A-Za-z0-9._-]+$/;
+
 /** What is wrong with `name` as a schedule's name, in a phrase; undefined when it is fine. */
 export function batchScheduleNameProblem(name: string): string | undefined {
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) return `must be characters of A-Z a-z 0-9 . _ -, got "${name.slice(0, 120)}"`;
+  if (!BATCH_SCHEDULE_NAME_CHARACTERS.test(name)) return `must be characters of A-Z a-z 0-9 . _ -, got "${name.slice(0, 120)}"`;
   if (name.length > MAX_BATCH_SCHEDULE_NAME_LENGTH) {
     return `must be at most ${MAX_BATCH_SCHEDULE_NAME_LENGTH} characters (each run's batch is named <name>-20261127T020000Z, at most 100), got ${name.length}`;
   }

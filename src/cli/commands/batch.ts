@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { Command } from 'commander';
 import { batchShardWorkflowIds, runBatch, type BatchItemOutcome } from '../../client/batch-client';
 import { messageBatchWaits } from '../../client/message-batch-status';
-import type { BatchProgress } from '../../core/batch';
+import { BATCH_NAME_PATTERN, type BatchProgress } from '../../core/batch';
 import { CliError } from '../cli-error';
 import {
   batchSummary,
@@ -69,7 +69,7 @@ export function batchCommand(): Command {
       const { concurrency, defaults, messageBatches } = batchFlagsOf(opts);
       const { items, problems } = readBatchFile(file, defaults);
       const name = opts.name ?? defaultBatchName(file);
-      if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) throw new CliError(`--name must be 1-100 characters of A-Z a-z 0-9 . _ -, got "${name}"`, EXIT.badInput);
+      if (!BATCH_NAME_PATTERN.test(name)) throw new CliError(`--name must be 1-100 characters of A-Z a-z 0-9 . _ -, got "${name}"`, EXIT.badInput);
       for (const p of problems) console.error(`${file}:${p.line}: ${p.message} (skipped)`);
       if (!items.length) throw new CliError(`${file}: no valid query lines`, 2);
 

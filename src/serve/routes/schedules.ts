@@ -25,7 +25,7 @@ import {
   type BatchScheduleScope,
 } from '../../client/batch-schedules';
 import { NotFoundError } from '../../client/not-found';
-import { BATCH_SCHEDULE_OVERLAPS, MAX_BATCH_SCHEDULE_NAME_LENGTH } from '../../core/batch-schedule';
+import { BATCH_SCHEDULE_NAME_CHARACTERS, BATCH_SCHEDULE_OVERLAPS, MAX_BATCH_SCHEDULE_NAME_LENGTH } from '../../core/batch-schedule';
 import { parseBatchQueries } from '../../schemas/batch-lines';
 import { TurnOptionsSchema } from '../../schemas/turn-options';
 import type { Caller } from '../caller';
@@ -38,7 +38,7 @@ const ScheduleName = z
   .string()
   .min(1)
   .max(MAX_BATCH_SCHEDULE_NAME_LENGTH)
-  .regex(/^[A-Za-z0-9._-]+$/, 'characters of A-Z a-z 0-9 . _ -')
+  .regex(BATCH_SCHEDULE_NAME_CHARACTERS, 'characters of A-Z a-z 0-9 . _ -')
   .describe(`The schedule's name (its runs' batches are <name>-<UTC time>): 1-${MAX_BATCH_SCHEDULE_NAME_LENGTH} characters of A-Z a-z 0-9 . _ -`);
 const NameParams = z.object({ name: ScheduleName });
 const Duration = z.union([z.number().int().positive(), z.string().min(1).max(40)]);
