@@ -60,7 +60,7 @@ export function makeMessageBatchSubmitActivities(deps: MessageBatchSubmitDeps) {
       const planned = await batchRequestOf(input, segments, turn, { cache: deps.config.promptCaching });
       if ('done' in planned) return planned;
       const target = collectorTarget(input.taskQueue, input.request.model, settings);
-      await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) });
+      await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) }, { tellParent: input.tellParent === true });
       return { customId: planned.entry.batchRequest, collector: target.workflowId };
     },
   };

@@ -26,11 +26,11 @@ export function publishWaitingApprovals(pending: readonly ApprovalRecord[], wasW
   return waiting;
 }
 
-/** Tells the turn's batch parent that it waits (or no longer does); a turn without one tells nobody. */
-export function tellBatchParent(state: { waiting: boolean; for?: 'approval' | 'message-batch'; collector?: string }): void {
+/** Tells the turn's batch parent that it waits for approval (or no longer does); a turn without one tells nobody. */
+function tellBatchParent({ waiting }: { waiting: boolean }): void {
   const parent = workflowInfo().parent;
   if (!parent) return;
   void getExternalWorkflowHandle(parent.workflowId, parent.runId)
-    .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, ...state })
+    .signal(turnWaitingSignal, { workflowId: workflowInfo().workflowId, waiting, for: 'approval' })
     .catch(() => undefined); // a parent without the handler (not a batch) or already closed
 }

@@ -59,17 +59,19 @@ export async function chatBatch(input: BatchInput): Promise<BatchProgress> {
   const itemOfChild = new Map<string, string>();
   // Turns that have waited for a Message Batch (they leave the window for good, workflows/message-batch-call.ts).
   const waitingBatch = new Set<string>();
-  setHandler(turnWaitingSignal, ({ workflowId, waiting, for: reason, collector }) => {
-    const item = itemOfChild.get(workflowId);
-    if (item === undefined) return;
-    if (reason === 'message-batch') {
-      if (waiting) waitingBatch.add(item);
-      else waitingBatch.delete(item);
-      if (collector && progress.collectors && !progress.collectors.includes(collector)) progress.collectors.push(collector);
-      return;
+  setHandler(turnWaitingSignal, (...reports) => {
+    for (const { workflowId, waiting, for: reason, collector } of reports) {
+      const item = itemOfChild.get(workflowId);
+      if (item === undefined) continue;
+      if (reason === 'message-batch') {
+        if (waiting) waitingBatch.add(item);
+        else waitingBatch.delete(item);
+        if (collector && progress.collectors && !progress.collectors.includes(collector)) progress.collectors.push(collector);
+        continue;
+      }
+      progress.waitingApproval = progress.waitingApproval.filter((id) => id !== item);
+      if (waiting) progress.waitingApproval.push(item);
     }
-    progress.waitingApproval = progress.waitingApproval.filter((id) => id !== item);
-    if (waiting) progress.waitingApproval.push(item);
     report();
   });
   setHandler(batchProgressQuery, () => (progress.waitingMessageBatch ? { ...progress, waitingMessageBatch: [...waitingBatch] } : progress));

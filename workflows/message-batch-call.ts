@@ -23,7 +23,7 @@ import type { ClaudeCallInput, ClaudeCallOutput, FormatResponseInput, FormatResp
 import { BatchedOutcomeType, type BatchedCallFailure, type BatchedCallOutcome } from '../src/core/message-batches';
 import type { TranscriptSegment } from '../src/core/transcript-segment';
 import { messageBatchResultSignal, messageBatchWithdrawSignal } from '../src/core/workflow-handlers';
-import { tellBatchParent } from './approval-status';
+import { SA_BATCH } from '../src/core/search-attributes';
 import type { FormatterReply } from '../src/message-batches/formatter-plan';
 import { CLAUDE_CALL_RETRY } from '../src/core/retry-policies';
 import type { ClaudeCalls } from './claude-calls';
@@ -38,8 +38,11 @@ export class MessageBatchCalls implements ClaudeCalls {
   private readonly outcomes = new Map<string, BatchedCallOutcome>();
   private calls = 0;
   waitingMessageBatch?: { since: number; collector: string };
-  /** The batch parent was told the turn waits for Message Batches (it left the window for good). */
-  private leftWindow = false;
+  /**
+   * The turn's batch parent is yet to be told the turn waits for Message Batches (it then leaves
+   * the batch's window for good): its first submission tells it.
+   */
+  private tellParent = workflowInfo().parent !== undefined && workflowInfo().typedSearchAttributes.get(SA_BATCH) !== undefined;
 
   /**
    * Registers the result signal's handler (a result that came before is delivered then: Temporal
@@ -63,7 +66,7 @@ export class MessageBatchCalls implements ClaudeCalls {
     const call = ++this.calls;
     const { stream: _stream, ...unstreamed } = request;
     const answer = await this.answer((attempt) =>
-      submitActivity(summary).submitToMessageBatch({ kind: 'step', key: `${call}.${attempt}`, request: unstreamed, ...where() }, ...segments),
+      submitActivity(summary).submitToMessageBatch({ kind: 'step', key: `${call}.${attempt}`, request: unstreamed, ...this.where() }, ...segments),
     );
     if ('done' in answer) throw failed('a step cannot be done without Claude');
     if ('failure' in answer) throw ApplicationFailure.create({ type: answer.failure.type, message: answer.failure.message, nonRetryable: true });
@@ -78,7 +81,7 @@ export class MessageBatchCalls implements ClaudeCalls {
     for (;;) {
       const answer = await this.answer((attempt) =>
         submitActivity('format response').submitToMessageBatch(
-          { kind: 'formatter', key: `${call}.${replies.length}.${attempt}`, request: unstreamed, replies, ...where() },
+          { kind: 'formatter', key: `${call}.${replies.length}.${attempt}`, request: unstreamed, replies, ...this.where() },
           ...segments,
         ),
       );
@@ -95,6 +98,7 @@ export class MessageBatchCalls implements ClaudeCalls {
     for (let attempt = 1; ; attempt++) {
       const submitted = await submit(attempt);
       if ('done' in submitted) return submitted;
+      this.tellParent = false;
       const outcome = await this.wait(submitted);
       if ('output' in outcome) return outcome.output;
       const failure = outcome.failure;
@@ -138,21 +142,17 @@ export class MessageBatchCalls implements ClaudeCalls {
     }
   }
 
-  /** A call waits for a Message Batch of `collector`, or no longer does; the batch parent is told the first time. */
+  /** A call waits for a Message Batch of `collector`, or no longer does. */
   private waitingFor(collector: string | undefined): void {
     this.waitingMessageBatch = collector ? { since: workflowNow(), collector } : undefined;
-    if (collector && !this.leftWindow) {
-      this.leftWindow = true;
-      tellBatchParent({ waiting: true, for: 'message-batch', collector });
-    }
     this.opts.onWaiting();
   }
-}
 
-/** The turn's task queue (its collector runs there) and its parent. */
-function where(): { taskQueue: string; parent?: string } {
-  const info = workflowInfo();
-  return { taskQueue: info.taskQueue, ...(info.parent ? { parent: info.parent.workflowId } : {}) };
+  /** The turn's task queue (its collector runs there), its parent, and whether the submission tells the parent. */
+  private where(): { taskQueue: string; parent?: string; tellParent?: true } {
+    const info = workflowInfo();
+    return { taskQueue: info.taskQueue, ...(info.parent ? { parent: info.parent.workflowId } : {}), ...(this.tellParent ? { tellParent: true } : {}) };
+  }
 }
 
 function failed(message: string): ApplicationFailure {

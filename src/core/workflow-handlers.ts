@@ -33,11 +33,21 @@ export const decideUpdate = defineUpdate<ApprovalRecord[], [ApprovalDecision]>('
 export const liveInputSignal = defineSignal<[LiveInputAsked]>('liveInput');
 /** The latest record of a tool call (by its tool_use id), decided or waiting. */
 export const approvalRecordQuery = defineQuery<ApprovalRecord | undefined, [string]>('approvalRecord');
+/** A batch's child waits (or no longer does): for a person's approval, or for a Message Batch (from `collector`). */
+export interface TurnWaiting {
+  workflowId: string;
+  waiting: boolean;
+  for?: 'approval' | 'message-batch';
+  /** The collector's workflow id, when the turn waits for a Message Batch. */
+  collector?: string;
+}
+
 /**
- * A batch's child tells its batch that it waits (or no longer does): for a person's approval, or
- * for a Message Batch (then `collector` is the collector's workflow id).
+ * Batch children tell their batch that they wait (or no longer do): a turn tells of its approvals
+ * itself, one per signal; its first Message Batch request's submission tells of it, grouped with
+ * the other turns' submitted at the same time.
  */
-export const turnWaitingSignal = defineSignal<[{ workflowId: string; waiting: boolean; for?: 'approval' | 'message-batch'; collector?: string }]>('turnWaiting');
+export const turnWaitingSignal = defineSignal<TurnWaiting[]>('turnWaiting');
 
 /** Turns hand Claude requests to their Message Batch collector (one or more per signal). */
 export const messageBatchRequestSignal = defineSignal<CollectorRequest[]>('messageBatchRequest');

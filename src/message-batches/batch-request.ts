@@ -22,6 +22,8 @@ export type BatchSubmitInput = BatchCallKey & {
   taskQueue: string;
   /** The turn's parent (a batch workflow), for progress by batch. */
   parent?: string;
+  /** The turn's first request in a batch: the submission tells `parent` the turn waits for Message Batches. */
+  tellParent?: true;
 } & ({ kind: 'step'; request: Omit<ClaudeCallInput, 'stream'> } | { kind: 'formatter'; request: Omit<FormatResponseInput, 'stream'>; replies: FormatterReply[] });
 
 /** The entry to submit, or the formatter's answer when its replies already make one. */

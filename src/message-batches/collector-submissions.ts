@@ -1,13 +1,14 @@
 /**
  * How a worker hands requests to a collector: the requests its submit activities make at about the
- * same time (within `lingerMs`) go to one collector as one signal-with-start carrying them all. One
- * workflow takes only so many signals a second, and a round of a large batch is thousands of
- * requests at once; each activity completes only once the signal carrying its request was accepted,
- * so a failed signal fails (and retries) every activity in it, and the collector drops repeats.
+ * same time (within `lingerMs`) go to one collector as one signal-with-start carrying them all
+ * (signal-groups.ts), and the collector drops repeats, so a failed signal fails (and retries) every
+ * activity in it harmlessly. A turn's first request in a batch also tells the batch that the turn
+ * waits for Message Batches, grouped the same way: a turn sends no signal of its own for it.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { COLLECTOR_TASK_TIMEOUT, collectorWorkflowId, ZERO_COLLECTOR_TOTALS, type CollectorInput, type CollectorRequest, type MessageBatchSettings } from '../core/message-batches';
-import { messageBatchRequestSignal } from '../core/workflow-handlers';
+import { messageBatchRequestSignal, turnWaitingSignal, type TurnWaiting } from '../core/workflow-handlers';
+import { SignalGroups } from './signal-groups';
 
 /** Where a collector's signals go, and how it is started when it is not running. */
 export interface CollectorTarget {
@@ -47,68 +48,55 @@ export function submissionLingerMs(maxWaitMs: number): number {
   return Math.min(1000, Math.max(10, Math.round(maxWaitMs / 10)));
 }
 
-interface Waiting {
-  request: CollectorRequest;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
-interface Signal {
-  client: Client;
-  target: CollectorTarget;
-  waiting: Waiting[];
-  bytes: number;
-  timer: NodeJS.Timeout;
-}
-
 export class CollectorSubmissions {
-  private readonly open = new Map<string, Signal>();
-  private readonly lingerMs: number;
-  private readonly maxRequests: number;
-  private readonly maxBytes: number;
+  private readonly requests: SignalGroups<CollectorTarget, CollectorRequest>;
+  private readonly waitingTurns: SignalGroups<string, TurnWaiting>;
 
   constructor(opts: CollectorSubmissionOptions) {
-    this.lingerMs = opts.lingerMs ?? 10;
-    this.maxRequests = opts.maxRequests ?? 200;
-    this.maxBytes = opts.storesPayloads ? Infinity : (opts.maxInlineBytes ?? 1024 * 1024);
-  }
-
-  /** Resolves once the collector has the request (a signal carrying it was accepted). */
-  send(client: Client, target: CollectorTarget, request: CollectorRequest): Promise<void> {
-    const bytes = request.entry.bytes;
-    const current = this.open.get(target.workflowId);
-    if (current && current.bytes + bytes > this.maxBytes) this.flush(target.workflowId);
-    return new Promise<void>((resolve, reject) => {
-      let signal = this.open.get(target.workflowId);
-      if (!signal) {
-        signal = { client, target, waiting: [], bytes: 0, timer: setTimeout(() => this.flush(target.workflowId), this.lingerMs) };
-        this.open.set(target.workflowId, signal);
-      }
-      signal.waiting.push({ request, resolve, reject });
-      signal.bytes += bytes;
-      if (signal.waiting.length >= this.maxRequests) this.flush(target.workflowId);
+    const lingerMs = opts.lingerMs ?? 10;
+    const maxItems = opts.maxRequests ?? 200;
+    this.requests = new SignalGroups({
+      lingerMs,
+      maxItems,
+      maxBytes: opts.storesPayloads ? Infinity : (opts.maxInlineBytes ?? 1024 * 1024),
+      workflowIdOf: (target) => target.workflowId,
+      deliver: async (client, target, requests) => {
+        await client.workflow.signalWithStart('messageBatchCollector', {
+          workflowId: target.workflowId,
+          taskQueue: target.taskQueue,
+          args: [target.start],
+          signal: messageBatchRequestSignal,
+          signalArgs: requests,
+          staticSummary: target.summary,
+          workflowTaskTimeout: COLLECTOR_TASK_TIMEOUT,
+        });
+      },
+    });
+    this.waitingTurns = new SignalGroups({
+      lingerMs,
+      maxItems: 1000,
+      maxBytes: Infinity,
+      workflowIdOf: (parent) => parent,
+      deliver: async (client, parent, reports) => {
+        try {
+          await client.workflow.getHandle(parent).signal(turnWaitingSignal, ...reports);
+        } catch (err) {
+          // A batch that has ended (or was cancelled) counts no window any more.
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        }
+      },
     });
   }
 
-  private flush(workflowId: string): void {
-    const signal = this.open.get(workflowId);
-    if (!signal) return;
-    this.open.delete(workflowId);
-    clearTimeout(signal.timer);
-    const { target, waiting } = signal;
-    signal.client.workflow
-      .signalWithStart('messageBatchCollector', {
-        workflowId: target.workflowId,
-        taskQueue: target.taskQueue,
-        args: [target.start],
-        signal: messageBatchRequestSignal,
-        signalArgs: waiting.map((w) => w.request),
-        staticSummary: target.summary,
-        workflowTaskTimeout: COLLECTOR_TASK_TIMEOUT,
-      })
-      .then(
-        () => waiting.forEach((w) => w.resolve()),
-        (err: unknown) => waiting.forEach((w) => w.reject(err)),
-      );
+  /**
+   * Resolves once the collector has the request (a signal carrying it was accepted) and, with
+   * `tellParent`, the turn's batch parent knows the turn waits for Message Batches.
+   */
+  async send(client: Client, target: CollectorTarget, request: CollectorRequest, { tellParent = false }: { tellParent?: boolean } = {}): Promise<void> {
+    const told =
+      tellParent && request.parent
+        ? this.waitingTurns.send(client, request.parent, { workflowId: request.turn.workflowId, waiting: true, for: 'message-batch', collector: target.workflowId })
+        : undefined;
+    await Promise.all([this.requests.send(client, target, request, request.entry.bytes), told]);
   }
 }

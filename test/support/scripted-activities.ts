@@ -624,7 +624,7 @@ export async function startScriptedTurns(opts: ScriptedTurnsOptions = {}): Promi
         batched.set(customId, { request, answer: batchedAnswer(state, request) });
       }
       const target = collectorTarget(input.taskQueue, input.request.model, batchSettings);
-      await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) });
+      await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) }, { tellParent: input.tellParent === true });
       return { customId, collector: target.workflowId };
     },
   } satisfies MessageBatchSubmitActivities;
