@@ -41,6 +41,18 @@ describe('FsStorageDriver', () => {
     expect(driver.counts).toEqual({ written: 1, reused: 0 });
   });
 
+  it('writes into a directory removed since it made it (the store wiped by hand)', async () => {
+    const [first] = await driver.store(ctx, [toPayload('first')]);
+    fs.rmSync(dir, { recursive: true, force: true });
+    // Another payload in the same subdirectory: the driver made that directory before.
+    let other = 0;
+    while (contentKey(encodeStoredPayload(toPayload(`other ${other}`))).slice(0, 2) !== first!.claimData.key!.slice(0, 2)) other++;
+    const [claim] = await driver.store(ctx, [toPayload(`other ${other}`)]);
+    const [back] = await driver.retrieve(ctx, [claim!]);
+    expect(defaultPayloadConverter.fromPayload(back!)).toBe(`other ${other}`);
+    expect(filesIn(dir)).toEqual([driver.objectPath(claim!.claimData.key!)]);
+  });
+
   it('keys by the whole payload: metadata order does not matter, metadata content does', () => {
     const data = new TextEncoder().encode('"v"');
     const a = { metadata: { encoding: new TextEncoder().encode('json/plain'), extra: new Uint8Array([1]) }, data };
