@@ -106,6 +106,26 @@ it.concurrent(`${QUERIES} queries with 2 tool rounds each go through a few Messa
   // Requests are gathered for 2 s: a round's requests fill a few Message Batches, never one each.
   for (const count of byRound.values()) expect(count.size).toBeLessThanOrEqual(6);
   expect(h.stub.messageBatches.duplicateSubmissions()).toEqual([]);
+  // Each turn's batch learned that it waits for Message Batches from its first submission, grouped
+  // with other turns' in a few signals; no turn signalled its batch itself.
+  const told = new Set<string>();
+  let waitingSignals = 0;
+  for (const shard of batchShardWorkflowIds(name, 50, QUERIES)) {
+    for (const e of (await h.client.workflow.getHandle(shard).fetchHistory()).events ?? []) {
+      const signaled = e.workflowExecutionSignaledEventAttributes;
+      if (signaled?.signalName !== 'turnWaiting') continue;
+      waitingSignals++;
+      for (const p of signaled.input?.payloads ?? []) {
+        const report = JSON.parse(Buffer.from(p.data!).toString()) as { workflowId: string; waiting: boolean; for: string };
+        expect(report).toMatchObject({ waiting: true, for: 'message-batch' });
+        told.add(report.workflowId);
+      }
+    }
+  }
+  expect([...told].sort()).toEqual(items.map((i) => batchChildId(name, i.id)).sort());
+  expect(waitingSignals).toBeLessThan(QUERIES / 4);
+  const child = await h.client.workflow.getHandle(batchChildId(name, items[FLAKY]!.id)).fetchHistory();
+  expect(child.events!.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
   // The API key never enters the collector's history, nor any payload it stored.
   const collectorHistory = await h.client.workflow.getHandle(collectorWorkflowId(h.taskQueue, MODEL)).fetchHistory();
   expect(JSON.stringify(collectorHistory)).not.toContain(TEST_API_KEY);
