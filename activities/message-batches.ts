@@ -24,17 +24,22 @@ import { collectorTarget, CollectorSubmissions, submissionLingerMs } from '../sr
 import { batchRequestOf, type BatchSubmitInput } from '../src/message-batches/batch-request';
 import { createOrAdoptBatch, type CreatedBatch } from '../src/message-batches/create-batch';
 import { answerAllWith, deliverResults, type DeliveryInput } from '../src/message-batches/deliver-results';
+import type { FormatterPlans } from '../src/message-batches/formatter-plans';
 import { heartbeatingWhile } from './heartbeat';
 
 export interface MessageBatchSubmitDeps {
   config: ClaudeConfig;
   /** The worker stores large payloads (External Storage). */
   storesPayloads: boolean;
+  /** Where this worker keeps its formatter requests' plans, shared with its delivery. */
+  formatterPlans?: FormatterPlans;
 }
 
 export interface MessageBatchActivityDeps {
   client: Anthropic;
   config: ClaudeConfig;
+  /** The formatter plans of this worker's submissions: a reply that finishes one goes to its turn as the answer. */
+  formatterPlans?: FormatterPlans;
 }
 
 /** Where a submitted request went: its custom_id and its collector's workflow id. */
@@ -60,6 +65,7 @@ export function makeMessageBatchSubmitActivities(deps: MessageBatchSubmitDeps) {
       const planned = await batchRequestOf(input, segments, turn, { cache: deps.config.promptCaching });
       if ('done' in planned) return planned;
       const target = collectorTarget(input.taskQueue, input.request.model, settings);
+      if (planned.formatter) deps.formatterPlans?.keep(planned.entry.batchRequest, planned.formatter.input, planned.formatter.replies, planned.entry.bytes);
       await submissions.send(ctx.client, target, { entry: planned.entry, turn, ...(input.parent ? { parent: input.parent } : {}) }, { tellParent: input.tellParent === true });
       return { customId: planned.entry.batchRequest, collector: target.workflowId };
     },
@@ -126,7 +132,15 @@ export function makeMessageBatchActivities(deps: MessageBatchActivityDeps) {
     async deliverMessageBatchResults(input: DeliveryInput): Promise<DeliveryReport> {
       const ctx = Context.current();
       return apiCall((signal) =>
-        deliverResults(input, { anthropic: deps.client, temporal: ctx.client, prices, errorPolicy, progress: () => ctx.heartbeat(), signal }),
+        deliverResults(input, {
+          anthropic: deps.client,
+          temporal: ctx.client,
+          prices,
+          errorPolicy,
+          progress: () => ctx.heartbeat(),
+          signal,
+          ...(deps.formatterPlans ? { formatterPlans: deps.formatterPlans } : {}),
+        }),
       );
     },
 

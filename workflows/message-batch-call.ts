@@ -73,7 +73,11 @@ export class MessageBatchCalls implements ClaudeCalls {
     return answer;
   }
 
-  /** The response formatter: each of its calls (forced, repair, auto) goes through a Message Batch. */
+  /**
+   * The response formatter: each of its calls (forced, repair, auto) goes through a Message Batch.
+   * Each reply is planned over by the next submission, which may find the formatter done; or by the
+   * worker that delivers it, which then sends the answer instead (src/message-batches/formatter-plans.ts).
+   */
   async formatResponse(request: FormatResponseInput, segments: TranscriptSegment[]): Promise<FormatResponseOutput> {
     const call = ++this.calls;
     const { stream: _stream, ...unstreamed } = request;
@@ -100,6 +104,7 @@ export class MessageBatchCalls implements ClaudeCalls {
       if ('done' in submitted) return submitted;
       this.tellParent = false;
       const outcome = await this.wait(submitted);
+      if ('done' in outcome) return { done: outcome.done };
       if ('output' in outcome) return outcome.output;
       const failure = outcome.failure;
       if (failure.type === BatchedOutcomeType.Expired) {

@@ -5,7 +5,7 @@
  * zod-free: the workflow bundle imports this.
  */
 import type { MessageBatchRequestCounts } from '@anthropic-ai/sdk/resources/messages/batches';
-import type { ClaudeCallOutput } from './contracts';
+import type { ClaudeCallOutput, FormatResponseOutput } from './contracts';
 
 /** How a collector gathers and waits; from the worker's `claude.messageBatches` config. */
 export interface MessageBatchSettings {
@@ -92,10 +92,15 @@ export interface CollectorRequest {
   parent?: string;
 }
 
-/** A request's result, as its turn is signalled. */
+/**
+ * A request's result, as its turn is signalled: the message, the final failure, or, for a formatter
+ * request whose reply finished the formatter, its answer (planned by the worker that delivers it:
+ * src/message-batches/formatter-plans.ts).
+ */
 export type BatchedCallOutcome =
   | { customId: string; batchId: string; output: ClaudeCallOutput }
-  | { customId: string; batchId: string; failure: BatchedCallFailure };
+  | { customId: string; batchId: string; failure: BatchedCallFailure }
+  | { customId: string; batchId: string; done: FormatResponseOutput };
 
 /** A request that ended without a message: mapped to the same failure types as an interactive call. */
 export interface BatchedCallFailure {

@@ -4,7 +4,7 @@
  * entry with its custom_id. A formatter call is planned from the replies it has had so far, and may
  * instead be done.
  */
-import type { ClaudeCallInput, FormatResponseInput, FormatResponseOutput } from '../core/contracts';
+import type { ClaudeCallInput, FormatRequest, FormatResponseInput, FormatResponseOutput } from '../core/contracts';
 import type { BatchRequestEntry } from '../core/message-batches';
 import { joinSegments, type TranscriptSegment } from '../core/transcript-segment';
 import { buildMessageParams } from '../claude/call-claude';
@@ -32,17 +32,26 @@ export async function batchRequestOf(
   segments: readonly TranscriptSegment[],
   turn: { workflowId: string; runId: string },
   { cache }: { cache: boolean },
-): Promise<{ entry: BatchRequestEntry } | { done: FormatResponseOutput }> {
+): Promise<{ entry: BatchRequestEntry; formatter?: FormatterPlanInput } | { done: FormatResponseOutput }> {
   const { messages, tools } = joinSegments(segments);
   let params;
+  let formatter: FormatterPlanInput | undefined;
   if (input.kind === 'step') {
     const { step: _step, askedAgain: _askedAgain, ...request } = input.request;
     params = buildMessageParams({ ...request, messages, tools }, { cache });
   } else {
-    const planned = await planFormatterCall({ ...input.request, messages }, input.replies);
+    formatter = { input: { ...input.request, messages }, replies: input.replies };
+    const planned = await planFormatterCall(formatter.input, formatter.replies);
     if ('done' in planned) return planned;
     params = buildMessageParams(planned.request, { cache });
   }
   const customId = batchCustomId(turn.workflowId, turn.runId, input.key);
-  return { entry: { batchRequest: customId, params: params as unknown as Record<string, unknown>, bytes: Buffer.byteLength(JSON.stringify(params)) } };
+  const entry = { batchRequest: customId, params: params as unknown as Record<string, unknown>, bytes: Buffer.byteLength(JSON.stringify(params)) };
+  return formatter ? { entry, formatter } : { entry };
+}
+
+/** What a formatter request was planned from: its reply is planned over the same (formatter-plans.ts). */
+export interface FormatterPlanInput {
+  input: FormatRequest;
+  replies: readonly FormatterReply[];
 }

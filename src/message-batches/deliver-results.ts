@@ -14,6 +14,7 @@ import { messageBatchResultSignal } from '../core/workflow-handlers';
 import type { ClaudeErrorPolicy } from '../claude/errors';
 import type { PriceTable } from '../claude/pricing';
 import { outcomeOfResult } from './batch-outcome';
+import type { FormatterPlans } from './formatter-plans';
 
 /** Signals sent at once. */
 const SIGNAL_CONCURRENCY = 16;
@@ -34,6 +35,8 @@ export interface DeliveryDeps {
   /** Called as results are handled (activity heartbeats). */
   progress?: () => void;
   signal?: AbortSignal;
+  /** Formatter requests' plans: a reply that finishes its formatter goes to its turn as the answer. */
+  formatterPlans?: FormatterPlans;
 }
 
 export async function deliverResults(input: DeliveryInput, deps: DeliveryDeps): Promise<DeliveryReport> {
@@ -59,12 +62,14 @@ export async function deliverResults(input: DeliveryInput, deps: DeliveryDeps): 
     }
     report[item.result.type]++;
     if (withdrawn.has(item.custom_id)) {
+      deps.formatterPlans?.drop(item.custom_id);
       report.discarded++;
       report.discardedCostUsd += cost;
       continue;
     }
     report.answered.push(item.custom_id);
-    outcomes.push({ turn, outcome: { customId: item.custom_id, batchId: input.batchId, ...result } });
+    const done = 'output' in result ? await deps.formatterPlans?.finish(item.custom_id, result.output) : deps.formatterPlans?.drop(item.custom_id);
+    outcomes.push({ turn, outcome: { customId: item.custom_id, batchId: input.batchId, ...(done ? { done } : result) } });
   }
   if (input.duplicateOf) {
     // Held these requests too: paid twice, answered once (by the batch it duplicates).

@@ -17,6 +17,7 @@ import { combinedWorkflowsOptions } from './combined-workflows';
 import { poolMetrics } from './metrics';
 import { claudeCallActivities, payloadWorkerOptions, TURN_QUEUE_WORKER_OPTIONS, turnQueueActivities } from './queue-registrations';
 import { createClaudeQueueWorker } from './turn-worker';
+import { FormatterPlans } from '../message-batches/formatter-plans';
 import type { ClaudeActivities } from '../../activities/claude';
 import type { DynamicActivity } from '../../activities/tool-calls';
 import type { WorkerConfig } from '../config/worker-config';
@@ -114,6 +115,9 @@ export class McpTurnsPlugin extends SimplePlugin {
   }
 
   /** The Claude activities, made on the first worker (their metrics use the Runtime's meter). */
+  /** The formatter plans of this process's submissions, for its Claude-queue workers' deliveries. */
+  private readonly formatterPlans = new FormatterPlans();
+
   private claudeActivities(): ClaudeActivities {
     this.claude ??= claudeCallActivities(this.claudeClient, this.config.claude);
     return this.claude;
@@ -133,6 +137,7 @@ export class McpTurnsPlugin extends SimplePlugin {
         ...turnQueueActivities(this.tools(), this.config.claude, this.claudeActivities(), {
           storesPayloads: this.payloads.dataConverter ? storesPayloads(this.payloads.dataConverter) : false,
           toolsets: this.config.toolsets,
+          formatterPlans: this.formatterPlans,
           // The team's own dynamic activity keeps every type that is not a local tool call.
           otherDynamic: (configured.activities as Record<string, unknown> | undefined)?.default as DynamicActivity | undefined,
         }),
@@ -159,6 +164,7 @@ export class McpTurnsPlugin extends SimplePlugin {
         claudeConfig: this.config.claude,
         claude: this.claudeActivities(),
         payloads: this.payloads,
+        formatterPlans: this.formatterPlans,
       });
       const stop = (w: Worker): void => {
         if (w.getState() === 'RUNNING') w.shutdown();

@@ -13,6 +13,7 @@ import type { ToolCallActivities } from '../../activities/tool-calls';
 import type { TurnStartActivities } from '../../activities/turn-start';
 import type { ACTIVITY_TYPES } from '../core/activity-types';
 import { makeMessageBatchActivities, makeMessageBatchSubmitActivities } from '../../activities/message-batches';
+import type { FormatterPlans } from '../message-batches/formatter-plans';
 import { MAX_BEAT_INTERVAL_MS } from '../../activities/heartbeat';
 import { makeToolCallActivities, type DynamicActivity } from '../../activities/tool-calls';
 import { makeTurnStartActivities } from '../../activities/turn-start';
@@ -54,7 +55,14 @@ export function turnQueueActivities(
     storesPayloads = true,
     otherDynamic,
     toolsets = {},
-  }: { storesPayloads?: boolean; otherDynamic?: DynamicActivity; toolsets?: Readonly<Record<string, Toolset>> } = {},
+    formatterPlans,
+  }: {
+    storesPayloads?: boolean;
+    otherDynamic?: DynamicActivity;
+    toolsets?: Readonly<Record<string, Toolset>>;
+    /** Shared with this process's Claude-queue worker (claudeQueueWorkerOptions). */
+    formatterPlans?: FormatterPlans;
+  } = {},
 ) {
   const workerDefaults: WorkerTurnDefaults = {
     model: claudeConfig.model,
@@ -71,7 +79,7 @@ export function turnQueueActivities(
   return {
     ...makeToolCallActivities(tools, otherDynamic), // its dynamic activity runs the local tool calls
     ...makeTurnStartActivities({ tools, workerDefaults, toolsets }), // local: run beside the workflow that asks
-    ...makeMessageBatchSubmitActivities({ config: claudeConfig, storesPayloads }),
+    ...makeMessageBatchSubmitActivities({ config: claudeConfig, storesPayloads, ...(formatterPlans ? { formatterPlans } : {}) }),
     ...makeUsageLedgerActivities(), // local: the usage ledger's look at its owner's running turns
     ...claude,
   };
@@ -94,6 +102,7 @@ export function claudeQueueWorkerOptions(
   claudeClient: Anthropic,
   claudeConfig: ClaudeConfig,
   claude: ClaudeActivities,
+  formatterPlans?: FormatterPlans,
 ): Pick<
   WorkerOptions,
   | 'taskQueue'
@@ -106,7 +115,7 @@ export function claudeQueueWorkerOptions(
     taskQueue: claudeTaskQueue(turnTaskQueue),
     // A streamed call's deltas reach subscribers as heartbeat details: send them at this pace at most.
     maxHeartbeatThrottleInterval: STREAM_PUBLISH_INTERVAL_MS,
-    activities: { ...claude, ...makeMessageBatchActivities({ client: claudeClient, config: claudeConfig }) },
+    activities: { ...claude, ...makeMessageBatchActivities({ client: claudeClient, config: claudeConfig, ...(formatterPlans ? { formatterPlans } : {}) }) },
     maxConcurrentActivityTaskExecutions: claudeConfig.maxConcurrentCalls,
     ...(claudeConfig.rateLimitPerSecond !== undefined
       ? { maxTaskQueueActivitiesPerSecond: claudeConfig.rateLimitPerSecond }

@@ -20,6 +20,7 @@ import type { ClaudeConfig } from '../claude/config';
 import type { Settings } from '../config/settings';
 import type { WorkerConfig } from '../config/worker-config';
 import { claudeTaskQueue } from '../core/task-queues';
+import { FormatterPlans } from '../message-batches/formatter-plans';
 import { encryptsPayloads, storesPayloads } from '../data-converter/data-converter';
 import { describeEncryption } from '../encryption/encryption-settings';
 import { McpPool } from '../mcp/pool';
@@ -82,13 +83,15 @@ export async function createClaudeQueueWorker(opts: {
   claude: ClaudeActivities;
   payloads: Pick<WorkerOptions, 'dataConverter' | 'interceptors'>;
   plugins?: WorkerPlugin[];
+  /** The formatter plans of the turn queue's submissions in this process. */
+  formatterPlans?: FormatterPlans;
 }): Promise<Worker> {
   return Worker.create({
     ...(opts.connection ? { connection: opts.connection } : {}),
     namespace: opts.namespace,
     plugins: opts.plugins ?? [],
     ...opts.payloads,
-    ...claudeQueueWorkerOptions(opts.turnTaskQueue, opts.claudeClient, opts.claudeConfig, opts.claude),
+    ...claudeQueueWorkerOptions(opts.turnTaskQueue, opts.claudeClient, opts.claudeConfig, opts.claude, opts.formatterPlans),
   });
 }
 
@@ -103,6 +106,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
       : workflowSource(encryptsPayloads(dataConverter) ? 'encrypted' : 'plain');
   const payloads = payloadWorkerOptions(dataConverter);
   const claude = claudeCallActivities(opts.claudeClient, opts.claudeConfig);
+  const formatterPlans = new FormatterPlans();
   const turnWorker = await Worker.create({
     connection: opts.connection,
     namespace,
@@ -113,6 +117,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     activities: turnQueueActivities(new Toolbox(opts.pool, opts.codeTools), opts.claudeConfig, claude, {
       storesPayloads: storesPayloads(dataConverter),
       ...(opts.toolsets ? { toolsets: opts.toolsets } : {}),
+      formatterPlans,
     }),
     ...TURN_QUEUE_WORKER_OPTIONS,
     ...opts.turnWorkerOptions,
@@ -126,6 +131,7 @@ export async function createTurnWorkers(opts: TurnWorkerOptions): Promise<TurnWo
     claude,
     payloads,
     plugins,
+    formatterPlans,
   });
   return {
     turnWorker,

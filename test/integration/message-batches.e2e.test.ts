@@ -126,6 +126,18 @@ it.concurrent(`${QUERIES} queries with 2 tool rounds each go through a few Messa
   expect(waitingSignals).toBeLessThan(QUERIES / 4);
   const child = await h.client.workflow.getHandle(batchChildId(name, items[FLAKY]!.id)).fetchHistory();
   expect(child.events!.filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
+  // The worker that delivered each formatter's reply planned over it (it had submitted the request)
+  // and sent the turn its answer: the turn's last event before it ends is that signal's task.
+  const finishedByDelivery = await Promise.all(
+    items.map(async (item) => {
+      const events = (await h.client.workflow.getHandle(batchChildId(name, item.id)).fetchHistory()).events ?? [];
+      const results = events.filter((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'messageBatchResult');
+      const last = results.at(-1)!.workflowExecutionSignaledEventAttributes!.input!.payloads![0]!;
+      const markersAfter = events.slice(events.indexOf(results.at(-1)!)).filter((e) => e.markerRecordedEventAttributes);
+      return 'done' in (JSON.parse(Buffer.from(last.data!).toString()) as object) && markersAfter.length === 0;
+    }),
+  );
+  expect(finishedByDelivery.filter(Boolean)).toHaveLength(QUERIES);
   // The API key never enters the collector's history, nor any payload it stored.
   const collectorHistory = await h.client.workflow.getHandle(collectorWorkflowId(h.taskQueue, MODEL)).fetchHistory();
   expect(JSON.stringify(collectorHistory)).not.toContain(TEST_API_KEY);
