@@ -4,10 +4,13 @@
  * waits (withdrawn, or the turn has closed) is discarded and its cost still counted. A batch whose
  * results name custom_ids it was not given was adopted by mistake: its turns are told their
  * requests were not sent, and submit them again. A batch watched as a possible duplicate delivers
- * nothing: when it did hold these requests, its cost is counted as discarded.
+ * nothing: when it did hold these requests, its cost is counted as discarded. A formatter's reply
+ * that this worker can plan over and that makes the formatter's answer goes as that answer
+ * (formatter-plans.ts).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { FormatResponseOutput } from '../core/contracts';
 import type { BatchedCallFailure, BatchedCallOutcome, DeliveryReport, TurnRef } from '../core/message-batches';
 import { BatchedOutcomeType } from '../core/message-batches';
 import { messageBatchResultSignal } from '../core/workflow-handlers';
@@ -68,7 +71,9 @@ export async function deliverResults(input: DeliveryInput, deps: DeliveryDeps): 
       continue;
     }
     report.answered.push(item.custom_id);
-    const done = 'output' in result ? await deps.formatterPlans?.finish(item.custom_id, result.output) : deps.formatterPlans?.drop(item.custom_id);
+    let done: FormatResponseOutput | undefined;
+    if ('output' in result) done = await deps.formatterPlans?.finish(item.custom_id, result.output);
+    else deps.formatterPlans?.drop(item.custom_id);
     outcomes.push({ turn, outcome: { customId: item.custom_id, batchId: input.batchId, ...(done ? { done } : result) } });
   }
   if (input.duplicateOf) {
