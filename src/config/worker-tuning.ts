@@ -14,8 +14,8 @@ export const WorkerTuningSchema = z
      * Workflows kept in the worker's sticky cache. A turn that ends leaves it; a turn waiting for a
      * Message Batch stays until evicted, and one evicted is replayed when its result comes: a cache
      * as large as the turns waiting in one round keeps a batch through Message Batches near the
-     * interactive run's CPU (bench:batch, 10,000 turns: 500 → 0.30 replays and 1.74× the worker CPU
-     * per turn; 2,000 and 5,000 → none and 1.39× / 1.28×, the same 1.4 GB peak RSS). @default 2000
+     * interactive run's CPU (bench:batch, 10,000 turns: 500 → 0.30 replays and 43.2 ms worker CPU
+     * per turn; 2,000 → none and 34.4 ms; the same 1.4 GB peak RSS). @default 2000
      */
     maxCachedWorkflows: z.number().int().min(0).default(2000),
     /**
